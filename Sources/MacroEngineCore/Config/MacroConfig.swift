@@ -1,0 +1,132 @@
+import Foundation
+import Logging
+import Yams
+
+/// The engine's settings, read from a commented YAML file (see `config/macroengine.yaml`).
+/// Relative paths in the file are relative to the file's own directory.
+public struct MacroConfig: Sendable, Equatable {
+    /// The directory of macro files (`macros_dir`).
+    public var macrosDirectory: String
+    /// The state file (`state_file`); nil means `$XDG_STATE_HOME/macroengine/state.json`.
+    public var stateFile: String?
+    /// The time limit of each evaluation or call (`time_limit_ms`, default 5000).
+    public var timeLimit: Duration
+    /// The log level (`log_level`, default `info`).
+    public var logLevel: Logger.Level
+    /// Whether macros may use `eval` / `new Function` (`allow_eval`, default false).
+    public var allowEval: Bool
+    /// The progress channels (`progress`); the default is the seed's inner, middle, outer 0...10.
+    public var channels: [ProgressChannel]
+
+    /// The built-in defaults: `./macros`, the seed's three channels, 5 s, `info`.
+    public init(
+        macrosDirectory: String = "macros", stateFile: String? = nil, timeLimit: Duration = .seconds(5),
+        logLevel: Logger.Level = .info, allowEval: Bool = false, channels: [ProgressChannel] = ProgressChannel.seed
+    ) {
+        self.macrosDirectory = macrosDirectory
+        self.stateFile = stateFile
+        self.timeLimit = timeLimit
+        self.logLevel = logLevel
+        self.allowEval = allowEval
+        self.channels = channels
+    }
+
+    /// The state file to use: the configured one, else `$XDG_STATE_HOME/macroengine/state.json`
+    /// (`~/.local/state/...` when XDG_STATE_HOME is unset).
+    public var resolvedStateFile: String {
+        if let stateFile { return stateFile }
+        let env = ProcessInfo.processInfo.environment
+        let base = env["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? ((env["HOME"] ?? NSHomeDirectory()) + "/.local/state")
+        return base + "/macroengine/state.json"
+    }
+
+    /// Reads and validates a config file.
+    public static func load(file: String) throws(ConfigError) -> MacroConfig {
+        let text: String
+        do {
+            text = try String(contentsOfFile: file, encoding: .utf8)
+        } catch {
+            throw ConfigError(code: .unreadable, file: file, message: "cannot read the file (\(Self.reason(error)))")
+        }
+        return try parse(text, file: file)
+    }
+
+    /// Parses config text; `file` names it in errors and anchors relative paths.
+    public static func parse(_ text: String, file: String) throws(ConfigError) -> MacroConfig {
+        let base = URL(fileURLWithPath: file).deletingLastPathComponent().path
+        let raw: ConfigFile
+        do {
+            guard let node = try Yams.compose(yaml: text), node.null == nil else {
+                return MacroConfig().resolvingPaths(relativeTo: base)
+            }
+            raw = try YAMLDecoder().decode(ConfigFile.self, from: node)
+        } catch let error as ConfigError {
+            throw ConfigError(code: error.code, file: file, key: error.key, message: error.message)
+        } catch let error as DecodingError {
+            throw Self.configError(error, file: file)
+        } catch let error as YamlError {
+            throw ConfigError(code: .syntax, file: file, message: "not valid YAML: \(error)")
+        } catch {
+            throw ConfigError(code: .syntax, file: file, message: "\(error)")
+        }
+        return try raw.config(file: file).resolvingPaths(relativeTo: base)
+    }
+
+    private func resolvingPaths(relativeTo base: String) -> MacroConfig {
+        var copy = self
+        copy.macrosDirectory = Self.resolve(macrosDirectory, base: base)
+        copy.stateFile = stateFile.map { Self.resolve($0, base: base) }
+        return copy
+    }
+
+    static func resolve(_ path: String, base: String) -> String {
+        if path.hasPrefix("/") { return path }
+        if path.hasPrefix("~/") { return NSHomeDirectory() + path.dropFirst() }
+        return URL(fileURLWithPath: base).appendingPathComponent(path).standardizedFileURL.path
+    }
+
+    private static func configError(_ error: DecodingError, file: String) -> ConfigError {
+        func keyPath(_ path: [any CodingKey]) -> String? {
+            var out = ""
+            for key in path {
+                if let index = key.intValue { out += "[\(index)]" } else { out += (out.isEmpty ? "" : ".") + key.stringValue }
+            }
+            return out.isEmpty ? nil : out
+        }
+        switch error {
+        case .typeMismatch(let type, let context):
+            return ConfigError(code: .wrongType, file: file, key: keyPath(context.codingPath), message: "expected \(Self.typeName(type))")
+        case .valueNotFound(let type, let context):
+            return ConfigError(code: .wrongType, file: file, key: keyPath(context.codingPath), message: "expected \(Self.typeName(type)), found nothing")
+        case .keyNotFound(let key, let context):
+            return ConfigError(code: .invalidValue, file: file, key: keyPath(context.codingPath + [key]), message: "is required")
+        case .dataCorrupted(let context):
+            return ConfigError(code: .wrongType, file: file, key: keyPath(context.codingPath), message: context.debugDescription)
+        @unknown default:
+            return ConfigError(code: .wrongType, file: file, message: "\(error)")
+        }
+    }
+
+    static func typeName(_ type: Any.Type) -> String {
+        switch type {
+        case is Int.Type: return "an integer"
+        case is Double.Type: return "a number"
+        case is Bool.Type: return "true or false"
+        case is String.Type: return "a string"
+        default:
+            let name = "\(type)"
+            if name.hasPrefix("Array") { return "a list" }
+            return name.contains("Dictionary") || name.contains("Keyed") ? "a mapping" : "a \(name)"
+        }
+    }
+
+    static func reason(_ error: any Error) -> String {
+        let ns = error as NSError
+        if let underlying = ns.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
+            return String(cString: strerror(Int32(underlying.code)))
+        }
+        if ns.domain == NSCocoaErrorDomain, ns.code == NSFileReadNoSuchFileError { return "no such file" }
+        return ns.localizedDescription
+    }
+}

@@ -1,0 +1,318 @@
+import CJavaScriptCore
+import Logging
+import NIOCore
+import NIOPosix
+import Synchronization
+
+/// The macro engine: one JavaScriptCore context group and global context, confined to one thread.
+///
+/// Every JSC call runs on the engine's event loop (a single NIO thread it owns, or one you give
+/// it). The synchronous API (`evaluate`, `call`, subscripts) hops there and waits; called from
+/// that thread (inside a native function) it runs directly. JSC values never leave the loop:
+/// results come back as ``MacroValue``.
+///
+/// ```swift
+/// let engine = MacroEngine(logger: logger)
+/// try engine.register("double") { (x: Double) in x * 2 }
+/// engine["level"] = 3
+/// let six = try engine.evaluate("double(level)")   // .number(6)
+/// ```
+public final class MacroEngine: Sendable {
+    /// The process-wide engine (the seed's `sharedInstance`).
+    public static let shared = MacroEngine()
+
+    /// The loop every JSC call runs on.
+    public let eventLoop: any EventLoop
+    /// Where the default exception handler reports.
+    public let logger: Logger
+    /// Settings fixed at creation.
+    public let configuration: Configuration
+
+    private let ownedGroup: MultiThreadedEventLoopGroup?
+    private let runtime: NIOLoopBound<JSRuntime>
+    private let settings: Mutex<Settings>
+
+    private struct Settings {
+        var timeLimit: Duration
+        var exceptionHandler: @Sendable (MacroError) -> Void
+    }
+
+    /// Settings fixed when the engine is created.
+    public struct Configuration: Sendable {
+        /// Default limit for each evaluation or call from Swift (5 s).
+        public var timeLimit: Duration
+        /// Whether `eval` and `new Function` work inside macros (off: macros are code on disk).
+        public var evalEnabled: Bool
+        /// The context's name, shown in diagnostics.
+        public var name: String
+
+        /// Creates a configuration.
+        public init(timeLimit: Duration = .seconds(5), evalEnabled: Bool = false, name: String = "MacroEngine") {
+            self.timeLimit = timeLimit
+            self.evalEnabled = evalEnabled
+            self.name = name
+        }
+    }
+
+    /// Creates an engine. Without `eventLoop` it starts its own thread, stopped when the engine is
+    /// released; with one, every JSC call runs on that loop (e.g. a server's, to avoid a hop).
+    public init(
+        configuration: Configuration = Configuration(),
+        eventLoop: (any EventLoop)? = nil,
+        logger: Logger = Logger(label: "MacroEngine")
+    ) {
+        if let eventLoop {
+            self.eventLoop = eventLoop
+            self.ownedGroup = nil
+        } else {
+            let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+            self.ownedGroup = group
+            self.eventLoop = group.next()
+        }
+        self.logger = logger
+        self.configuration = configuration
+        let loop = self.eventLoop
+        let makeRuntime: @Sendable () -> NIOLoopBound<JSRuntime> = {
+            let runtime = JSRuntime(name: configuration.name)
+            withJSString("eval and new Function are disabled in macros (config: allow_eval)") {
+                JSGlobalContextSetEvalEnabled(runtime.globalContext, configuration.evalEnabled, $0)
+            }
+            return NIOLoopBound(runtime, eventLoop: loop)
+        }
+        self.runtime = loop.inEventLoop ? makeRuntime() : try! loop.submit(makeRuntime).wait()
+        let reporter = logger
+        self.settings = Mutex(Settings(
+            timeLimit: configuration.timeLimit,
+            exceptionHandler: { MacroEngine.report($0, to: reporter) }))
+        let unownedSelf = self
+        onLoopEventually { $0.engine = unownedSelf }
+        if !loop.inEventLoop { try? loop.submit {}.wait() }
+    }
+
+    deinit {
+        let runtime = runtime
+        eventLoop.execute { runtime.value.close() }
+        ownedGroup?.shutdownGracefully { _ in }
+    }
+
+    // MARK: Settings
+
+    /// Called with every error of an evaluation or call started from Swift, before it is thrown.
+    /// The default logs it at `error` level with message, name, macro, file, line, column and stack
+    /// as metadata (like `JSContext.exceptionHandler`).
+    public var exceptionHandler: @Sendable (MacroError) -> Void {
+        get { settings.withLock { $0.exceptionHandler } }
+        set { settings.withLock { $0.exceptionHandler = newValue } }
+    }
+
+    /// The time limit for evaluations and calls that do not give their own.
+    public var timeLimit: Duration {
+        get { settings.withLock { $0.timeLimit } }
+        set { settings.withLock { $0.timeLimit = newValue } }
+    }
+
+    /// The default exception handler: one log line with the fields as metadata.
+    public static func report(_ error: MacroError, to logger: Logger) {
+        var metadata: Logger.Metadata = ["code": "\(error.code)"]
+        if let name = error.errorName { metadata["error.name"] = "\(name)" }
+        if let macro = error.macro { metadata["macro"] = "\(macro)" }
+        if let file = error.file { metadata["file"] = "\(file)" }
+        if let line = error.line { metadata["line"] = "\(line)" }
+        if let column = error.column { metadata["column"] = "\(column)" }
+        if let stack = error.stack { metadata["stack"] = "\(stack)" }
+        logger.error("\(error.headline)", metadata: metadata)
+    }
+
+    // MARK: Running on the loop
+
+    /// Runs `body` on the engine's loop and waits for it. Runs inline when already there.
+    func sync<T: Sendable>(_ body: @escaping @Sendable (JSRuntime) throws -> T) throws -> T {
+        let runtime = runtime
+        if eventLoop.inEventLoop { return try body(runtime.value) }
+        return try eventLoop.submit { try body(runtime.value) }.wait()
+    }
+
+    /// Runs `body` on the engine's loop without blocking the caller's thread.
+    func perform<T: Sendable>(_ body: @escaping @Sendable (JSRuntime) throws -> T) async throws -> T {
+        let runtime = runtime
+        if eventLoop.inEventLoop { return try body(runtime.value) }
+        return try await eventLoop.submit { try body(runtime.value) }.get()
+    }
+
+    /// Schedules `body` on the loop, fire and forget (used by deinitializers).
+    func onLoopEventually(_ body: @escaping @Sendable (JSRuntime) -> Void) {
+        let runtime = runtime
+        if eventLoop.inEventLoop { body(runtime.value); return }
+        eventLoop.execute { body(runtime.value) }
+    }
+
+    /// A top-level entry: time limit, timeout mapping, and the exception handler on failure.
+    func entering<T>(_ runtime: JSRuntime, timeLimit: Duration?, macro: String?, _ body: () throws -> T) throws -> T {
+        let limit = timeLimit ?? self.timeLimit
+        let outermost = runtime.entryDepth == 0
+        do {
+            return try runtime.enter(timeLimit: limit, macro: macro, body)
+        } catch var error as MacroError {
+            if error.macro == nil { error.macro = macro }
+            if outermost { exceptionHandler(error) }
+            throw error
+        }
+    }
+
+    // MARK: Evaluating
+
+    /// Evaluates a script and returns its completion value. `file` names it in errors and stacks.
+    @discardableResult
+    public func evaluate(_ source: String, file: String? = nil, timeLimit: Duration? = nil) throws -> MacroValue {
+        try sync { runtime in
+            try self.entering(runtime, timeLimit: timeLimit, macro: nil) {
+                try runtime.macroValue(try runtime.evaluateRaw(source, file: file))
+            }
+        }
+    }
+
+    /// Calls the global function `name` with `arguments`. Throws `.noSuchMacro` when there is no
+    /// such function, and the macro's error (`.threw`, `.timeout`) when it fails.
+    @discardableResult
+    public func call(_ name: String, arguments: [MacroValue] = [], timeLimit: Duration? = nil) throws -> MacroValue {
+        try sync { runtime in
+            guard let function = runtime.context.globalObject[name].objectRef,
+                JSObjectIsFunction(runtime.context.ref, function)
+            else {
+                let error = MacroError(code: .noSuchMacro, message: "no function named '\(name)'", macro: name)
+                self.exceptionHandler(error)
+                throw error
+            }
+            let args = try arguments.map { try runtime.jsValue($0).ref as JSValueRef? }
+            return try self.entering(runtime, timeLimit: timeLimit, macro: name) {
+                try runtime.macroValue(try runtime.call(function, arguments: args, macro: name))
+            }
+        }
+    }
+
+    // MARK: Globals
+
+    /// Reads a global (`.conversion` error for values that cannot be converted).
+    public func value(forKey key: String) throws -> MacroValue {
+        try sync { runtime in try runtime.macroValue(runtime.context.globalObject[key]) }
+    }
+
+    /// Sets a global. Engine globals (natives, `progress`) are read-only: setting one fails with
+    /// `.invalidName`.
+    public func setValue(_ value: MacroValue, forKey key: String) throws {
+        try sync { runtime in
+            guard !runtime.isBuiltinGlobal(key) else {
+                throw MacroError(code: .invalidName, message: "'\(key)' is an engine global and cannot be replaced")
+            }
+            runtime.defineGlobal(key, try runtime.jsValue(value), readOnly: false)
+        }
+    }
+
+    /// `engine["level"] = 3`, `let v = engine["level"]`. A failure (a cyclic value, a read-only
+    /// global) goes to ``exceptionHandler``; reading then gives `.undefined`.
+    public subscript(key: String) -> MacroValue {
+        get {
+            do { return try value(forKey: key) } catch let error as MacroError {
+                exceptionHandler(error)
+                return .undefined
+            } catch { return .undefined }
+        }
+        set {
+            do { try setValue(newValue, forKey: key) } catch let error as MacroError {
+                exceptionHandler(error)
+            } catch {}
+        }
+    }
+
+    // MARK: Native functions
+
+    /// Registers a Swift closure as the global function `name` (the seed's `insertBlockAsObject`).
+    /// The general form: JS arguments in, a JS value out. A thrown ``MacroError`` becomes a JS
+    /// exception of its `errorName` (`TypeError`, ...), anything else an `Error` — either way the
+    /// macro can `catch` it. The global is read-only, so macros cannot replace it.
+    public func register(_ name: String, function body: @escaping @Sendable ([JSValue]) throws -> JSValue) throws {
+        try sync { runtime in
+            runtime.defineGlobal(name, runtime.makeFunction(name: name, body: body), readOnly: true)
+        }
+    }
+
+    /// Registers a closure taking and returning ``MacroValue``s.
+    public func register(_ name: String, values body: @escaping @Sendable ([MacroValue]) throws -> MacroValue) throws {
+        try register(name, function: { [unowned self] arguments in
+            let runtime = self.runtime.value
+            return try runtime.jsValue(try body(arguments.map { try runtime.macroValue($0) }))
+        })
+    }
+
+    /// Registers `(Double) -> Void`: the argument must be a finite number, else a TypeError naming
+    /// the function is thrown in JS and `body` is not called.
+    public func register(_ name: String, _ body: @escaping @Sendable (Double) throws -> Void) throws {
+        try register(name, function: { arguments in
+            try body(try Self.finiteNumber(arguments.first, function: name))
+            return arguments.first?.context.undefined ?? JSContext(self.runtime.value.context.ref).undefined
+        })
+    }
+
+    /// Registers `(Double) -> Double` with the same argument check.
+    public func register(_ name: String, _ body: @escaping @Sendable (Double) throws -> Double) throws {
+        try register(name, function: { [unowned self] arguments in
+            self.runtime.value.context.number(try body(try Self.finiteNumber(arguments.first, function: name)))
+        })
+    }
+
+    /// Registers `() -> Double`.
+    public func register(_ name: String, _ body: @escaping @Sendable () throws -> Double) throws {
+        try register(name, function: { [unowned self] _ in self.runtime.value.context.number(try body()) })
+    }
+
+    /// Registers `() -> Void`.
+    public func register(_ name: String, _ body: @escaping @Sendable () throws -> Void) throws {
+        try register(name, function: { [unowned self] _ in
+            try body()
+            return self.runtime.value.context.undefined
+        })
+    }
+
+    /// The number in `value`, or a TypeError naming `function` and what it got instead.
+    public static func finiteNumber(_ value: JSValue?, function: String) throws -> Double {
+        guard let value else { throw MacroError.typeError("\(function): expected a finite number, got no argument") }
+        guard let number = value.number, number.isFinite else {
+            throw MacroError.typeError("\(function): expected a finite number, got \(value.typeDescription)")
+        }
+        return number
+    }
+
+    // MARK: Methods (the seed's setMethod)
+
+    /// Evaluates `javascript` — one function expression — and registers it as the global `key`
+    /// (the seed's `setMethod`). Returns the function. Throws `.syntax` or `.notAFunction` with the
+    /// position in `file`, and `.invalidName` when `key` is not an identifier or is an engine global.
+    @discardableResult
+    public func setMethod(javascript: String, key: String, file: String? = nil) throws -> MacroFunction {
+        try sync { runtime in
+            do {
+                try MacroName.validate(key, runtime: runtime)
+                let function = try runtime.functionExpression(javascript, file: file ?? "\(key).js", macro: key)
+                runtime.defineGlobal(key, function, readOnly: false)
+                return MacroFunction(engine: self, object: function.objectRef!, runtime: runtime)
+            } catch var error as MacroError {
+                if error.macro == nil { error.macro = key }
+                self.exceptionHandler(error)
+                throw error
+            }
+        }
+    }
+
+    /// Removes the global `key` set by ``setMethod(javascript:key:file:)`` (engine globals stay).
+    public func removeMethod(key: String) throws {
+        try sync { runtime in
+            guard !runtime.isBuiltinGlobal(key) else { return }
+            runtime.deleteGlobal(key)
+        }
+    }
+
+    /// True when `name` is taken by the engine (a JS built-in such as `Math`, or a native).
+    public func isEngineGlobal(_ name: String) throws -> Bool {
+        try sync { $0.isBuiltinGlobal(name) }
+    }
+}

@@ -1,0 +1,84 @@
+import Synchronization
+
+/// A JavaScript function kept by source, as in the seed: it holds the source text, re-registers
+/// the global `key` when the source changes, and calls the version it holds.
+///
+/// A change that does not load (syntax error, not a function) keeps the previous version live;
+/// the error is in ``lastError`` and goes to the engine's exception handler.
+public final class MacroMethod: Sendable {
+    /// The engine the method lives in.
+    public let engine: MacroEngine
+    /// The global name.
+    public let key: String
+    /// The file the source came from (used in error positions).
+    public let file: String
+    private let state: Mutex<State>
+
+    private struct State {
+        var javascript: String
+        var function: MacroFunction?
+        var lastError: MacroError?
+        var version = 0
+    }
+
+    /// Creates the method and registers it. A source that does not load leaves the method without
+    /// a function: ``call(_:timeLimit:)`` then throws that error.
+    public init(javascript: String, key: String, file: String? = nil, engine: MacroEngine = .shared) {
+        self.engine = engine
+        self.key = key
+        self.file = file ?? "\(key).js"
+        self.state = Mutex(State(javascript: javascript))
+        _ = try? update(javascript: javascript)
+    }
+
+    /// The source. Setting it re-registers the function (see ``update(javascript:)``).
+    public var javascript: String {
+        get { state.withLock { $0.javascript } }
+        set { _ = try? update(javascript: newValue) }
+    }
+
+    /// The error of the last change that did not load, nil once a change loads.
+    public var lastError: MacroError? { state.withLock { $0.lastError } }
+    /// Counts the versions that loaded (1 after the first good source).
+    public var version: Int { state.withLock { $0.version } }
+    /// True when a version is live.
+    public var isLoaded: Bool { state.withLock { $0.function != nil } }
+
+    /// Replaces the source and re-registers. On failure the previous version stays live and the
+    /// error is thrown (and kept in ``lastError``).
+    @discardableResult
+    public func update(javascript: String) throws -> Int {
+        do {
+            let function = try engine.setMethod(javascript: javascript, key: key, file: file)
+            return state.withLock { state in
+                state.javascript = javascript
+                state.function = function
+                state.lastError = nil
+                state.version += 1
+                return state.version
+            }
+        } catch let error as MacroError {
+            state.withLock { state in
+                state.javascript = javascript
+                state.lastError = error
+                // setMethod replaced nothing; put the previous version back under the global name.
+            }
+            throw error
+        }
+    }
+
+    /// Calls the live version. Throws its error, `.timeout`, or — when no version ever loaded —
+    /// the load error.
+    @discardableResult
+    public func call(_ arguments: [MacroValue] = [], timeLimit: Duration? = nil) throws -> MacroValue {
+        let (function, error) = state.withLock { ($0.function, $0.lastError) }
+        guard let function else {
+            throw error ?? MacroError(code: .noSuchMacro, message: "macro '\(key)' is not loaded", macro: key, file: file)
+        }
+        return try function.call(arguments, timeLimit: timeLimit)
+    }
+
+    /// Calls the live version with variadic arguments (the seed's `call(params...)`).
+    @discardableResult
+    public func call(_ arguments: MacroValue...) throws -> MacroValue { try call(arguments) }
+}

@@ -1,0 +1,346 @@
+import CJavaScriptCore
+import Foundation
+import OrderedCollections
+
+/// Everything that touches JavaScriptCore: one context group, one global context, the watchdog.
+/// Lives on the engine's event loop only (held in a `NIOLoopBound` by ``MacroEngine``); it is not
+/// `Sendable`, so the compiler keeps it there.
+final class JSRuntime {
+    let group: JSContextGroupRef
+    let globalContext: JSGlobalContextRef
+    let context: JSContext
+    let watchdog: Watchdog
+    /// Set by the owner; used to wrap JS functions as ``MacroFunction``s.
+    unowned(unsafe) var engine: MacroEngine!
+    /// How deep we are in evaluations started from Swift (0 = idle).
+    private(set) var entryDepth = 0
+    private var closed = false
+    /// Names the engine's own globals had before any macro loaded, plus natives registered later.
+    private(set) var builtinGlobals: Set<String> = []
+    /// Files evaluated as `(` + source: their line 1 is shifted right by one column.
+    var wrappedFiles: Set<String> = []
+
+    init(name: String) {
+        group = JSContextGroupCreate()
+        globalContext = JSGlobalContextCreateInGroup(group, nil)
+        context = JSContext(globalContext)
+        watchdog = Watchdog(group: group)
+        withJSString(name) { JSGlobalContextSetName(globalContext, $0) }
+        builtinGlobals = Set(ownPropertyNames(of: context.globalObject))
+    }
+
+    /// Releases the context and group. Called on the loop when the engine goes away.
+    func close() {
+        guard !closed else { return }
+        closed = true
+        JSGlobalContextRelease(globalContext)
+        JSContextGroupRelease(group)
+    }
+
+    var isClosed: Bool { closed }
+
+    // MARK: Globals
+
+    /// All own property names of an object, enumerable or not (`Object.getOwnPropertyNames`).
+    func ownPropertyNames(of object: JSValue) -> [String] {
+        let getNames = try? evaluateRaw("Object.getOwnPropertyNames", file: nil)
+        guard let getNames, let fn = getNames.objectRef else { return [] }
+        var exception: JSValueRef?
+        var args: [JSValueRef?] = [object.ref]
+        guard let result = JSObjectCallAsFunction(context.ref, fn, nil, 1, &args, &exception), exception == nil else {
+            return []
+        }
+        let array = JSValue(result, in: context)
+        let length = Int(array[jsString: JSNames.length.ref].number ?? 0)
+        guard let arrayObject = array.objectRef else { return [] }
+        return (0..<length).compactMap { i in
+            JSValue(JSObjectGetPropertyAtIndex(context.ref, arrayObject, UInt32(i), nil), in: context).string
+        }
+    }
+
+    /// Defines a global. Engine globals are read-only and undeletable, so a macro cannot replace them.
+    func defineGlobal(_ name: String, _ value: JSValue, readOnly: Bool) {
+        let attributes: JSPropertyAttributes = readOnly
+            ? JSPropertyAttributes(kJSPropertyAttributeReadOnly | kJSPropertyAttributeDontDelete)
+            : JSPropertyAttributes(kJSPropertyAttributeNone)
+        withJSString(name) { JSObjectSetProperty(context.ref, JSContextGetGlobalObject(context.ref), $0, value.ref, attributes, nil) }
+        if readOnly { builtinGlobals.insert(name) }
+    }
+
+    /// Deletes a (non-engine) global, e.g. a removed macro.
+    func deleteGlobal(_ name: String) {
+        withJSString(name) { _ = JSObjectDeleteProperty(context.ref, JSContextGetGlobalObject(context.ref), $0, nil) }
+    }
+
+    /// True when `name` is one of the engine's globals (JS built-ins like `Math` and natives).
+    func isBuiltinGlobal(_ name: String) -> Bool { builtinGlobals.contains(name) }
+
+    /// Makes a native function object: `typeof` is "function", and since its prototype is
+    /// `Function.prototype`, `call`, `apply` and `bind` work.
+    func makeFunction(name: String, body: @escaping ([JSValue]) throws -> JSValue) -> JSValue {
+        let box = NativeFunctionBox(name: name, body: body)
+        let object = JSObjectMake(context.ref, NativeFunctionClass.shared.ref, Unmanaged.passRetained(box).toOpaque())!
+        let functionPrototype = context.globalObject["Function"]["prototype"]
+        JSObjectSetPrototype(context.ref, object, functionPrototype.ref)
+        let nameAttributes = JSPropertyAttributes(kJSPropertyAttributeReadOnly | kJSPropertyAttributeDontEnum)
+        withJSString(name) { nameString in
+            JSObjectSetProperty(context.ref, object, JSNames.name.ref, JSValueMakeString(context.ref, nameString), nameAttributes, nil)
+        }
+        return JSValue(object, in: context)
+    }
+
+    // MARK: Entering the VM
+
+    /// Runs `body` as a top-level entry from Swift: arms the watchdog (nested entries share the
+    /// outer budget), and turns a watchdog termination into a `.timeout` error.
+    func enter<T>(timeLimit: Duration, macro: String?, _ body: () throws -> T) throws -> T {
+        precondition(!closed, "MacroEngine used after it was shut down")
+        if entryDepth == 0 { watchdog.arm(timeLimit) }
+        entryDepth += 1
+        defer { entryDepth -= 1 }
+        do {
+            return try body()
+        } catch var error as MacroError where entryDepth == 1 && watchdog.fired {
+            error = MacroError(
+                code: .timeout, message: "timed out after \(timeLimit.milliseconds) ms",
+                macro: macro ?? error.macro, file: error.file, line: error.line, column: error.column, stack: error.stack)
+            throw error
+        }
+    }
+
+    /// Evaluates `source` without the watchdog bookkeeping; throws the JS exception as a MacroError.
+    func evaluateRaw(_ source: String, file: String?, line: Int = 1, macro: String? = nil) throws -> JSValue {
+        var exception: JSValueRef?
+        let result: JSValueRef? = withJSString(source) { sourceRef in
+            if let file {
+                return withJSString(file) { JSEvaluateScript(context.ref, sourceRef, nil, $0, Int32(line), &exception) }
+            }
+            return JSEvaluateScript(context.ref, sourceRef, nil, nil, Int32(line), &exception)
+        }
+        if let exception { throw macroError(fromException: exception, macro: macro, file: file) }
+        return JSValue(result ?? JSValueMakeUndefined(context.ref), in: context)
+    }
+
+    /// Checks syntax only; throws a `.syntax` error with the position.
+    func checkSyntax(_ source: String, file: String?) throws {
+        var exception: JSValueRef?
+        let ok = withJSString(source) { sourceRef in
+            withJSString(file ?? "") { fileRef in
+                JSCheckScriptSyntax(context.ref, sourceRef, file == nil ? nil : fileRef, 1, &exception)
+            }
+        }
+        if !ok {
+            var error = exception.map { macroError(fromException: $0, macro: nil, file: file) }
+                ?? MacroError(code: .syntax, message: "syntax error", file: file)
+            error.code = .syntax
+            if error.column == nil, let line = error.line {
+                error.column = SyntaxErrorLocator.column(in: source, line: line, message: error.message) { prefix in
+                    self.syntaxError(of: prefix)
+                }
+                if line == 1, let file, wrappedFiles.contains(file), let c = error.column { error.column = max(1, c - 1) }
+            }
+            throw error
+        }
+    }
+
+    private func syntaxError(of source: String) -> (line: Int?, message: String)? {
+        var exception: JSValueRef?
+        let ok = withJSString(source) { JSCheckScriptSyntax(context.ref, $0, nil, 1, &exception) }
+        guard !ok, let exception else { return nil }
+        let value = JSValue(exception, in: context)
+        return (value[jsString: JSNames.line.ref].number.map { Int($0) }, value[jsString: JSNames.message.ref].toString())
+    }
+
+    /// Calls a function with `this` = undefined.
+    func call(_ function: JSObjectRef, arguments: [JSValueRef?], macro: String?) throws -> JSValue {
+        var exception: JSValueRef?
+        var args = arguments
+        let result = args.withUnsafeMutableBufferPointer { buffer in
+            JSObjectCallAsFunction(context.ref, function, nil, buffer.count, buffer.baseAddress, &exception)
+        }
+        if let exception { throw macroError(fromException: exception, macro: macro, file: nil) }
+        return JSValue(result ?? JSValueMakeUndefined(context.ref), in: context)
+    }
+
+    // MARK: Exceptions
+
+    /// Reads message, name, line, column, file and stack off a thrown value.
+    func macroError(fromException exceptionRef: JSValueRef, macro: String?, file: String?) -> MacroError {
+        let exception = JSValue(exceptionRef, in: context)
+        guard exception.isObject else {
+            return MacroError(code: .threw, message: exception.toString(), macro: macro, file: file)
+        }
+        let message = exception[jsString: JSNames.message.ref]
+        let name = exception[jsString: JSNames.name.ref].string
+        let line = exception[jsString: JSNames.line.ref].number.map { Int($0) }
+        let column = exception[jsString: JSNames.column.ref].number.map { Int($0) }
+        let sourceURL = exception[jsString: JSNames.sourceURL.ref].string
+        var stack = exception[jsString: JSNames.stack.ref].string
+        var errorColumn = column
+        let errorFile = sourceURL ?? file
+        if let errorFile, wrappedFiles.contains(errorFile) {
+            if line == 1, let c = column { errorColumn = max(1, c - 1) }
+            stack = stack.map { JSRuntime.unshiftLineOne(in: $0, file: errorFile) }
+        }
+        return MacroError(
+            code: name == "SyntaxError" ? .syntax : .threw,
+            message: message.isUndefined ? exception.toString() : message.toString(),
+            errorName: name, macro: macro, file: errorFile,
+            line: line, column: errorColumn, stack: stack?.isEmpty == true ? nil : stack)
+    }
+
+    /// Rewrites `file:1:N` to `file:1:N-1` in a stack (see ``wrappedFiles``).
+    static func unshiftLineOne(in stack: String, file: String) -> String {
+        let marker = file + ":1:"
+        guard stack.contains(marker) else { return stack }
+        var out = ""
+        var rest = Substring(stack)
+        while let range = rest.range(of: marker) {
+            out += rest[..<range.upperBound]
+            rest = rest[range.upperBound...]
+            let digits = rest.prefix(while: { $0.isNumber })
+            if let n = Int(digits) { out += String(max(1, n - 1)) } else { out += digits }
+            rest = rest.dropFirst(digits.count)
+        }
+        return out + rest
+    }
+
+    // MARK: Conversion JS -> Swift
+
+    static let maximumDepth = 256
+
+    /// Converts a JS value to a ``MacroValue``. Cycles, Symbols, BigInts and nesting deeper than
+    /// 256 levels are `.conversion` errors naming the path to the offending value.
+    func macroValue(_ value: JSValue) throws -> MacroValue {
+        var path: [JSObjectRef] = []
+        return try macroValue(value, path: &path, where: "value")
+    }
+
+    private func macroValue(_ value: JSValue, path: inout [JSObjectRef], where location: String) throws -> MacroValue {
+        let ctx = context.ref
+        switch JSValueGetType(ctx, value.ref) {
+        case kJSTypeUndefined: return .undefined
+        case kJSTypeNull: return .null
+        case kJSTypeBoolean: return .bool(JSValueToBoolean(ctx, value.ref))
+        case kJSTypeNumber: return .number(JSValueToNumber(ctx, value.ref, nil))
+        case kJSTypeString: return .string(value.toString())
+        case kJSTypeObject: break
+        case kJSTypeSymbol: throw MacroError.conversion("cannot convert a Symbol (at \(location)) to a Swift value")
+        default: throw MacroError.conversion("cannot convert a \(typeOf(value)) (at \(location)) to a Swift value")
+        }
+        guard let object = value.objectRef else { return .undefined }
+        if JSObjectIsFunction(ctx, object) {
+            return .function(MacroFunction(engine: engine, object: object, runtime: self))
+        }
+        if JSValueIsDate(ctx, value.ref) {
+            let time = (try? call(value[jsString: JSNames.getTime.ref].objectRef!, this: object))?.number ?? .nan
+            return .date(Date(timeIntervalSince1970: time / 1000))
+        }
+        if isError(value) {
+            return .error(
+                name: value[jsString: JSNames.name.ref].toString(),
+                message: value[jsString: JSNames.message.ref].toString(),
+                stack: value[jsString: JSNames.stack.ref].string)
+        }
+        if path.contains(object) {
+            throw MacroError.conversion("cannot convert a cyclic object: \(location) refers back to one of its parents")
+        }
+        if path.count >= Self.maximumDepth {
+            throw MacroError.conversion("cannot convert a value nested deeper than \(Self.maximumDepth) levels (at \(location))")
+        }
+        path.append(object)
+        defer { path.removeLast() }
+        if JSValueIsArray(ctx, value.ref) {
+            let length = Int(value[jsString: JSNames.length.ref].number ?? 0)
+            var items: [MacroValue] = []
+            items.reserveCapacity(length)
+            for index in 0..<length {
+                var exception: JSValueRef?
+                let element = JSObjectGetPropertyAtIndex(ctx, object, UInt32(index), &exception)
+                if let exception { throw conversionFailure(exception, at: "\(location)[\(index)]") }
+                items.append(try macroValue(JSValue(element!, in: context), path: &path, where: "\(location)[\(index)]"))
+            }
+            return .array(items)
+        }
+        let names = JSObjectCopyPropertyNames(ctx, object)!
+        defer { JSPropertyNameArrayRelease(names) }
+        var result = OrderedDictionary<String, MacroValue>()
+        for index in 0..<JSPropertyNameArrayGetCount(names) {
+            let nameRef = JSPropertyNameArrayGetNameAtIndex(names, index)!
+            let key = String(jsString: nameRef)
+            var exception: JSValueRef?
+            let property = JSObjectGetProperty(ctx, object, nameRef, &exception)
+            if let exception { throw conversionFailure(exception, at: "\(location).\(key)") }
+            result[key] = try macroValue(JSValue(property!, in: context), path: &path, where: "\(location).\(key)")
+        }
+        return .object(result)
+    }
+
+    private func conversionFailure(_ exception: JSValueRef, at location: String) -> MacroError {
+        let thrown = macroError(fromException: exception, macro: nil, file: nil)
+        return MacroError.conversion("reading \(location) threw: \(thrown.headline)")
+    }
+
+    private func call(_ function: JSObjectRef, this: JSObjectRef) throws -> JSValue {
+        var exception: JSValueRef?
+        let result = JSObjectCallAsFunction(context.ref, function, this, 0, nil, &exception)
+        if let exception { throw macroError(fromException: exception, macro: nil, file: nil) }
+        return JSValue(result!, in: context)
+    }
+
+    private lazy var errorConstructor: JSObjectRef? = context.globalObject["Error"].objectRef
+
+    private func isError(_ value: JSValue) -> Bool {
+        guard let errorConstructor else { return false }
+        return JSValueIsInstanceOfConstructor(context.ref, value.ref, errorConstructor, nil)
+    }
+
+    private func typeOf(_ value: JSValue) -> String {
+        (try? evaluateRaw("(function(v){return typeof v})", file: nil)).flatMap { fn in
+            fn.objectRef.flatMap { try? call($0, arguments: [value.ref], macro: nil).string }
+        } ?? "value"
+    }
+
+    // MARK: Conversion Swift -> JS
+
+    /// Converts a ``MacroValue`` to a JS value of this context.
+    func jsValue(_ value: MacroValue) throws -> JSValue {
+        let ctx = context.ref
+        switch value {
+        case .undefined: return context.undefined
+        case .null: return context.null
+        case .bool(let b): return context.boolean(b)
+        case .number(let n): return context.number(n)
+        case .string(let s): return context.string(s)
+        case .date(let d):
+            var args: [JSValueRef?] = [JSValueMakeNumber(ctx, d.timeIntervalSince1970 * 1000)]
+            return JSValue(JSObjectMakeDate(ctx, 1, &args, nil)!, in: context)
+        case .error(let name, let message, _):
+            return context.makeError(name, message: message)
+        case .function(let function):
+            guard let ref = function.objectRef(in: self) else {
+                throw MacroError.conversion("function '\(function.name)' belongs to another engine")
+            }
+            return JSValue(ref, in: context)
+        case .array(let items):
+            let values = try items.map { try jsValue($0).ref as JSValueRef? }
+            return values.withUnsafeBufferPointer { buffer in
+                JSValue(JSObjectMakeArray(ctx, buffer.count, buffer.baseAddress, nil)!, in: context)
+            }
+        case .object(let properties):
+            let object = JSObjectMake(ctx, nil, nil)!
+            for (key, item) in properties {
+                let converted = try jsValue(item)
+                withJSString(key) { JSObjectSetProperty(ctx, object, $0, converted.ref, JSPropertyAttributes(kJSPropertyAttributeNone), nil) }
+            }
+            return JSValue(object, in: context)
+        }
+    }
+}
+
+extension Duration {
+    /// Whole milliseconds.
+    var milliseconds: Int64 {
+        components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000
+    }
+}

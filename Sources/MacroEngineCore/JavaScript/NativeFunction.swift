@@ -1,0 +1,74 @@
+import CJavaScriptCore
+
+/// The Swift closure behind a JavaScript function made from Swift. Kept as the private data of a
+/// JS object of the one shared native-function class, and released by that class's finalizer.
+final class NativeFunctionBox {
+    let name: String
+    let body: ([JSValue]) throws -> JSValue
+
+    init(name: String, body: @escaping ([JSValue]) throws -> JSValue) {
+        self.name = name
+        self.body = body
+    }
+}
+
+/// The shared JSClass for every native function: `callAsFunction` finds the closure in the
+/// object's private data; `finalize` releases it. One class for all, so a registration costs one
+/// object and one box, never a class.
+enum NativeFunctionClass {
+    /// Created once per process; JSClassRef is immutable and may be used by any context group.
+    static let shared: NativeFunctionClassRef = {
+        var definition = kJSClassDefinitionEmpty
+        definition.className = UnsafeRawPointer(("Function" as StaticString).utf8Start)
+            .assumingMemoryBound(to: CChar.self)
+        definition.callAsFunction = nativeCall
+        definition.finalize = nativeFinalize
+        return NativeFunctionClassRef(ref: JSClassCreate(&definition))
+    }()
+}
+
+/// Box for the process-wide class reference.
+struct NativeFunctionClassRef: @unchecked Sendable {
+    // @unchecked: a JSClassRef is immutable after JSClassCreate and is never released here;
+    // JavaScriptCore allows one class to be used from any context group.
+    let ref: JSClassRef
+}
+
+private func nativeCall(
+    _ ctx: JSContextRef?, _ function: JSObjectRef?, _ thisObject: JSObjectRef?,
+    _ argumentCount: Int, _ arguments: UnsafePointer<JSValueRef?>?,
+    _ exception: UnsafeMutablePointer<JSValueRef?>?
+) -> JSValueRef? {
+    guard let ctx, let function, let raw = JSObjectGetPrivate(function) else { return nil }
+    let box = Unmanaged<NativeFunctionBox>.fromOpaque(raw).takeUnretainedValue()
+    let context = JSContext(ctx)
+    var values: [JSValue] = []
+    values.reserveCapacity(argumentCount)
+    for i in 0..<argumentCount {
+        values.append(JSValue(arguments![i] ?? JSValueMakeUndefined(ctx), in: context))
+    }
+    do {
+        return try box.body(values).ref
+    } catch let error as JSThrownValue {
+        exception?.pointee = error.value
+        return nil
+    } catch let error as MacroError {
+        exception?.pointee = context.makeError(error.errorName ?? "Error", message: error.message).ref
+        return nil
+    } catch {
+        exception?.pointee = context.makeError("Error", message: "\(box.name): \(error)").ref
+        return nil
+    }
+}
+
+private func nativeFinalize(_ object: JSObjectRef?) {
+    guard let object, let raw = JSObjectGetPrivate(object) else { return }
+    Unmanaged<NativeFunctionBox>.fromOpaque(raw).release()
+}
+
+/// Thrown from a native function to rethrow a JavaScript value as is (e.g. an exception that
+/// came back from calling a JS callback).
+struct JSThrownValue: Error {
+    // Only ever created and caught on the engine thread within one native call.
+    nonisolated(unsafe) let value: JSValueRef
+}

@@ -1,0 +1,64 @@
+import CJavaScriptCore
+
+extension JSRuntime {
+    /// Evaluates a macro source — one function expression, optionally after comments and with
+    /// one trailing `;` — and returns the function. Positions in errors are the file's own: the
+    /// one-character wrapper on line 1 is taken back out of the column.
+    func functionExpression(_ source: String, file: String, macro: String) throws -> JSValue {
+        var body = Substring(source)
+        while let last = body.last, last.isWhitespace { body.removeLast() }
+        if body.last == ";" { body.removeLast() }
+        let wrapped = "(" + body + "\n)"
+        wrappedFiles.insert(file)
+        do {
+            try checkSyntax(wrapped, file: file)
+            let value = try evaluateRaw(wrapped, file: file, macro: macro)
+            guard value.isFunction else {
+                let (line, column) = FunctionExpression.firstTokenPosition(in: source)
+                throw MacroError(
+                    code: .notAFunction,
+                    message: "a macro file must hold one function expression, e.g. function() { ... }; this one evaluates to \(value.typeDescription)",
+                    macro: macro, file: file, line: line, column: column)
+            }
+            return value
+        } catch var error as MacroError {
+            if error.file == nil || error.file == "" { error.file = file }
+            error.macro = macro
+            // An error on the wrapper's closing line means the file ended too early.
+            let bodyLines = body.split(separator: "\n", omittingEmptySubsequences: false)
+            if error.code == .syntax, let line = error.line, line > bodyLines.count {
+                error.line = bodyLines.count
+                error.column = (bodyLines.last?.count ?? 0) + 1
+                error.message = "unexpected end of file (a closing '}' or ')' may be missing)"
+            }
+            throw error
+        }
+    }
+}
+
+enum FunctionExpression {
+    /// The one-based line and column of the first character that is not whitespace or a comment.
+    static func firstTokenPosition(in source: String) -> (Int, Int) {
+        var line = 1, column = 1
+        var chars = Array(source.unicodeScalars)[...]
+        func advance() {
+            if chars.first == "\n" { line += 1; column = 1 } else { column += 1 }
+            chars = chars.dropFirst()
+        }
+        while let c = chars.first {
+            if c == " " || c == "\t" || c == "\n" || c == "\r" { advance(); continue }
+            if c == "/", chars.dropFirst().first == "/" {
+                while let d = chars.first, d != "\n" { advance() }
+                continue
+            }
+            if c == "/", chars.dropFirst().first == "*" {
+                advance(); advance()
+                while !chars.isEmpty, !(chars.first == "*" && chars.dropFirst().first == "/") { advance() }
+                if !chars.isEmpty { advance(); advance() }
+                continue
+            }
+            break
+        }
+        return (line, column)
+    }
+}

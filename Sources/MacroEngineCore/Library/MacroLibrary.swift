@@ -1,0 +1,146 @@
+import Foundation
+import Logging
+import Synchronization
+
+/// The macros of one directory: each `NAME.js` holds one function expression, registered as the
+/// global function `NAME` (so macros call one another) and kept as a ``MacroMethod``.
+///
+/// Rules: `NAME` must be a JavaScript identifier and not shadow an engine global; hidden files,
+/// editor temporaries (`.swp`, `~`, `.#...`, `#...#`) and non-`.js` files are ignored; a symlink
+/// must stay inside the directory. A file that does not load is reported with file:line:column
+/// and skipped; the others load. When a loaded macro's file breaks, its last good version stays live.
+public final class MacroLibrary: Sendable {
+    /// The directory the macros come from.
+    public let directory: String
+    /// The engine they are registered in.
+    public let engine: MacroEngine
+    private let logger: Logger
+    private let state: Mutex<[String: Item]>
+
+    private struct Item {
+        var entry: MacroEntry
+        var method: MacroMethod?
+    }
+
+    /// Creates a library for `directory`; nothing is loaded until ``reload()``.
+    public init(directory: String, engine: MacroEngine, logger: Logger) {
+        self.directory = directory
+        self.engine = engine
+        self.logger = logger
+        self.state = Mutex([:])
+    }
+
+    /// True for files the library does not look at: hidden, editor temporaries, not `.js`.
+    public static func isIgnored(_ filename: String) -> Bool {
+        if filename.hasPrefix(".") || filename.hasPrefix("#") || filename.hasSuffix("~") { return true }
+        for suffix in [".swp", ".swo", ".swx", ".tmp", ".bak"] where filename.hasSuffix(suffix) { return true }
+        return !filename.hasSuffix(".js")
+    }
+
+    /// The macro name for a file name (`bump.js` -> `bump`).
+    public static func macroName(forFile filename: String) -> String { String(filename.dropLast(3)) }
+
+    /// The file names the library would load, sorted. Throws `.io` when the directory cannot be read.
+    public func macroFiles() throws -> [String] {
+        do {
+            return try FileManager.default.contentsOfDirectory(atPath: directory)
+                .filter { !Self.isIgnored($0) }
+                .filter { name in
+                    var isDirectory: ObjCBool = false
+                    _ = FileManager.default.fileExists(atPath: "\(directory)/\(name)", isDirectory: &isDirectory)
+                    return !isDirectory.boolValue
+                }
+                .sorted()
+        } catch {
+            throw MacroError(code: .io, message: "cannot read the macros directory \(directory): \(MacroConfig.reason(error))", file: directory)
+        }
+    }
+
+    /// Loads every macro file, drops macros whose files are gone, and returns all entries.
+    @discardableResult
+    public func reload() throws -> [MacroEntry] {
+        let files = try macroFiles()
+        let present = Set(files.map(Self.macroName(forFile:)))
+        for file in files { load(file: "\(directory)/\(file)") }
+        for name in state.withLock({ Array($0.keys) }) where !present.contains(name) { remove(name) }
+        return entries
+    }
+
+    /// Loads (or reloads) one file of the directory and returns its entry.
+    @discardableResult
+    public func load(file path: String) -> MacroEntry {
+        let filename = (path as NSString).lastPathComponent
+        let name = Self.macroName(forFile: filename)
+        let existing = state.withLock { $0[name] }
+        var entry = MacroEntry(name: name, file: path, status: .ok, error: nil, version: existing?.entry.version ?? 0)
+        var method = existing?.method
+        do {
+            try checkLocation(path, name: name)
+            let source = try SourceFile.read(path, macro: name)
+            if let method {
+                entry.version = try method.update(javascript: source)
+            } else {
+                let created = MacroMethod(javascript: source, key: name, file: path, engine: engine)
+                if let error = created.lastError { throw error }
+                method = created
+                entry.version = created.version
+            }
+        } catch let error as MacroError {
+            entry.status = .error
+            entry.error = error
+            logger.warning("\(error)", metadata: ["macro": "\(name)"])
+        } catch {
+            entry.status = .error
+            entry.error = MacroError(code: .io, message: "\(error)", macro: name, file: path)
+        }
+        let item = Item(entry: entry, method: method)
+        state.withLock { $0[name] = item }
+        return entry
+    }
+
+    /// Removes a macro (its file is gone): the global is deleted.
+    public func remove(_ name: String) {
+        let removed = state.withLock { $0.removeValue(forKey: name) }
+        if removed?.method != nil { try? engine.removeMethod(key: name) }
+    }
+
+    /// Every entry, by name.
+    public var entries: [MacroEntry] {
+        state.withLock { $0.values.map(\.entry) }.sorted { $0.name < $1.name }
+    }
+
+    /// The entry for `name`.
+    public func entry(named name: String) -> MacroEntry? { state.withLock { $0[name]?.entry } }
+
+    /// Calls macro `name`. Throws `.noSuchMacro` (naming the available macros) when there is no
+    /// live version, the load error when its file never loaded, and the macro's own errors.
+    @discardableResult
+    public func call(_ name: String, arguments: [MacroValue] = [], timeLimit: Duration? = nil) throws -> MacroValue {
+        let item = state.withLock { $0[name] }
+        guard let item else {
+            let available = entries.filter { $0.version > 0 }.map(\.name)
+            throw MacroError(
+                code: .noSuchMacro,
+                message: "no macro named '\(name)' in \(directory)" + (available.isEmpty ? "" : " (available: \(available.joined(separator: ", ")))"),
+                macro: name)
+        }
+        guard let method = item.method, method.isLoaded else {
+            throw item.entry.error ?? MacroError(code: .noSuchMacro, message: "macro '\(name)' is not loaded", macro: name)
+        }
+        return try method.call(arguments, timeLimit: timeLimit)
+    }
+
+    private func checkLocation(_ path: String, name: String) throws {
+        guard MacroName.isIdentifier(name) else {
+            throw MacroError(
+                code: .invalidName,
+                message: "'\(name)' is not a valid macro name: use letters, digits, _ or $, not starting with a digit, and not a JavaScript keyword; file skipped",
+                macro: name, file: path)
+        }
+        let resolved = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+        let root = URL(fileURLWithPath: directory).resolvingSymlinksInPath().path
+        guard resolved.hasPrefix(root + "/") else {
+            throw MacroError(code: .io, message: "the file is a symlink to \(resolved), outside the macros directory; skipped", macro: name, file: path)
+        }
+    }
+}

@@ -1,0 +1,137 @@
+import Synchronization
+
+/// One channel of the progress model: a named value clamped to `minimum...maximum`.
+public struct ProgressChannel: Sendable, Hashable, Codable {
+    /// The channel's name (`inner`); also names its JS functions (`setInnerProgress`).
+    public var name: String
+    /// The lowest value (0 in the seed).
+    public var minimum: Double
+    /// The highest value (10 in the seed).
+    public var maximum: Double
+    /// The value before anything is set or restored.
+    public var initial: Double
+
+    /// Creates a channel.
+    public init(name: String, minimum: Double = 0, maximum: Double = 10, initial: Double = 0) {
+        self.name = name
+        self.minimum = minimum
+        self.maximum = maximum
+        self.initial = initial
+    }
+
+    /// The seed's three rings: inner, middle, outer, each 0...10 starting at 0.
+    public static let seed: [ProgressChannel] = [
+        ProgressChannel(name: "inner"), ProgressChannel(name: "middle"), ProgressChannel(name: "outer"),
+    ]
+
+    /// Clamps `value` into the channel's range.
+    public func clamp(_ value: Double) -> Double { min(maximum, max(minimum, value)) }
+}
+
+/// A change of one channel, as observers see it.
+public struct ProgressChange: Sendable, Hashable {
+    /// The channel that changed.
+    public var channel: String
+    /// Its value before.
+    public var oldValue: Double
+    /// Its value after (already clamped).
+    public var newValue: Double
+}
+
+/// Identifies an observer so it can be removed.
+public struct ProgressObserverToken: Sendable, Hashable {
+    let id: Int
+}
+
+/// The native progress-model service (the seed's `Thing`): named channels clamped to their
+/// ranges, observers told of every change. Thread-safe; observers run on the thread that made
+/// the change, after the lock is released (so an observer may read or set values).
+public final class ProgressModel: Sendable {
+    /// The channels, in configuration order.
+    public let channels: [ProgressChannel]
+    private let state: Mutex<State>
+
+    private struct State {
+        var values: [Double]
+        var observers: [(id: Int, body: @Sendable (ProgressChange) -> Void)] = []
+        var nextObserver = 0
+    }
+
+    /// Creates a model. Channel names must be unique and ranges non-empty.
+    public init(channels: [ProgressChannel] = ProgressChannel.seed) {
+        precondition(Set(channels.map(\.name)).count == channels.count, "duplicate progress channel names")
+        self.channels = channels
+        self.state = Mutex(State(values: channels.map { $0.clamp($0.initial) }))
+    }
+
+    /// The index of `channel`, or an `.invalidArgument` error listing the channels.
+    func index(of channel: String) throws -> Int {
+        guard let index = channels.firstIndex(where: { $0.name == channel }) else {
+            throw MacroError(
+                code: .invalidArgument,
+                message: "no progress channel named '\(channel)' (channels: \(channels.map(\.name).joined(separator: ", ")))")
+        }
+        return index
+    }
+
+    /// The current value of `channel`.
+    public func value(of channel: String) throws -> Double {
+        let index = try index(of: channel)
+        return state.withLock { $0.values[index] }
+    }
+
+    /// All values, in channel order.
+    public var values: [(channel: String, value: Double)] {
+        let values = state.withLock { $0.values }
+        return zip(channels, values).map { ($0.name, $1) }
+    }
+
+    /// All values by channel name.
+    public var valuesByName: [String: Double] {
+        Dictionary(uniqueKeysWithValues: values.map { ($0.channel, $0.value) })
+    }
+
+    /// Sets `channel` to `value` clamped to its range and returns the stored value. A non-finite
+    /// value is an `.invalidArgument` error and changes nothing. Observers hear of a real change.
+    @discardableResult
+    public func set(_ channel: String, to value: Double) throws -> Double {
+        guard value.isFinite else {
+            throw MacroError(code: .invalidArgument, message: "progress value for '\(channel)' must be a finite number, got \(value)")
+        }
+        let index = try index(of: channel)
+        let clamped = channels[index].clamp(value)
+        let (old, observers) = state.withLock { state -> (Double, [@Sendable (ProgressChange) -> Void]) in
+            let old = state.values[index]
+            state.values[index] = clamped
+            return (old, old == clamped ? [] : state.observers.map(\.body))
+        }
+        let change = ProgressChange(channel: channel, oldValue: old, newValue: clamped)
+        for observer in observers { observer(change) }
+        return clamped
+    }
+
+    /// Replaces values (e.g. from the state file) without telling observers. Unknown channels
+    /// and non-finite values are ignored; values are clamped.
+    public func restore(_ saved: [String: Double]) {
+        state.withLock { state in
+            for (index, channel) in channels.enumerated() {
+                if let value = saved[channel.name], value.isFinite { state.values[index] = channel.clamp(value) }
+            }
+        }
+    }
+
+    /// Adds an observer, told of every change (channel, old and new value).
+    @discardableResult
+    public func addObserver(_ observer: @escaping @Sendable (ProgressChange) -> Void) -> ProgressObserverToken {
+        state.withLock { state in
+            state.nextObserver += 1
+            state.observers.append((state.nextObserver, observer))
+            return ProgressObserverToken(id: state.nextObserver)
+        }
+    }
+
+    /// Removes an observer.
+    public func removeObserver(_ token: ProgressObserverToken) {
+        state.withLock { state in state.observers.removeAll { $0.id == token.id } }
+    }
+}

@@ -1,0 +1,65 @@
+import CJavaScriptCore
+
+/// A JavaScript function held from Swift. `Sendable`: calling it hops to the engine's thread.
+/// The JS object is protected from garbage collection while this handle lives.
+public final class MacroFunction: Sendable, Equatable, CustomStringConvertible {
+    /// The engine the function belongs to.
+    public let engine: MacroEngine
+    /// The function's `name` property when it was converted.
+    public let name: String
+    private let handle: Handle
+
+    /// The raw object pointer, dereferenced only on the engine's event loop.
+    private struct Handle: @unchecked Sendable {
+        // @unchecked: the pointer is only passed to JSC on the engine loop (every use goes through
+        // the engine's `onLoop`); other threads just carry it around.
+        let object: JSObjectRef
+        let runtime: ObjectIdentifier
+    }
+
+    init(engine: MacroEngine, object: JSObjectRef, runtime: JSRuntime) {
+        JSValueProtect(runtime.context.ref, object)
+        self.engine = engine
+        self.handle = Handle(object: object, runtime: ObjectIdentifier(runtime))
+        self.name = JSValue(object, in: runtime.context)["name"].string ?? ""
+    }
+
+    deinit {
+        let handle = handle
+        engine.onLoopEventually { runtime in
+            guard ObjectIdentifier(runtime) == handle.runtime, !runtime.isClosed else { return }
+            JSValueUnprotect(runtime.context.ref, handle.object)
+        }
+    }
+
+    /// The object, when `runtime` is the one it belongs to.
+    func objectRef(in runtime: JSRuntime) -> JSObjectRef? {
+        ObjectIdentifier(runtime) == handle.runtime ? handle.object : nil
+    }
+
+    /// Calls the function with `this` undefined, under the engine's time limit (or `timeLimit`).
+    /// Throws a ``MacroError`` when it throws or times out.
+    @discardableResult
+    public func call(_ arguments: [MacroValue] = [], timeLimit: Duration? = nil) throws -> MacroValue {
+        let handle = handle
+        let name = name
+        return try engine.sync { runtime in
+            let args = try arguments.map { try runtime.jsValue($0).ref as JSValueRef? }
+            return try self.engine.entering(runtime, timeLimit: timeLimit, macro: name) {
+                try runtime.macroValue(try runtime.call(handle.object, arguments: args, macro: name))
+            }
+        }
+    }
+
+    /// Calls the function with variadic arguments.
+    @discardableResult
+    public func call(_ arguments: MacroValue...) throws -> MacroValue { try call(arguments) }
+
+    /// Two handles are equal when they hold the same JS object.
+    public static func == (lhs: MacroFunction, rhs: MacroFunction) -> Bool {
+        lhs.handle.object == rhs.handle.object && lhs.handle.runtime == rhs.handle.runtime
+    }
+
+    /// `function NAME`.
+    public var description: String { "function \(name.isEmpty ? "<anonymous>" : name)" }
+}
