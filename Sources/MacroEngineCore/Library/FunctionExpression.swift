@@ -20,6 +20,11 @@ extension JSRuntime {
                     message: "a macro file must hold one function expression, e.g. function() { ... }; this one evaluates to \(value.typeDescription)",
                     macro: macro, file: file, line: line, column: column)
             }
+            // Stack frames show `NAME@file:line:col` (JSC reads displayName for anonymous functions).
+            let hidden = JSPropertyAttributes(kJSPropertyAttributeDontEnum | kJSPropertyAttributeReadOnly)
+            withJSString("displayName") { key in
+                JSObjectSetProperty(context.ref, value.objectRef!, key, context.string(macro).ref, hidden, nil)
+            }
             return value
         } catch var error as MacroError {
             if error.file == nil || error.file == "" { error.file = file }

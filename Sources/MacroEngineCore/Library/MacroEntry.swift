@@ -19,4 +19,13 @@ public struct MacroEntry: Sendable, Equatable {
     public var error: MacroError?
     /// How many versions of this macro have loaded (0: none is live).
     public var version: Int
+
+    /// Creates an entry.
+    public init(name: String, file: String, status: Status, error: MacroError? = nil, version: Int) {
+        self.name = name
+        self.file = file
+        self.status = status
+        self.error = error
+        self.version = version
+    }
 }

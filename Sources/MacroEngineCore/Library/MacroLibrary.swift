@@ -66,16 +66,18 @@ public final class MacroLibrary: Sendable {
         return entries
     }
 
-    /// Loads (or reloads) one file of the directory and returns its entry.
+    /// Loads (or reloads) one file and returns its entry. `requireInsideDirectory: false` skips
+    /// the symlink containment check (for `macro check FILE` on any file); a file not ending in
+    /// `.js` is named by its base name without extension.
     @discardableResult
-    public func load(file path: String) -> MacroEntry {
+    public func load(file path: String, requireInsideDirectory: Bool = true) -> MacroEntry {
         let filename = (path as NSString).lastPathComponent
-        let name = Self.macroName(forFile: filename)
+        let name = filename.hasSuffix(".js") ? Self.macroName(forFile: filename) : (filename as NSString).deletingPathExtension
         let existing = state.withLock { $0[name] }
         var entry = MacroEntry(name: name, file: path, status: .ok, error: nil, version: existing?.entry.version ?? 0)
         var method = existing?.method
         do {
-            try checkLocation(path, name: name)
+            try checkLocation(path, name: name, requireInsideDirectory: requireInsideDirectory)
             let source = try SourceFile.read(path, macro: name)
             if let method {
                 entry.version = try method.update(javascript: source)
@@ -130,13 +132,14 @@ public final class MacroLibrary: Sendable {
         return try method.call(arguments, timeLimit: timeLimit)
     }
 
-    private func checkLocation(_ path: String, name: String) throws {
+    private func checkLocation(_ path: String, name: String, requireInsideDirectory: Bool) throws {
         guard MacroName.isIdentifier(name) else {
             throw MacroError(
                 code: .invalidName,
                 message: "'\(name)' is not a valid macro name: use letters, digits, _ or $, not starting with a digit, and not a JavaScript keyword; file skipped",
                 macro: name, file: path)
         }
+        guard requireInsideDirectory else { return }
         let resolved = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
         let root = URL(fileURLWithPath: directory).resolvingSymlinksInPath().path
         guard resolved.hasPrefix(root + "/") else {

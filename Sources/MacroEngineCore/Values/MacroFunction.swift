@@ -21,7 +21,8 @@ public final class MacroFunction: Sendable, Equatable, CustomStringConvertible {
         JSValueProtect(runtime.context.ref, object)
         self.engine = engine
         self.handle = Handle(object: object, runtime: ObjectIdentifier(runtime))
-        self.name = JSValue(object, in: runtime.context)["name"].string ?? ""
+        let function = JSValue(object, in: runtime.context)
+        self.name = function["displayName"].string ?? function["name"].string ?? ""
     }
 
     deinit {

@@ -1,0 +1,48 @@
+import ArgumentParser
+import MacroEngineCore
+
+/// The exit codes of `macro` (BSD sysexits), a contract for scripts.
+enum Exit {
+    /// 0: success.
+    static let ok = ExitCode(0)
+    /// 1: `macro check` found errors.
+    static let checkFailed = ExitCode(1)
+    /// 64 (EX_USAGE): bad command line.
+    static let usage = ExitCode(64)
+    /// 65 (EX_DATAERR): the macro threw, or its file does not load.
+    static let macroThrew = ExitCode(65)
+    /// 66 (EX_NOINPUT): no such macro, or no macros directory.
+    static let noSuchMacro = ExitCode(66)
+    /// 70 (EX_SOFTWARE): internal error.
+    static let internalError = ExitCode(70)
+    /// 74 (EX_IOERR): the state file could not be read or written.
+    static let ioError = ExitCode(74)
+    /// 75 (EX_TEMPFAIL): the macro ran past its time limit.
+    static let timeout = ExitCode(75)
+    /// 78 (EX_CONFIG): the config file is invalid.
+    static let config = ExitCode(78)
+
+    /// The exit code for an engine error.
+    static func code(for error: MacroError) -> ExitCode {
+        switch error.code {
+        case .timeout, .cancelled: return timeout
+        case .noSuchMacro, .invalidName: return noSuchMacro
+        case .io where error.line == nil && error.macro == nil: return ioError
+        default: return macroThrew
+        }
+    }
+
+    /// The table printed in `--help`.
+    static let helpTable = """
+        Exit codes:
+          0   success
+          1   `macro check` found errors
+          64  usage error (bad flag or argument)
+          65  the macro threw, or its file does not load (message, file:line:column, stack on stderr)
+          66  no such macro, or the macros directory is missing
+          70  internal error
+          74  the state file could not be read or written
+          75  the macro ran past its time limit
+          78  the config file is invalid
+        """
+}
