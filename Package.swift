@@ -46,7 +46,7 @@ let package = Package(
         // Helpers shared by the test targets: temporary directories, running the built binaries.
         .target(
             name: "MacroTestSupport",
-            dependencies: ["MacroEngineCore"],
+            dependencies: ["MacroEngineCore", .product(name: "Logging", package: "swift-log")],
             path: "Tests/MacroTestSupport"
         ),
         .testTarget(
@@ -55,7 +55,7 @@ let package = Package(
         ),
         .testTarget(
             name: "MacroCLITests",
-            dependencies: ["MacroTestSupport"]
+            dependencies: ["MacroTestSupport", "MacroEngineCore"]
         ),
     ],
     swiftLanguageModes: [.v6]

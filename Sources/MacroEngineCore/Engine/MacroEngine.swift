@@ -232,7 +232,13 @@ public final class MacroEngine: Sendable {
     /// macro can `catch` it. The global is read-only, so macros cannot replace it.
     public func register(_ name: String, function body: @escaping @Sendable ([JSValue]) throws -> JSValue) throws {
         try sync { runtime in
-            runtime.defineGlobal(name, runtime.makeFunction(name: name, body: body), readOnly: true)
+            guard MacroName.isIdentifier(name) else {
+                throw MacroError(code: .invalidName, message: "'\(name)' is not a JavaScript identifier")
+            }
+            guard runtime.nativeGlobalNames.contains(name) || !runtime.isBuiltinGlobal(name) else {
+                throw MacroError(code: .invalidName, message: "'\(name)' is a JavaScript built-in and cannot be replaced")
+            }
+            runtime.defineNativeGlobal(name, body: body)
         }
     }
 

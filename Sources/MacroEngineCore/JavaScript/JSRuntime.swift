@@ -78,15 +78,39 @@ final class JSRuntime {
     /// Makes a native function object: `typeof` is "function", and since its prototype is
     /// `Function.prototype`, `call`, `apply` and `bind` work.
     func makeFunction(name: String, body: @escaping ([JSValue]) throws -> JSValue) -> JSValue {
-        let box = NativeFunctionBox(name: name, body: body)
+        makeFunctionObject(NativeFunctionBox(name: name, body: body))
+    }
+
+    private func makeFunctionObject(_ box: NativeFunctionBox) -> JSValue {
         let object = JSObjectMake(context.ref, NativeFunctionClass.shared.ref, Unmanaged.passRetained(box).toOpaque())!
-        let functionPrototype = context.globalObject["Function"]["prototype"]
-        JSObjectSetPrototype(context.ref, object, functionPrototype.ref)
+        // `name` first: once Function.prototype (whose `name` is read-only) is the prototype, a
+        // plain set of `name` would be refused.
         let nameAttributes = JSPropertyAttributes(kJSPropertyAttributeReadOnly | kJSPropertyAttributeDontEnum)
-        withJSString(name) { nameString in
+        withJSString(box.name) { nameString in
             JSObjectSetProperty(context.ref, object, JSNames.name.ref, JSValueMakeString(context.ref, nameString), nameAttributes, nil)
         }
+        JSObjectSetPrototype(context.ref, object, functionPrototype)
         return JSValue(object, in: context)
+    }
+
+    private lazy var functionPrototype: JSValueRef = context.globalObject["Function"]["prototype"].ref
+
+    /// Boxes of the native globals, so registering a name again swaps the closure in place (the
+    /// global is read-only and undeletable, so it cannot be redefined).
+    private var nativeGlobals: [String: NativeFunctionBox] = [:]
+
+    /// Names registered with ``defineNativeGlobal(_:body:)``.
+    var nativeGlobalNames: Dictionary<String, NativeFunctionBox>.Keys { nativeGlobals.keys }
+
+    /// Defines (or redefines) the native global function `name`.
+    func defineNativeGlobal(_ name: String, body: @escaping ([JSValue]) throws -> JSValue) {
+        if let box = nativeGlobals[name] {
+            box.body = body
+            return
+        }
+        let box = NativeFunctionBox(name: name, body: body)
+        nativeGlobals[name] = box
+        defineGlobal(name, makeFunctionObject(box), readOnly: true)
     }
 
     // MARK: Entering the VM

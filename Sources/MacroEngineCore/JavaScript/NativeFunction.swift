@@ -4,7 +4,8 @@ import CJavaScriptCore
 /// JS object of the one shared native-function class, and released by that class's finalizer.
 final class NativeFunctionBox {
     let name: String
-    let body: ([JSValue]) throws -> JSValue
+    /// Replaced when the same global is registered again (the JS function object stays).
+    var body: ([JSValue]) throws -> JSValue
 
     init(name: String, body: @escaping ([JSValue]) throws -> JSValue) {
         self.name = name

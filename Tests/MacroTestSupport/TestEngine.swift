@@ -1,0 +1,29 @@
+import Logging
+import MacroEngineCore
+import Synchronization
+
+/// Collects what the engine reports to its exception handler.
+public final class ErrorRecorder: Sendable {
+    private let errors = Mutex<[MacroError]>([])
+    /// Creates an empty recorder.
+    public init() {}
+    /// Everything recorded so far.
+    public var recorded: [MacroError] { errors.withLock { $0 } }
+    /// Records one error.
+    public func record(_ error: MacroError) { errors.withLock { $0.append(error) } }
+}
+
+/// A logger that drops everything (tests assert on values, not on log noise).
+public let silentLogger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+
+/// An engine with the seed's progress model installed and errors recorded.
+public func makeEngine(
+    channels: [ProgressChannel] = ProgressChannel.seed, timeLimit: Duration = .seconds(5), evalEnabled: Bool = false
+) throws -> (engine: MacroEngine, model: ProgressModel, errors: ErrorRecorder) {
+    let engine = MacroEngine(configuration: .init(timeLimit: timeLimit, evalEnabled: evalEnabled), logger: silentLogger)
+    let recorder = ErrorRecorder()
+    engine.exceptionHandler = { recorder.record($0) }
+    let model = ProgressModel(channels: channels)
+    try engine.add(model)
+    return (engine, model, recorder)
+}
