@@ -23,7 +23,7 @@ struct Check: ParsableCommand {
     @OptionGroup var options: EngineOptions
 
     func run() throws {
-        let session = try Session(options: options, loadState: false)
+        let session = try Session(options: options, loadState: false, needsDirectory: files.isEmpty)
         var entries: [MacroEntry] = []
         if files.isEmpty {
             do {

@@ -60,8 +60,8 @@ struct Session {
     let store: StateStore
     let logger: Logger
 
-    /// Builds the session. `quiet` keeps load warnings of other macros off stderr.
-    init(options: EngineOptions, loadState: Bool = true) throws {
+    /// Builds the session. Exits 66 when the macros directory is missing and `needsDirectory`.
+    init(options: EngineOptions, loadState: Bool = true, needsDirectory: Bool = true) throws {
         let config = try options.resolvedConfig()
         var logger = Logger(label: "macro") { StreamLogHandler.standardError(label: $0) }
         logger.logLevel = options.verbose ? .debug : .critical
@@ -76,7 +76,8 @@ struct Session {
         store = StateStore(path: config.resolvedStateFile)
         if loadState { try Self.restore(model, from: store) }
         var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: config.macrosDirectory, isDirectory: &isDirectory), isDirectory.boolValue else {
+        let exists = FileManager.default.fileExists(atPath: config.macrosDirectory, isDirectory: &isDirectory)
+        guard !needsDirectory || (exists && isDirectory.boolValue) else {
             Console.error("macro: no macros directory at \(config.macrosDirectory) (set --macros or macros_dir in the config)")
             throw Exit.noSuchMacro
         }

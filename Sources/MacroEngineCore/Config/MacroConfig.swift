@@ -116,7 +116,7 @@ public struct MacroConfig: Sendable, Equatable {
         case is String.Type: return "a string"
         default:
             let name = "\(type)"
-            if name.hasPrefix("Array") { return "a list" }
+            if name.hasPrefix("Array") || name.contains("Sequence") || name.contains("Unkeyed") { return "a list" }
             return name.contains("Dictionary") || name.contains("Keyed") ? "a mapping" : "a \(name)"
         }
     }

@@ -70,7 +70,7 @@ public final class MacroMethod: Sendable {
     /// Calls the live version. Throws its error, `.timeout`, or — when no version ever loaded —
     /// the load error.
     @discardableResult
-    public func call(_ arguments: [MacroValue] = [], timeLimit: Duration? = nil) throws -> MacroValue {
+    public func call(_ arguments: [MacroValue], timeLimit: Duration? = nil) throws -> MacroValue {
         let (function, error) = state.withLock { ($0.function, $0.lastError) }
         guard let function else {
             throw error ?? MacroError(code: .noSuchMacro, message: "macro '\(key)' is not loaded", macro: key, file: file)

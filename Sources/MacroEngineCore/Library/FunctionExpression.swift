@@ -5,8 +5,9 @@ extension JSRuntime {
     /// one trailing `;` — and returns the function. Positions in errors are the file's own: the
     /// one-character wrapper on line 1 is taken back out of the column.
     func functionExpression(_ source: String, file: String, macro: String) throws -> JSValue {
-        var body = Substring(source)
-        while let last = body.last, last.isWhitespace { body.removeLast() }
+        var trimmed = Substring(source)
+        while let last = trimmed.last, last.isWhitespace { trimmed.removeLast() }
+        var body = trimmed
         if body.last == ";" { body.removeLast() }
         let wrapped = "(" + body + "\n)"
         wrappedFiles.insert(file)
@@ -30,7 +31,7 @@ extension JSRuntime {
             if error.file == nil || error.file == "" { error.file = file }
             error.macro = macro
             // An error on the wrapper's closing line means the file ended too early.
-            let bodyLines = body.split(separator: "\n", omittingEmptySubsequences: false)
+            let bodyLines = trimmed.split(separator: "\n", omittingEmptySubsequences: false)
             if error.code == .syntax, let line = error.line, line > bodyLines.count {
                 error.line = bodyLines.count
                 error.column = (bodyLines.last?.count ?? 0) + 1

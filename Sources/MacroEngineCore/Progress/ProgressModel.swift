@@ -36,6 +36,13 @@ public struct ProgressChange: Sendable, Hashable {
     public var oldValue: Double
     /// Its value after (already clamped).
     public var newValue: Double
+
+    /// Creates a change record.
+    public init(channel: String, oldValue: Double, newValue: Double) {
+        self.channel = channel
+        self.oldValue = oldValue
+        self.newValue = newValue
+    }
 }
 
 /// Identifies an observer so it can be removed.

@@ -41,7 +41,7 @@ public final class MacroFunction: Sendable, Equatable, CustomStringConvertible {
     /// Calls the function with `this` undefined, under the engine's time limit (or `timeLimit`).
     /// Throws a ``MacroError`` when it throws or times out.
     @discardableResult
-    public func call(_ arguments: [MacroValue] = [], timeLimit: Duration? = nil) throws -> MacroValue {
+    public func call(_ arguments: [MacroValue], timeLimit: Duration? = nil) throws -> MacroValue {
         let handle = handle
         let name = name
         return try engine.sync { runtime in
