@@ -51,6 +51,15 @@ struct ConversionTests {
         #expect(try engine.evaluate("1/0") == .number(.infinity))
     }
 
+    @Test func objectEqualityIgnoresOrder() {
+        let a: MacroValue = ["x": 1, "y": [2]]
+        let b: MacroValue = ["y": [2], "x": 1]
+        #expect(a == b)
+        #expect(a != ["x": 1])
+        #expect(a != ["x": 1, "y": [3]])
+        #expect(MacroValue.number(.nan) != .number(.nan))
+    }
+
     @Test func objectKeyOrderIsKept() throws {
         let (engine, _, _) = try makeEngine()
         let value = try engine.evaluate("({zeta: 1, alpha: 2, mid: 3})")

@@ -67,6 +67,26 @@ public enum MacroValue: Sendable, Equatable {
     }
 }
 
+extension MacroValue {
+    /// Equality as values: objects are equal when they have the same properties with equal
+    /// values, in any order (their order is kept for output only). `NaN` is not equal to itself.
+    public static func == (lhs: MacroValue, rhs: MacroValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.undefined, .undefined), (.null, .null): return true
+        case (.bool(let a), .bool(let b)): return a == b
+        case (.number(let a), .number(let b)): return a == b
+        case (.string(let a), .string(let b)): return a == b
+        case (.array(let a), .array(let b)): return a == b
+        case (.object(let a), .object(let b)):
+            return a.count == b.count && a.allSatisfy { key, value in b[key] == value }
+        case (.date(let a), .date(let b)): return a == b
+        case (.function(let a), .function(let b)): return a == b
+        case (.error(let n1, let m1, let s1), .error(let n2, let m2, let s2)): return n1 == n2 && m1 == m2 && s1 == s2
+        default: return false
+        }
+    }
+}
+
 extension MacroValue: ExpressibleByNilLiteral {
     /// `nil` is `undefined`, as a missing value reads in JavaScript.
     public init(nilLiteral: ()) { self = .undefined }
