@@ -50,9 +50,6 @@ private func nativeCall(
     }
     do {
         return try box.body(values).ref
-    } catch let error as JSThrownValue {
-        exception?.pointee = error.value
-        return nil
     } catch let error as MacroError {
         exception?.pointee = context.makeError(error.errorName ?? "Error", message: error.message).ref
         return nil
@@ -65,11 +62,4 @@ private func nativeCall(
 private func nativeFinalize(_ object: JSObjectRef?) {
     guard let object, let raw = JSObjectGetPrivate(object) else { return }
     Unmanaged<NativeFunctionBox>.fromOpaque(raw).release()
-}
-
-/// Thrown from a native function to rethrow a JavaScript value as is (e.g. an exception that
-/// came back from calling a JS callback).
-struct JSThrownValue: Error {
-    // Only ever created and caught on the engine thread within one native call.
-    nonisolated(unsafe) let value: JSValueRef
 }

@@ -1,0 +1,78 @@
+import Logging
+import MacroEngineCore
+import MacroTestSupport
+import Synchronization
+import Testing
+
+/// Records log entries so tests can check what the default exception handler reports.
+final class RecordingLogHandler: LogHandler, Sendable {
+    struct Entry: Sendable {
+        var level: Logger.Level
+        var message: String
+        var metadata: [String: String]
+    }
+    let entries = Mutex<[Entry]>([])
+    var metadata: Logger.Metadata {
+        get { [:] }
+        set {}
+    }
+    var logLevel: Logger.Level {
+        get { .trace }
+        set {}
+    }
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { nil }
+        set {}
+    }
+    func log(event: LogEvent) {
+        let flat = (event.metadata ?? [:]).mapValues { "\($0)" }
+        entries.withLock { $0.append(Entry(level: event.level, message: "\(event.message)", metadata: flat)) }
+    }
+}
+
+/// Counts deinitialisations of objects captured by native closures.
+final class Tracker: Sendable {
+    static let released = Atomic<Int>(0)
+    deinit { Self.released.add(1, ordering: .relaxed) }
+}
+
+@Suite("Engine lifecycle and reporting")
+struct LifecycleTests {
+    @Test func defaultExceptionHandlerLogsEveryFieldAsMetadata() throws {
+        let handler = RecordingLogHandler()
+        let engine = MacroEngine(logger: Logger(label: "t") { _ in handler })
+        _ = try? engine.setMethod(javascript: "function() {\n  throw new TypeError('bad')\n}", key: "failing", file: "/m/failing.js")
+        #expect(throws: MacroError.self) { try engine.call("failing") }
+        let entries = handler.entries.withLock { $0 }
+        #expect(entries.count == 1)
+        let entry = try #require(entries.first)
+        #expect(entry.level == .error)
+        #expect(entry.message == "TypeError: bad")
+        #expect(entry.metadata == [
+            "code": "threw", "error.name": "TypeError", "macro": "failing", "file": "/m/failing.js",
+            "line": "2", "column": "22", "stack": "failing@/m/failing.js:2:22",
+        ])
+    }
+
+    @Test func closuresAreReleasedWhenTheEngineGoes() async throws {
+        let before = Tracker.released.load(ordering: .relaxed)
+        do {
+            let engine = MacroEngine(logger: silentLogger)
+            for i in 0..<50 {
+                let tracker = Tracker()
+                try engine.register("f\(i)", values: { _ in _ = tracker; return .null })
+            }
+            // Re-registering a name releases the closure it replaces at once.
+            try engine.register("f0", values: { _ in .null })
+            #expect(Tracker.released.load(ordering: .relaxed) - before == 1)
+        }
+        // The rest go when the context is destroyed (finalizers run on the engine's thread).
+        var released = 0
+        for _ in 0..<200 {
+            released = Tracker.released.load(ordering: .relaxed) - before
+            if released == 50 { break }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(released == 50)
+    }
+}
