@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "MacroEngineCore", targets: ["MacroEngineCore"]),
         .executable(name: "macro", targets: ["macro"]),
+        .executable(name: "macrod", targets: ["macrod"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -14,6 +15,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
     ],
     targets: [
         // WebKitGTK's JavaScriptCore C API, plus the exported functions it has no public header for.
@@ -34,11 +36,41 @@ let package = Package(
                 .product(name: "Yams", package: "Yams"),
             ]
         ),
+        // The wire protocol: error codes, socket path rules, a blocking client.
+        .target(
+            name: "MacroRPC",
+            dependencies: [
+                "MacroEngineCore",
+                .product(name: "OrderedCollections", package: "swift-collections"),
+            ]
+        ),
+        // macrod's server: JSON-RPC over a Unix socket, live reload, lifecycle.
+        .target(
+            name: "MacroDaemon",
+            dependencies: [
+                "MacroEngineCore", "MacroRPC",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // The `macrod` daemon executable.
+        .executableTarget(
+            name: "macrod",
+            dependencies: [
+                "MacroDaemon", "MacroEngineCore", "MacroRPC",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         // The `macro` command-line tool.
         .executableTarget(
             name: "macro",
             dependencies: [
-                "MacroEngineCore",
+                "MacroEngineCore", "MacroRPC",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -46,7 +78,7 @@ let package = Package(
         // Helpers shared by the test targets: temporary directories, running the built binaries.
         .target(
             name: "MacroTestSupport",
-            dependencies: ["MacroEngineCore", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["MacroEngineCore", "MacroRPC", .product(name: "Logging", package: "swift-log")],
             path: "Tests/MacroTestSupport"
         ),
         .testTarget(
@@ -55,7 +87,11 @@ let package = Package(
         ),
         .testTarget(
             name: "MacroCLITests",
-            dependencies: ["MacroTestSupport", "MacroEngineCore"]
+            dependencies: ["MacroTestSupport", "MacroEngineCore", "MacroRPC"]
+        ),
+        .testTarget(
+            name: "MacroDaemonTests",
+            dependencies: ["MacroTestSupport", "MacroEngineCore", "MacroRPC"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,4 +1,5 @@
 import ArgumentParser
+import MacroEngineCore
 
 /// `macro`: run and inspect JavaScript macros.
 @main
@@ -28,9 +29,4 @@ struct MacroCommand: ParsableCommand {
         version: MacroEngineVersion.string,
         subcommands: [Run.self, List.self, Show.self, Check.self]
     )
-}
-
-/// The version printed by `--version`.
-enum MacroEngineVersion {
-    static let string = "0.1.0"
 }

@@ -25,17 +25,28 @@ func rejectUnknownKeys(in decoder: any Decoder, known: [String]) throws {
 
 /// The file's shape: every key optional, unknown keys rejected.
 struct ConfigFile: Decodable {
-    static let keys = ["macros_dir", "state_file", "time_limit_ms", "log_level", "allow_eval", "progress"]
+    static let keys = [
+        "macros_dir", "state_file", "time_limit_ms", "log_level", "allow_eval", "progress",
+        "socket", "shutdown_grace_ms", "max_line_bytes", "allowed_uids", "engine_eval", "queue_limit",
+    ]
     var macrosDir: String?
     var stateFile: String?
     var timeLimitMs: Int?
     var logLevel: String?
     var allowEval: Bool?
     var progress: [ChannelFile]?
+    var socket: String?
+    var shutdownGraceMs: Int?
+    var maxLineBytes: Int?
+    var allowedUIDs: [UInt32]?
+    var engineEval: Bool?
+    var queueLimit: Int?
 
     enum CodingKeys: String, CodingKey {
         case macrosDir = "macros_dir", stateFile = "state_file", timeLimitMs = "time_limit_ms"
         case logLevel = "log_level", allowEval = "allow_eval", progress
+        case socket, shutdownGraceMs = "shutdown_grace_ms", maxLineBytes = "max_line_bytes"
+        case allowedUIDs = "allowed_uids", engineEval = "engine_eval", queueLimit = "queue_limit"
     }
 
     init(from decoder: any Decoder) throws {
@@ -47,6 +58,12 @@ struct ConfigFile: Decodable {
         logLevel = try c.decodeIfPresent(String.self, forKey: .logLevel)
         allowEval = try c.decodeIfPresent(Bool.self, forKey: .allowEval)
         progress = try c.decodeIfPresent([ChannelFile].self, forKey: .progress)
+        socket = try c.decodeIfPresent(String.self, forKey: .socket)
+        shutdownGraceMs = try c.decodeIfPresent(Int.self, forKey: .shutdownGraceMs)
+        maxLineBytes = try c.decodeIfPresent(Int.self, forKey: .maxLineBytes)
+        allowedUIDs = try c.decodeIfPresent([UInt32].self, forKey: .allowedUIDs)
+        engineEval = try c.decodeIfPresent(Bool.self, forKey: .engineEval)
+        queueLimit = try c.decodeIfPresent(Int.self, forKey: .queueLimit)
     }
 
     struct ChannelFile: Decodable {
@@ -90,6 +107,27 @@ struct ConfigFile: Decodable {
             config.logLevel = level
         }
         if let allowEval { config.allowEval = allowEval }
+        if let socket, !socket.isEmpty { config.socket = socket }
+        if let shutdownGraceMs {
+            guard (0...3_600_000).contains(shutdownGraceMs) else {
+                throw ConfigError(code: .invalidValue, file: file, key: "shutdown_grace_ms", message: "must be between 0 and 3600000, got \(shutdownGraceMs)")
+            }
+            config.shutdownGrace = .milliseconds(shutdownGraceMs)
+        }
+        if let maxLineBytes {
+            guard (1024...(256 << 20)).contains(maxLineBytes) else {
+                throw ConfigError(code: .invalidValue, file: file, key: "max_line_bytes", message: "must be between 1024 and 268435456, got \(maxLineBytes)")
+            }
+            config.maxLineBytes = maxLineBytes
+        }
+        if let allowedUIDs { config.allowedUIDs = allowedUIDs }
+        if let engineEval { config.engineEval = engineEval }
+        if let queueLimit {
+            guard (1...1_000_000).contains(queueLimit) else {
+                throw ConfigError(code: .invalidValue, file: file, key: "queue_limit", message: "must be between 1 and 1000000, got \(queueLimit)")
+            }
+            config.queueLimit = queueLimit
+        }
         if let progress {
             guard !progress.isEmpty else { throw ConfigError(code: .invalidValue, file: file, key: "progress", message: "must list at least one channel") }
             var channels: [ProgressChannel] = []

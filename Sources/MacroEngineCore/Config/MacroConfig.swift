@@ -17,6 +17,18 @@ public struct MacroConfig: Sendable, Equatable {
     public var allowEval: Bool
     /// The progress channels (`progress`); the default is the seed's inner, middle, outer 0...10.
     public var channels: [ProgressChannel]
+    /// macrod's socket (`socket`); nil means the default (see README).
+    public var socket: String?
+    /// How long macrod lets calls in flight finish after SIGTERM (`shutdown_grace_ms`, 5000).
+    public var shutdownGrace: Duration = .seconds(5)
+    /// The longest request line macrod accepts (`max_line_bytes`, 1 MiB).
+    public var maxLineBytes: Int = 1 << 20
+    /// Other users allowed to connect besides the daemon's own (`allowed_uids`, none).
+    public var allowedUIDs: [UInt32] = []
+    /// Whether macrod answers `engine.eval` (`engine_eval`, false: a development switch).
+    public var engineEval: Bool = false
+    /// How many requests may wait for the engine before macrod answers -32005 busy (`queue_limit`, 1024).
+    public var queueLimit: Int = 1024
 
     /// The built-in defaults: `./macros`, the seed's three channels, 5 s, `info`.
     public init(
@@ -77,6 +89,7 @@ public struct MacroConfig: Sendable, Equatable {
         var copy = self
         copy.macrosDirectory = Self.resolve(macrosDirectory, base: base)
         copy.stateFile = stateFile.map { Self.resolve($0, base: base) }
+        copy.socket = socket.map { Self.resolve($0, base: base) }
         return copy
     }
 

@@ -309,6 +309,15 @@ public final class MacroEngine: Sendable {
         }
     }
 
+    /// Checks that `javascript` would load as a macro named `key` (valid name, parses, one function
+    /// expression) without registering anything. Throws the error `setMethod` would.
+    public func checkMacro(javascript: String, key: String, file: String? = nil) throws {
+        try sync { runtime in
+            try MacroName.validate(key, runtime: runtime)
+            _ = try runtime.functionExpression(javascript, file: file ?? "\(key).js", macro: key)
+        }
+    }
+
     /// Removes the global `key` set by ``setMethod(javascript:key:file:)`` (engine globals stay).
     public func removeMethod(key: String) throws {
         try sync { runtime in

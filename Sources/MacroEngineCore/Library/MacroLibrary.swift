@@ -16,6 +16,26 @@ public final class MacroLibrary: Sendable {
     public let engine: MacroEngine
     private let logger: Logger
     private let state: Mutex<[String: Item]>
+    private let observer = Mutex<(@Sendable (Change) -> Void)?>(nil)
+
+    /// What changed in the library, for live reload notifications.
+    public enum Change: Sendable, Equatable {
+        /// A new version of the macro is live.
+        case loaded(name: String, version: Int)
+        /// The file does not load (the previous version, if any, stays live).
+        case failed(name: String, error: MacroError)
+        /// The file is gone; so is the macro.
+        case removed(name: String)
+    }
+
+    /// Called after each change (on the thread that made it).
+    public func onChange(_ body: (@Sendable (Change) -> Void)?) {
+        observer.withLock { $0 = body }
+    }
+
+    private func notify(_ change: Change) {
+        observer.withLock { $0 }?(change)
+    }
 
     private struct Item {
         var entry: MacroEntry
@@ -79,6 +99,10 @@ public final class MacroLibrary: Sendable {
         do {
             try checkLocation(path, name: name, requireInsideDirectory: requireInsideDirectory)
             let source = try SourceFile.read(path, macro: name)
+            // The same content again (several events for one save): nothing to do.
+            if let existing, let method, method.javascript == source, existing.entry.file == path {
+                return existing.entry
+            }
             if let method {
                 entry.version = try method.update(javascript: source)
             } else {
@@ -97,6 +121,11 @@ public final class MacroLibrary: Sendable {
         }
         let item = Item(entry: entry, method: method)
         state.withLock { $0[name] = item }
+        if let error = entry.error {
+            notify(.failed(name: name, error: error))
+        } else {
+            notify(.loaded(name: name, version: entry.version))
+        }
         return entry
     }
 
@@ -104,6 +133,38 @@ public final class MacroLibrary: Sendable {
     public func remove(_ name: String) {
         let removed = state.withLock { $0.removeValue(forKey: name) }
         if removed?.method != nil { try? engine.removeMethod(key: name) }
+        if removed != nil { notify(.removed(name: name)) }
+    }
+
+    /// Reloads `filename` of the directory when it exists, removes its macro when it does not.
+    /// Ignored names do nothing. Returns the entry, nil when removed or ignored.
+    @discardableResult
+    public func refresh(filename: String) -> MacroEntry? {
+        guard !Self.isIgnored(filename) else { return nil }
+        let path = "\(directory)/\(filename)"
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue {
+            return load(file: path)
+        }
+        remove(Self.macroName(forFile: filename))
+        return nil
+    }
+
+    /// The source of macro `name` as the file holds it now.
+    public func source(of name: String) throws -> String {
+        guard MacroName.isIdentifier(name) else {
+            throw MacroError(code: .invalidName, message: "'\(name)' is not a valid macro name", macro: name)
+        }
+        let path = "\(directory)/\(name).js"
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw MacroError(code: .noSuchMacro, message: "no macro named '\(name)'", macro: name)
+        }
+        return try SourceFile.read(path, macro: name)
+    }
+
+    /// Removes every macro (the directory is gone).
+    public func removeAll() {
+        for name in state.withLock({ Array($0.keys) }) { remove(name) }
     }
 
     /// Every entry, by name.

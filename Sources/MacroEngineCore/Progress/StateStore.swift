@@ -48,12 +48,12 @@ public struct StateStore: Sendable {
         }
     }
 
-    /// Writes the values atomically.
-    public func save(_ values: [String: Double]) throws {
+    /// Writes the values atomically (`durable`: with fsync, so a power loss keeps them too).
+    public func save(_ values: [String: Double], durable: Bool = true) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
         let data = try encoder.encode(File(version: 1, progress: values))
-        try AtomicFile.write(data + Data("\n".utf8), to: path, mode: 0o600)
+        try AtomicFile.write(data + Data("\n".utf8), to: path, mode: 0o600, durable: durable)
     }
 
     private func moveAside(reason: String) throws -> LoadResult {

@@ -11,7 +11,9 @@ import Darwin
 /// directory. Creates missing parent directories with mode 0700.
 public enum AtomicFile {
     /// Writes `data` to `path` atomically. Throws a `.io` ``MacroError`` naming the path and errno.
-    public static func write(_ data: Data, to path: String, mode: mode_t = 0o644) throws {
+    /// `durable: false` skips the fsyncs: the rename is still atomic against a crash of the
+    /// process, but not against a power loss.
+    public static func write(_ data: Data, to path: String, mode: mode_t = 0o644, durable: Bool = true) throws {
         let directory = (path as NSString).deletingLastPathComponent
         let dir = directory.isEmpty ? "." : directory
         try createDirectory(dir)
@@ -35,11 +37,11 @@ public enum AtomicFile {
                     offset += n
                 }
             }
-            guard fsync(fd) == 0 else { throw failure("cannot fsync", temporary) }
+            guard !durable || fsync(fd) == 0 else { throw failure("cannot fsync", temporary) }
         }
         guard rename(temporary, path) == 0 else { throw failure("cannot rename into place", path) }
         ok = true
-        let dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        let dirfd = durable ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1
         if dirfd >= 0 {
             fsync(dirfd)
             close(dirfd)

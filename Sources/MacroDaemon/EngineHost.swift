@@ -1,0 +1,316 @@
+import Foundation
+import Logging
+import MacroEngineCore
+import MacroRPC
+import NIOCore
+import Synchronization
+
+/// Runs every method on the engine's loop, one at a time in arrival order, and publishes what
+/// changed: one `progress.changed` per request that changed the model (coalesced over the
+/// request's turn, `seq` +1 each), and the library's `macro.*` events.
+final class EngineHost: Sendable {
+    let engine: MacroEngine
+    let model: ProgressModel
+    let library: MacroLibrary
+    let store: StateStore
+    let hub: NotificationHub
+    let logger: Logger
+    let version: String
+    private let settings: Mutex<Settings>
+    private let started = ContinuousClock.now
+    private let queued = Atomic<Int>(0)
+    private let modelChanges = Atomic<Int>(0)
+    private let counters = Mutex<Counters>(Counters())
+
+    struct Settings: Sendable {
+        var engineEval: Bool
+        var queueLimit: Int
+        var socket: String
+    }
+
+    private struct Counters {
+        var calls = 0
+        var errors = 0
+        var seq = 0
+        var publishedChanges = 0
+        var stateError: String?
+    }
+
+    init(engine: MacroEngine, model: ProgressModel, library: MacroLibrary, store: StateStore, hub: NotificationHub,
+         settings: Settings, version: String, logger: Logger) {
+        self.engine = engine
+        self.model = model
+        self.library = library
+        self.store = store
+        self.hub = hub
+        self.logger = logger
+        self.version = version
+        self.settings = Mutex(settings)
+        model.addObserver { [weak self] _ in self?.modelChanges.add(1, ordering: .relaxed) }
+        library.onChange { [hub] change in
+            switch change {
+            case .loaded(let name, let version):
+                hub.publish(.macros, "macro.loaded", ["name": .string(name), "version": .number(Double(version))])
+            case .failed(let name, let error):
+                var params: OrderedFields = ["name": .string(name), "file": .string(error.file ?? "")]
+                params["line"] = error.line.map { .number(Double($0)) } ?? .null
+                params["column"] = error.column.map { .number(Double($0)) } ?? .null
+                params["message"] = .string(error.headline)
+                hub.publish(.macros, "macro.failed", .object(params))
+            case .removed(let name):
+                hub.publish(.macros, "macro.removed", ["name": .string(name)])
+            }
+        }
+    }
+
+    func update(_ body: (inout Settings) -> Void) { settings.withLock { body(&$0) } }
+
+    /// Requests waiting for or running on the engine.
+    var pending: Int { queued.load(ordering: .relaxed) }
+
+    /// Handles one request on the engine loop. Answers -32005 at once when the queue is full.
+    func handle(_ request: RPCRequest, from connection: Connection) -> EventLoopFuture<MacroValue?> {
+        let limit = settings.withLock { $0.queueLimit }
+        if queued.add(1, ordering: .relaxed).newValue > limit {
+            queued.subtract(1, ordering: .relaxed)
+            countError()
+            let reply = request.id.map { RPCCodec.response(id: $0, error: RPCError(code: RPCError.busy, message: "busy: \(limit) requests are already waiting; try again")) }
+            return engine.eventLoop.makeSucceededFuture(reply)
+        }
+        return engine.eventLoop.submit { [self] in
+            defer { queued.subtract(1, ordering: .relaxed) }
+            let before = modelChanges.load(ordering: .relaxed)
+            let outcome: Result<MacroValue, RPCError>
+            do {
+                outcome = .success(try dispatch(request, connection))
+            } catch let error as RPCError {
+                outcome = .failure(error)
+            } catch let error as MacroError {
+                outcome = .failure(RPCError(error))
+            } catch {
+                logger.error("internal error in \(request.method): \(error)")
+                outcome = .failure(RPCError(code: RPCError.internalError, message: "internal error: \(error)"))
+            }
+            if modelChanges.load(ordering: .relaxed) != before { modelChanged() }
+            guard let id = request.id else { return nil }
+            switch outcome {
+            case .success(let result): return RPCCodec.response(id: id, result: result)
+            case .failure(let error):
+                countError()
+                return RPCCodec.response(id: id, error: error)
+            }
+        }
+    }
+
+    /// After a turn that changed the model: save the state (before the reply leaves), then
+    /// publish one notification.
+    private func modelChanged() {
+        let values = model.valuesByName
+        do {
+            try store.save(values, durable: false)
+            counters.withLock { $0.stateError = nil }
+        } catch {
+            let first = counters.withLock { counters -> Bool in
+                defer { counters.stateError = "\(error)" }
+                return counters.stateError == nil
+            }
+            if first { logger.error("cannot save the state: \(error)") }
+        }
+        let seq = counters.withLock { counters -> Int in
+            counters.seq += 1
+            return counters.seq
+        }
+        guard hub.hasSubscribers(.progress) else { return }
+        var params = progressJSON()
+        if case .object(var fields) = params {
+            fields["seq"] = .number(Double(seq))
+            params = .object(fields)
+        }
+        hub.publish(.progress, "progress.changed", params)
+    }
+
+    private func countError() { counters.withLock { $0.errors += 1 } }
+
+    func progressJSON() -> MacroValue {
+        var fields = OrderedFields()
+        for (channel, value) in model.values { fields[channel] = .number(value) }
+        return .object(fields)
+    }
+
+    // MARK: Methods
+
+    private func dispatch(_ request: RPCRequest, _ connection: Connection) throws -> MacroValue {
+        let params = try Params(request)
+        switch request.method {
+        case "macro.call": return try call(params)
+        case "macro.list": return .array(library.entries.map(Self.entryJSON))
+        case "macro.source":
+            let name = try params.macroName()
+            return ["name": .string(name), "source": .string(try library.source(of: name))]
+        case "macro.save": return try save(params)
+        case "macro.delete": return try delete(params)
+        case "progress.get": return progressJSON()
+        case "progress.set": return try setProgress(params)
+        case "subscribe":
+            let subscribed = connection.subscribe(try params.events())
+            return ["events": .array(EventKind.allCases.filter(subscribed.contains).map { .string($0.rawValue) })]
+        case "unsubscribe":
+            let subscribed = connection.unsubscribe(try params.events())
+            return ["events": .array(EventKind.allCases.filter(subscribed.contains).map { .string($0.rawValue) })]
+        case "engine.status": return status()
+        case "engine.eval":
+            guard settings.withLock({ $0.engineEval }) else {
+                throw RPCError(code: RPCError.forbidden, message: "engine.eval is disabled; set engine_eval: true in the config (development only)")
+            }
+            let source = try params.string("source")
+            return try engine.evaluate(source, file: "<eval>", timeLimit: try params.timeLimit())
+        default:
+            throw RPCError(code: RPCError.methodNotFound, message: "Method not found: \(request.method)")
+        }
+    }
+
+    private func call(_ params: Params) throws -> MacroValue {
+        let name = try params.string("name")
+        let arguments = try params.array("args") ?? []
+        counters.withLock { $0.calls += 1 }
+        return try library.call(name, arguments: arguments, timeLimit: try params.timeLimit())
+    }
+
+    private func save(_ params: Params) throws -> MacroValue {
+        let name = try params.macroName()
+        let source = try params.string("source")
+        let path = "\(library.directory)/\(name).js"
+        try engine.checkMacro(javascript: source, key: name, file: path)
+        do {
+            try AtomicFile.write(Data(source.utf8), to: path, mode: 0o644)
+        } catch let error as MacroError {
+            throw RPCError(code: RPCError.internalError, message: error.message)
+        }
+        let entry = library.load(file: path)
+        return ["name": .string(name), "file": .string(path), "version": .number(Double(entry.version))]
+    }
+
+    private func delete(_ params: Params) throws -> MacroValue {
+        let name = try params.macroName()
+        let path = "\(library.directory)/\(name).js"
+        guard FileManager.default.fileExists(atPath: path) || library.entry(named: name) != nil else {
+            throw RPCError(code: RPCError.noSuchMacro, message: "no macro named '\(name)'")
+        }
+        if unlink(path) != 0 && errno != ENOENT {
+            throw RPCError(code: RPCError.internalError, message: "cannot delete \(path): \(String(cString: strerror(errno)))")
+        }
+        library.remove(name)
+        return ["name": .string(name)]
+    }
+
+    private func setProgress(_ params: Params) throws -> MacroValue {
+        guard case .object(let fields) = params.value else {
+            throw RPCError(code: RPCError.invalidParams, message: "Invalid params: progress.set takes an object such as {\"inner\": 5}")
+        }
+        let channels = model.channels.map(\.name)
+        var updates: [(String, Double)] = []
+        for (key, value) in fields {
+            guard channels.contains(key) else {
+                throw RPCError(code: RPCError.invalidParams, message: "Invalid params: unknown channel '\(key)' (channels: \(channels.joined(separator: ", ")))")
+            }
+            guard case .number(let number) = value, number.isFinite else {
+                throw RPCError(code: RPCError.invalidParams, message: "Invalid params: '\(key)' must be a finite number")
+            }
+            updates.append((key, number))
+        }
+        for (channel, value) in updates { try model.set(channel, to: value) }
+        return progressJSON()
+    }
+
+    private func status() -> MacroValue {
+        let entries = library.entries
+        let (calls, errors, seq, stateError) = counters.withLock { ($0.calls, $0.errors, $0.seq, $0.stateError) }
+        let uptime = ContinuousClock.now - started
+        var fields: OrderedFields = [
+            "version": .string(version),
+            "pid": .number(Double(getpid())),
+            "uptime": .number(((Double(uptime.components.seconds) + Double(uptime.components.attoseconds) / 1e18) * 1000).rounded() / 1000),
+            "socket": .string(settings.withLock { $0.socket }),
+            "macrosDir": .string(library.directory),
+            "macros": ["ok": .number(Double(entries.filter { $0.status == .ok }.count)), "broken": .number(Double(entries.filter { $0.status == .error }.count))],
+            "calls": .number(Double(calls)),
+            "errors": .number(Double(errors)),
+            "connections": .number(Double(hub.count)),
+            "seq": .number(Double(seq)),
+        ]
+        fields["stateError"] = stateError.map { .string($0) } ?? .null
+        return .object(fields)
+    }
+
+    static func entryJSON(_ entry: MacroEntry) -> MacroValue {
+        var fields: OrderedFields = [
+            "name": .string(entry.name), "status": .string(entry.status.rawValue),
+            "file": .string(entry.file), "version": .number(Double(entry.version)),
+        ]
+        if let error = entry.error {
+            var detail: OrderedFields = ["message": .string(error.headline)]
+            detail["line"] = error.line.map { .number(Double($0)) } ?? .null
+            detail["column"] = error.column.map { .number(Double($0)) } ?? .null
+            fields["error"] = .object(detail)
+        }
+        return .object(fields)
+    }
+}
+
+/// Typed access to a request's params with -32602 errors that name the parameter.
+struct Params {
+    let method: String
+    let value: MacroValue
+
+    init(_ request: RPCRequest) throws {
+        method = request.method
+        switch request.params {
+        case .undefined: value = .object([:])
+        case .object: value = request.params
+        default: throw RPCError(code: RPCError.invalidParams, message: "Invalid params: \(request.method) takes named params (an object)")
+        }
+    }
+
+    func string(_ key: String) throws -> String {
+        guard case .string(let s) = value[key] else { throw invalid(key, value[key] == .undefined ? "is required" : "must be a string") }
+        return s
+    }
+
+    func array(_ key: String) throws -> [MacroValue]? {
+        switch value[key] {
+        case .undefined, .null: return nil
+        case .array(let items): return items
+        default: throw invalid(key, "must be an array")
+        }
+    }
+
+    func timeLimit() throws -> Duration? {
+        switch value["timeoutMs"] {
+        case .undefined, .null: return nil
+        case .number(let n) where n.rounded() == n && n >= 1 && n <= 86_400_000: return .milliseconds(Int64(n))
+        default: throw invalid("timeoutMs", "must be a whole number of milliseconds from 1 to 86400000")
+        }
+    }
+
+    func macroName() throws -> String {
+        let name = try string("name")
+        guard MacroName.isIdentifier(name) else {
+            throw invalid("name", "'\(name)' is not a valid macro name (letters, digits, _ or $; no path separators)")
+        }
+        return name
+    }
+
+    func events() throws -> [EventKind] {
+        guard case .array(let items) = value["events"] else { throw invalid("events", "must be an array such as [\"progress\"]") }
+        return try items.map { item in
+            guard let name = item.stringValue, let kind = EventKind(rawValue: name) else {
+                throw invalid("events", "unknown event \(item.jsonText()) (events: progress, macros, log)")
+            }
+            return kind
+        }
+    }
+
+    private func invalid(_ key: String, _ problem: String) -> RPCError {
+        RPCError(code: RPCError.invalidParams, message: "Invalid params: \(key) \(problem)")
+    }
+}

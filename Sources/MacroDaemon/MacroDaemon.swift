@@ -1,0 +1,219 @@
+import Foundation
+import Logging
+import MacroEngineCore
+import MacroRPC
+import NIOCore
+import NIOPosix
+import ServiceLifecycle
+import UnixSignals
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// macrod: the engine and the progress model behind a Unix socket (JSON-RPC 2.0, one JSON text
+/// per line), with live reload of the macros directory. A swift-service-lifecycle `Service`:
+/// on graceful shutdown (SIGTERM/SIGINT) it stops accepting, lets calls in flight finish within
+/// the grace period, writes the state, removes the socket file and returns. SIGHUP re-reads the
+/// config and rescans the macros.
+public final class MacroDaemon: Service, Sendable {
+    /// The settings macrod started with.
+    public let config: MacroConfig
+    /// The socket path.
+    public let socketPath: String
+    /// The config file to re-read on SIGHUP (nil: none).
+    public let configFile: String?
+    /// The version reported by engine.status.
+    public let version: String
+    private let logger: Logger
+    private let hub = NotificationHub()
+    private let debounce: TimeAmount = .milliseconds(15)
+
+    /// Creates the daemon; nothing starts until ``run()``. `logger`'s handler also receives
+    /// nothing extra: log subscribers are fed by a handler added here.
+    public init(config: MacroConfig, socketPath: String, configFile: String?, version: String, logger: Logger) {
+        self.config = config
+        self.socketPath = socketPath
+        self.configFile = configFile
+        self.version = version
+        let base = logger
+        let hub = hub
+        var combined = Logger(label: base.label) { _ in
+            MultiplexLogHandler([base.handler, HubLogHandler(hub: hub, logLevel: base.logLevel)])
+        }
+        combined.logLevel = base.logLevel
+        self.logger = combined
+    }
+
+    /// Runs until graceful shutdown. Throws ``MacroDaemonError`` when it cannot start.
+    public func run() async throws {
+        umask(0o077)
+        do {
+            try SocketPath.prepareDirectory(for: socketPath)
+        } catch {
+            throw MacroDaemonError(code: .permission, message: error.description)
+        }
+        try Self.clearStaleSocket(socketPath)
+
+        let engine = MacroEngine(
+            configuration: .init(timeLimit: config.timeLimit, evalEnabled: config.allowEval, name: "macrod"),
+            logger: logger)
+        let model = ProgressModel(channels: config.channels)
+        try engine.add(model)
+        let store = StateStore(path: config.resolvedStateFile)
+        restoreState(model: model, store: store)
+        let library = MacroLibrary(directory: config.macrosDirectory, engine: engine, logger: logger)
+        let host = EngineHost(
+            engine: engine, model: model, library: library, store: store, hub: hub,
+            settings: .init(engineEval: config.engineEval, queueLimit: config.queueLimit, socket: socketPath),
+            version: version, logger: logger)
+        rescan(library: library, watcher: nil)
+
+        let pending = Mutex<Set<String>>([])
+        let watcherBox = Mutex<DirectoryWatcher?>(nil)
+        let watcher = try DirectoryWatcher(directory: config.macrosDirectory, logger: logger) { [debounce] event in
+            engine.eventLoop.execute {
+                switch event {
+                case .file(let name):
+                    guard pending.withLock({ $0.insert(name).inserted }) else { return }
+                    engine.eventLoop.scheduleTask(in: debounce) {
+                        _ = pending.withLock { $0.remove(name) }
+                        library.refresh(filename: name)
+                    }
+                case .rescan:
+                    guard pending.withLock({ $0.insert("\u{0}rescan").inserted }) else { return }
+                    engine.eventLoop.scheduleTask(in: debounce) {
+                        _ = pending.withLock { $0.remove("\u{0}rescan") }
+                        self.rescan(library: library, watcher: watcherBox.withLock { $0 })
+                    }
+                }
+            }
+        }
+        watcherBox.withLock { $0 = watcher }
+        watcher.start()
+        defer { watcher.stop() }
+
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let server: any Channel
+        do {
+            let allowed = config.allowedUIDs, maxLine = config.maxLineBytes, logger = logger
+            server = try await ServerBootstrap(group: group)
+                .serverChannelOption(.backlog, value: 256)
+                .childChannelOption(.allowRemoteHalfClosure, value: true)
+                .childChannelOption(.writeBufferWaterMark, value: .init(low: 256 * 1024, high: 1024 * 1024))
+                .childChannelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(BackPressureHandler())
+                        try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineDecoder(maximumLength: maxLine)))
+                        try channel.pipeline.syncOperations.addHandler(
+                            ConnectionHandler(host: host, allowedUIDs: allowed, maxLineBytes: maxLine, logger: logger))
+                    }
+                }
+                .bind(unixDomainSocketPath: socketPath, cleanupExistingSocketFile: false)
+                .get()
+        } catch {
+            try? await group.shutdownGracefully()
+            throw MacroDaemonError(code: .bind, message: "cannot listen on \(socketPath): \(error)")
+        }
+        chmod(socketPath, 0o600)
+        logger.info("macrod \(version) listening on \(socketPath)", metadata: [
+            "macros": "\(config.macrosDirectory)", "state": "\(store.path)", "pid": "\(getpid())",
+        ])
+
+        await withTaskGroup(of: Void.self) { tasks in
+            tasks.addTask {
+                await withGracefulShutdownHandler {
+                    try? await server.closeFuture.get()
+                } onGracefulShutdown: {
+                    server.close(promise: nil)
+                }
+            }
+            tasks.addTask {
+                for await _ in await UnixSignalsSequence(trapping: .sighup) {
+                    await self.reloadConfig(host: host, library: library, watcher: watcher)
+                }
+            }
+            _ = await tasks.next()
+            tasks.cancelAll()
+        }
+
+        // Shutting down: no new connections. Let calls in flight finish within the grace period.
+        logger.info("shutting down: waiting up to \(config.shutdownGrace) for \(host.pending) call(s) in flight")
+        let deadline = ContinuousClock.now + config.shutdownGrace
+        while host.pending > 0, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        for connection in hub.all { try? await connection.channel.close() }
+        do {
+            try store.save(model.valuesByName, durable: true)
+        } catch {
+            logger.error("cannot save the state on shutdown: \(error)")
+        }
+        unlink(socketPath)
+        try? await group.shutdownGracefully()
+        logger.info("macrod stopped")
+    }
+
+    private func restoreState(model: ProgressModel, store: StateStore) {
+        do {
+            switch try store.load() {
+            case .missing: break
+            case .loaded(let values): model.restore(values)
+            case .corrupt(let reason, let movedTo):
+                logger.warning("state file \(store.path) is corrupt (\(reason)); kept as \(movedTo), starting from the defaults")
+            }
+        } catch {
+            logger.error("cannot read the state file: \(error); starting from the defaults")
+        }
+    }
+
+    /// Full rescan: re-watch the directory (it may be new) and reload every file.
+    private func rescan(library: MacroLibrary, watcher: DirectoryWatcher?) {
+        watcher?.rewatchDirectory()
+        do {
+            let entries = try library.reload()
+            logger.info("loaded \(entries.filter { $0.status == .ok }.count) macro(s) from \(library.directory), \(entries.filter { $0.status == .error }.count) broken")
+        } catch {
+            logger.warning("\(error); serving no macros until the directory exists")
+            library.removeAll()
+        }
+    }
+
+    private func reloadConfig(host: EngineHost, library: MacroLibrary, watcher: DirectoryWatcher) async {
+        if let configFile {
+            do {
+                let fresh = try MacroConfig.load(file: configFile)
+                host.engine.timeLimit = fresh.timeLimit
+                host.update { settings in
+                    settings.engineEval = fresh.engineEval
+                    settings.queueLimit = fresh.queueLimit
+                }
+                if fresh.macrosDirectory != config.macrosDirectory || fresh.channels != config.channels || fresh.socket != config.socket {
+                    logger.warning("SIGHUP: macros_dir, progress and socket changes take effect on restart")
+                }
+                logger.info("SIGHUP: re-read \(configFile)")
+            } catch {
+                logger.error("SIGHUP: keeping the current config: \(error)")
+            }
+        }
+        _ = try? await host.engine.eventLoop.submit { self.rescan(library: library, watcher: watcher) }.get()
+    }
+
+    /// Refuses a socket path where a daemon answers or that is not a socket; removes a stale one.
+    static func clearStaleSocket(_ path: String) throws {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return }
+        guard (info.st_mode & S_IFMT) == S_IFSOCK else {
+            throw MacroDaemonError(code: .permission, message: "\(path) exists and is not a socket; not touching it")
+        }
+        do {
+            _ = try RPCClient(path: path)
+            throw MacroDaemonError(code: .alreadyRunning, message: "another macrod is already listening on \(path)")
+        } catch let error as RPCClient.ConnectError where error.exitCode == Int32(RPCClient.ConnectError.unreachable) {
+            unlink(path)
+        } catch let error as RPCClient.ConnectError {
+            throw MacroDaemonError(code: .permission, message: "\(path): \(error.description)")
+        }
+    }
+}

@@ -1,0 +1,113 @@
+import Foundation
+import MacroEngineCore
+import MacroRPC
+
+/// One JSON-RPC request. `id == nil` marks a notification (no reply).
+struct RPCRequest: Sendable {
+    var id: MacroValue?
+    var method: String
+    var params: MacroValue
+}
+
+/// What one line held.
+enum RPCLine: Sendable {
+    /// One request, or the error to answer it with.
+    case single(Result<RPCRequest, RPCFailure>)
+    /// A batch: one result per element, in order.
+    case batch([Result<RPCRequest, RPCFailure>])
+}
+
+/// An error to answer with, and the id to answer it under (null when unknown).
+struct RPCFailure: Error, Sendable {
+    var id: MacroValue
+    var error: RPCError
+}
+
+/// Turns request lines into requests, and replies into lines.
+enum RPCCodec {
+    /// JSON deeper than this is refused before it is parsed (no recursion on hostile input).
+    static let maximumDepth = 128
+
+    static func parse(_ bytes: [UInt8]) -> RPCLine {
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            return .single(.failure(RPCFailure(id: .null, error: RPCError(code: RPCError.parseError, message: "Parse error: the line is not valid UTF-8"))))
+        }
+        if exceedsDepth(bytes) {
+            return .single(.failure(RPCFailure(id: .null, error: RPCError(
+                code: RPCError.parseError, message: "Parse error: JSON nested deeper than \(maximumDepth) levels"))))
+        }
+        let value: MacroValue
+        do {
+            value = try JSONDecoder().decode(MacroValue.self, from: Data(text.utf8))
+        } catch {
+            return .single(.failure(RPCFailure(id: .null, error: RPCError(code: RPCError.parseError, message: "Parse error: the line is not valid JSON"))))
+        }
+        if case .array(let items) = value {
+            guard !items.isEmpty else {
+                return .single(.failure(RPCFailure(id: .null, error: RPCError(code: RPCError.invalidRequest, message: "Invalid Request: empty batch"))))
+            }
+            return .batch(items.map(request(from:)))
+        }
+        return .single(request(from: value))
+    }
+
+    static func request(from value: MacroValue) -> Result<RPCRequest, RPCFailure> {
+        guard case .object(let fields) = value else {
+            return .failure(RPCFailure(id: .null, error: RPCError(code: RPCError.invalidRequest, message: "Invalid Request: expected a JSON object")))
+        }
+        let rawID = fields["id"]
+        var id: MacroValue? = nil
+        switch rawID {
+        case nil: id = nil
+        case .some(.string), .some(.number), .some(.null): id = rawID
+        default:
+            return .failure(RPCFailure(id: .null, error: RPCError(code: RPCError.invalidRequest, message: "Invalid Request: id must be a string, a number or null")))
+        }
+        let replyID = id ?? .null
+        guard fields["jsonrpc"] == "2.0" else {
+            return .failure(RPCFailure(id: replyID, error: RPCError(code: RPCError.invalidRequest, message: "Invalid Request: \"jsonrpc\" must be \"2.0\"")))
+        }
+        guard case .string(let method)? = fields["method"] else {
+            return .failure(RPCFailure(id: replyID, error: RPCError(code: RPCError.invalidRequest, message: "Invalid Request: \"method\" must be a string")))
+        }
+        let params = fields["params"] ?? .undefined
+        switch params {
+        case .undefined, .object, .array: break
+        default:
+            return .failure(RPCFailure(id: replyID, error: RPCError(code: RPCError.invalidRequest, message: "Invalid Request: \"params\" must be an object or an array")))
+        }
+        return .success(RPCRequest(id: id, method: method, params: params))
+    }
+
+    /// True when brackets nest deeper than ``maximumDepth`` (strings are skipped).
+    static func exceedsDepth(_ bytes: [UInt8]) -> Bool {
+        var depth = 0, inString = false, escaped = false
+        for byte in bytes {
+            if inString {
+                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: "\""): inString = true
+            case UInt8(ascii: "["), UInt8(ascii: "{"):
+                depth += 1
+                if depth > maximumDepth { return true }
+            case UInt8(ascii: "]"), UInt8(ascii: "}"): depth -= 1
+            default: break
+            }
+        }
+        return false
+    }
+
+    static func response(id: MacroValue, result: MacroValue) -> MacroValue {
+        .object(["jsonrpc": "2.0", "id": id, "result": result == .undefined ? .null : result])
+    }
+
+    static func response(id: MacroValue, error: RPCError) -> MacroValue {
+        .object(["jsonrpc": "2.0", "id": id, "error": error.json])
+    }
+
+    static func notification(_ method: String, _ params: MacroValue) -> MacroValue {
+        .object(["jsonrpc": "2.0", "method": .string(method), "params": params])
+    }
+}

@@ -1,0 +1,54 @@
+import NIOCore
+
+/// A line of the protocol, or the news that a line was longer than allowed.
+enum LineEvent: Sendable {
+    case line([UInt8])
+    case tooLong
+}
+
+/// Splits the stream at `\n` (a trailing `\r` is dropped). A line longer than `maximumLength`
+/// yields `.tooLong` once, without buffering it, and the rest of the stream is ignored (the
+/// connection handler answers and closes).
+struct LineDecoder: ByteToMessageDecoder {
+    typealias InboundOut = LineEvent
+    let maximumLength: Int
+    private var overflowed = false
+
+    init(maximumLength: Int) { self.maximumLength = maximumLength }
+
+    mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
+        if overflowed {
+            buffer.moveReaderIndex(to: buffer.writerIndex)
+            return .needMoreData
+        }
+        let view = buffer.readableBytesView
+        if let newline = view.firstIndex(of: UInt8(ascii: "\n")) {
+            let length = newline - view.startIndex
+            guard length <= maximumLength else {
+                overflow(context: context, buffer: &buffer)
+                return .needMoreData
+            }
+            var bytes = buffer.readBytes(length: length)!
+            buffer.moveReaderIndex(forwardBy: 1)
+            if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
+            context.fireChannelRead(NIOAny(LineEvent.line(bytes)))
+            return .continue
+        }
+        if buffer.readableBytes > maximumLength { overflow(context: context, buffer: &buffer) }
+        return .needMoreData
+    }
+
+    mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws -> DecodingState {
+        while try decode(context: context, buffer: &buffer) == .continue {}
+        if !overflowed, buffer.readableBytes > 0, let bytes = buffer.readBytes(length: buffer.readableBytes) {
+            context.fireChannelRead(NIOAny(LineEvent.line(bytes)))
+        }
+        return .needMoreData
+    }
+
+    private mutating func overflow(context: ChannelHandlerContext, buffer: inout ByteBuffer) {
+        overflowed = true
+        buffer.moveReaderIndex(to: buffer.writerIndex)
+        context.fireChannelRead(NIOAny(LineEvent.tooLong))
+    }
+}

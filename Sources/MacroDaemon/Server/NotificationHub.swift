@@ -1,0 +1,89 @@
+import Logging
+import MacroEngineCore
+import NIOCore
+import Synchronization
+
+/// The events a connection can subscribe to.
+enum EventKind: String, CaseIterable, Sendable {
+    case progress, macros, log
+}
+
+/// One client connection, as the hub and the engine host see it.
+final class Connection: Sendable {
+    let channel: any Channel
+    let id: Int
+    private let events = Mutex<Set<EventKind>>([])
+
+    init(channel: any Channel, id: Int) {
+        self.channel = channel
+        self.id = id
+    }
+
+    var subscriptions: Set<EventKind> { events.withLock { $0 } }
+    func subscribe(_ kinds: [EventKind]) -> Set<EventKind> { events.withLock { $0.formUnion(kinds); return $0 } }
+    func unsubscribe(_ kinds: [EventKind]) -> Set<EventKind> { events.withLock { $0.subtract(kinds); return $0 } }
+
+    /// Writes one JSON message as a line. Safe from any thread; NIO keeps the order of writes
+    /// made from one thread.
+    func send(_ message: MacroValue) {
+        var buffer = channel.allocator.buffer(capacity: 128)
+        buffer.writeString(message.jsonText())
+        buffer.writeInteger(UInt8(ascii: "\n"))
+        channel.writeAndFlush(buffer, promise: nil)
+    }
+}
+
+/// Delivers notifications to the connections subscribed to them.
+final class NotificationHub: Sendable {
+    private let connections = Mutex<[Int: Connection]>([:])
+    private let nextID = Atomic<Int>(0)
+
+    func register(_ channel: any Channel) -> Connection {
+        let connection = Connection(channel: channel, id: nextID.add(1, ordering: .relaxed).newValue)
+        connections.withLock { $0[connection.id] = connection }
+        return connection
+    }
+
+    func unregister(_ connection: Connection) {
+        _ = connections.withLock { $0.removeValue(forKey: connection.id) }
+    }
+
+    var count: Int { connections.withLock { $0.count } }
+    var all: [Connection] { connections.withLock { Array($0.values) } }
+
+    /// Sends `method(params)` to every connection subscribed to `kind`.
+    func publish(_ kind: EventKind, _ method: String, _ params: MacroValue) {
+        let targets = connections.withLock { $0.values.filter { $0.subscriptions.contains(kind) } }
+        guard !targets.isEmpty else { return }
+        let message = RPCCodec.notification(method, params)
+        for connection in targets { connection.send(message) }
+    }
+
+    /// True when someone listens to `kind` (so callers can skip building the message).
+    func hasSubscribers(_ kind: EventKind) -> Bool {
+        connections.withLock { $0.values.contains { $0.subscriptions.contains(kind) } }
+    }
+}
+
+/// Forwards log records to `log` subscribers (next to the normal handler, via MultiplexLogHandler).
+struct HubLogHandler: LogHandler {
+    let hub: NotificationHub
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .info
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        guard hub.hasSubscribers(.log) else { return }
+        var fields = OrderedFields()
+        for (key, value) in metadata.merging(event.metadata ?? [:], uniquingKeysWith: { _, new in new }) {
+            fields[key] = .string("\(value)")
+        }
+        hub.publish(.log, "log", ["level": .string(event.level.rawValue), "message": .string("\(event.message)"), "metadata": .object(fields)])
+    }
+}
+
+import MacroRPC

@@ -1,0 +1,147 @@
+import Foundation
+import MacroEngineCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A small blocking JSON-RPC client for macrod's Unix socket (one JSON text per line). Used by
+/// the `macro` CLI and the tests; not thread-safe (one user at a time).
+public final class RPCClient {
+    /// Why a connection failed.
+    public struct ConnectError: Error, CustomStringConvertible, Sendable {
+        /// Nothing listens there (no file, or a stale socket): exit 69.
+        public static let unreachable = 69
+        /// The daemon or the file system refused us (permissions, uid not allowed): exit 77.
+        public static let refused = 77
+        /// 69 or 77.
+        public var exitCode: Int32
+        /// What happened, naming the socket.
+        public var description: String
+    }
+
+    /// The socket path.
+    public let path: String
+    private let fd: Int32
+    private var buffer: [UInt8] = []
+    private var nextID = 0
+    /// Notifications read while waiting for a response, oldest first.
+    public private(set) var pendingNotifications: [MacroValue] = []
+
+    /// Connects to `path`.
+    public init(path: String) throws(ConnectError) {
+        self.path = path
+        guard path.utf8.count <= SocketPath.maximumLength else {
+            throw ConnectError(exitCode: Int32(ConnectError.unreachable), description: "socket path too long: \(path)")
+        }
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else {
+            throw ConnectError(exitCode: Int32(ConnectError.unreachable), description: "cannot create a socket: \(String(cString: strerror(errno)))")
+        }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (i, byte) in path.utf8.enumerated() { raw[i] = byte }
+        }
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard result == 0 else {
+            let code = errno
+            close(fd)
+            let reason = String(cString: strerror(code))
+            if code == EACCES || code == EPERM {
+                throw ConnectError(exitCode: Int32(ConnectError.refused), description: "macrod at \(path) refused the connection: \(reason)")
+            }
+            throw ConnectError(exitCode: Int32(ConnectError.unreachable), description: "no daemon answers at \(path): \(reason)")
+        }
+        self.fd = fd
+    }
+
+    deinit { close(fd) }
+
+    /// Sends one raw line (no newline needed).
+    public func send(raw line: String) throws {
+        var bytes = Array(line.utf8)
+        if bytes.last != UInt8(ascii: "\n") { bytes.append(UInt8(ascii: "\n")) }
+        try send(bytes: bytes)
+    }
+
+    /// Sends raw bytes as they are.
+    public func send(bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw RPCError(code: RPCError.internalError, message: "the connection to \(path) broke: \(String(cString: strerror(errno)))")
+            }
+            offset += n
+        }
+    }
+
+    /// Reads the next line as JSON; nil at end of stream.
+    public func readMessage() throws -> MacroValue? {
+        guard let line = try readLine() else { return nil }
+        return try MacroValue(jsonText: line)
+    }
+
+    /// Reads the next raw line; nil at end of stream.
+    public func readLine() throws -> String? {
+        while true {
+            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: buffer[..<newline], as: UTF8.self)
+                buffer.removeSubrange(...newline)
+                return line
+            }
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw RPCError(code: RPCError.internalError, message: "reading from \(path) failed: \(String(cString: strerror(errno)))")
+            }
+            if n == 0 {
+                if buffer.isEmpty { return nil }
+                let line = String(decoding: buffer, as: UTF8.self)
+                buffer.removeAll()
+                return line
+            }
+            buffer.append(contentsOf: chunk[..<n])
+        }
+    }
+
+    /// Calls `method` and returns its result, or throws its ``RPCError``. Notifications that
+    /// arrive first are kept in ``pendingNotifications``.
+    @discardableResult
+    public func call(_ method: String, _ params: MacroValue? = nil) throws -> MacroValue {
+        nextID += 1
+        let id = nextID
+        var request: OrderedFields = ["jsonrpc": "2.0", "id": .number(Double(id)), "method": .string(method)]
+        if let params { request["params"] = params }
+        try send(raw: MacroValue.object(request).jsonText())
+        while true {
+            guard let message = try readMessage() else {
+                throw RPCError(code: RPCError.internalError, message: "macrod closed the connection before answering \(method)")
+            }
+            if message["id"] == .undefined, message["method"] != .undefined {
+                pendingNotifications.append(message)
+                continue
+            }
+            if message["id"].intValue != id {
+                if let error = RPCError(json: message["error"]) { throw error }
+                continue
+            }
+            if let error = RPCError(json: message["error"]) { throw error }
+            return message["result"]
+        }
+    }
+
+    /// The next notification (from the pending list first, else from the socket); nil at end of stream.
+    public func nextNotification() throws -> MacroValue? {
+        if !pendingNotifications.isEmpty { return pendingNotifications.removeFirst() }
+        while let message = try readMessage() {
+            if message["method"] != .undefined, message["id"] == .undefined { return message }
+        }
+        return nil
+    }
+}
