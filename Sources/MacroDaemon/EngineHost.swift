@@ -158,6 +158,10 @@ final class EngineHost: Sendable {
             let subscribed = connection.unsubscribe(try params.events())
             return ["events": .array(EventKind.allCases.filter(subscribed.contains).map { .string($0.rawValue) })]
         case "engine.status": return status()
+        case "log.recent":
+            let limit = params.value["limit"].intValue ?? NotificationHub.recentLimit
+            guard limit >= 0 else { throw RPCError(code: RPCError.invalidParams, message: "Invalid params: limit must be a whole number >= 0") }
+            return .array(hub.recentLogs(limit: limit))
         case "engine.eval":
             guard settings.withLock({ $0.engineEval }) else {
                 throw RPCError(code: RPCError.forbidden, message: "engine.eval is disabled; set engine_eval: true in the config (development only)")

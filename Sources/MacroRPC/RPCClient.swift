@@ -60,6 +60,15 @@ public final class RPCClient {
 
     deinit { close(fd) }
 
+    /// Makes reads give up after `seconds` (0: wait forever); a timed-out read throws.
+    public func setReceiveTimeout(seconds: Double) {
+        var tv = timeval(tv_sec: Int(seconds), tv_usec: Int((seconds - Double(Int(seconds))) * 1_000_000))
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    /// Shuts down the sending side (the daemon answers what it got, then closes).
+    public func shutdownWrite() { shutdown(fd, Int32(SHUT_WR)) }
+
     /// Sends one raw line (no newline needed).
     public func send(raw line: String) throws {
         var bytes = Array(line.utf8)

@@ -17,7 +17,10 @@ struct EngineOptions: ParsableArguments {
     @Option(name: .customLong("timeout-ms"), help: ArgumentHelp("Time limit for the macro in milliseconds (overrides time_limit_ms; default 5000).", valueName: "n"))
     var timeoutMs: Int?
 
-    @Flag(name: .long, help: "Run in this process even when a daemon is running (the only mode until macrod exists).")
+    @Option(name: .long, help: ArgumentHelp("Talk to the macrod on this socket (exit 69 if none answers). Default: $MACROENGINE_SOCKET, else the standard path.", valueName: "path"))
+    var socket: String?
+
+    @Flag(name: .long, help: "Run in this process even when a daemon is running.")
     var local = false
 
     @Flag(name: .long, help: "Print machine-readable JSON on stdout.")

@@ -27,6 +27,6 @@ struct MacroCommand: ParsableCommand {
             \(Exit.helpTable)
             """,
         version: MacroEngineVersion.string,
-        subcommands: [Run.self, List.self, Show.self, Check.self]
+        subcommands: [Run.self, List.self, Show.self, Check.self, Status.self, SetValue.self, Progress.self, Logs.self, Edit.self]
     )
 }

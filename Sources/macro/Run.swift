@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MacroEngineCore
+import MacroRPC
 
 /// `macro run NAME [ARG...]`.
 struct Run: ParsableCommand {
@@ -24,9 +25,13 @@ struct Run: ParsableCommand {
     @OptionGroup var options: EngineOptions
 
     func run() throws {
+        let args = arguments.map { (try? MacroValue(jsonText: $0)) ?? .string($0) }
+        if let client = try DaemonLink.connect(options) {
+            try runOnDaemon(client, args: args)
+            return
+        }
         let session = try Session(options: options)
         _ = try? session.library.reload()
-        let args = arguments.map { (try? MacroValue(jsonText: $0)) ?? .string($0) }
         let result: MacroValue
         do {
             result = try session.library.call(name, arguments: args)
@@ -45,8 +50,24 @@ struct Run: ParsableCommand {
         printResult(result, session: session)
     }
 
+    private func runOnDaemon(_ client: RPCClient, args: [MacroValue]) throws {
+        var params: OrderedFields = ["name": .string(name), "args": .array(args)]
+        if let timeoutMs = options.timeoutMs { params["timeoutMs"] = .number(Double(timeoutMs)) }
+        do {
+            let result = try client.call("macro.call", .object(params))
+            let progress = try client.call("progress.get")
+            let values = (progress.objectValue ?? [:]).map { ($0.key, $0.value.doubleValue ?? 0) }
+            printResult(result, values: values)
+        } catch let error as RPCError {
+            throw DaemonLink.report(error, json: options.json)
+        }
+    }
+
     private func printResult(_ result: MacroValue, session: Session) {
-        let values = session.model.values
+        printResult(result, values: session.model.values.map { ($0.channel, $0.value) })
+    }
+
+    private func printResult(_ result: MacroValue, values: [(String, Double)]) {
         if options.json {
             var progress = MacroValue.object([:])
             if case .object(var fields) = progress {
@@ -58,7 +79,7 @@ struct Run: ParsableCommand {
             return
         }
         print("result: \(result.jsonText())")
-        let width = values.map(\.channel.count).max() ?? 0
+        let width = values.map(\.0.count).max() ?? 0
         for (channel, value) in values {
             print("\(channel.padding(toLength: width, withPad: " ", startingAt: 0))  \(Console.format(value))")
         }

@@ -46,6 +46,8 @@ public enum BinaryRunner {
         var env = ProcessInfo.processInfo.environment
         env["MACROENGINE_CONFIG"] = nil
         env["XDG_STATE_HOME"] = scratch.path
+        // No test talks to a daemon it did not start.
+        env["MACROENGINE_SOCKET"] = scratch.url("no-daemon.sock")
         for (key, value) in environment { env[key] = value }
         process.environment = env
         if let currentDirectory { process.currentDirectoryURL = URL(fileURLWithPath: currentDirectory) }

@@ -63,6 +63,23 @@ final class NotificationHub: Sendable {
     func hasSubscribers(_ kind: EventKind) -> Bool {
         connections.withLock { $0.values.contains { $0.subscriptions.contains(kind) } }
     }
+
+    private let recent = Mutex<[MacroValue]>([])
+    static let recentLimit = 200
+
+    /// Keeps a log record for `log.recent` and sends it to `log` subscribers.
+    func log(_ params: MacroValue) {
+        recent.withLock { entries in
+            entries.append(params)
+            if entries.count > Self.recentLimit { entries.removeFirst(entries.count - Self.recentLimit) }
+        }
+        publish(.log, "log", params)
+    }
+
+    /// The last `limit` log records, oldest first.
+    func recentLogs(limit: Int) -> [MacroValue] {
+        recent.withLock { Array($0.suffix(limit)) }
+    }
 }
 
 /// Forwards log records to `log` subscribers (next to the normal handler, via MultiplexLogHandler).
@@ -77,12 +94,11 @@ struct HubLogHandler: LogHandler {
     }
 
     func log(event: LogEvent) {
-        guard hub.hasSubscribers(.log) else { return }
         var fields = OrderedFields()
         for (key, value) in metadata.merging(event.metadata ?? [:], uniquingKeysWith: { _, new in new }) {
             fields[key] = .string("\(value)")
         }
-        hub.publish(.log, "log", ["level": .string(event.level.rawValue), "message": .string("\(event.message)"), "metadata": .object(fields)])
+        hub.log(["level": .string(event.level.rawValue), "message": .string("\(event.message)"), "metadata": .object(fields)])
     }
 }
 

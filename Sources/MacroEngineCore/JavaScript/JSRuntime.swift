@@ -21,6 +21,7 @@ final class JSRuntime {
     var wrappedFiles: Set<String> = []
 
     init(name: String) {
+        precondition(JSCOptions.applied)
         group = JSContextGroupCreate()
         globalContext = JSGlobalContextCreateInGroup(group, nil)
         context = JSContext(globalContext)

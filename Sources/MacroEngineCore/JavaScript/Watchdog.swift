@@ -15,7 +15,6 @@ final class Watchdog {
     func arm(_ limit: Duration) {
         fired = false
         let seconds = max(0.001, Double(limit.components.seconds) + Double(limit.components.attoseconds) / 1e18)
-        guard seconds != armedLimit else { return }
         armedLimit = seconds
         JSContextGroupSetExecutionTimeLimit(group, seconds, watchdogShouldTerminate,
                                             Unmanaged.passUnretained(self).toOpaque())

@@ -1,0 +1,102 @@
+import Foundation
+import MacroEngineCore
+import MacroRPC
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A real `macrod` on a temporary socket, macros directory and state file.
+public final class DaemonProcess: @unchecked Sendable {
+    // @unchecked: used from one test at a time; the Process is only touched by that test.
+    /// The temporary directory holding everything.
+    public let dir: TemporaryDirectory
+    /// The socket path.
+    public let socket: String
+    /// The macros directory.
+    public var macros: String { dir.url("macros") }
+    /// The state file.
+    public var state: String { dir.url("state.json") }
+    /// Where the daemon's stderr goes.
+    public var logPath: String { dir.url("macrod.log") }
+    private let process = Process()
+
+    /// Writes `files` into the macros directory and `config` (YAML, optional), starts macrod and
+    /// waits until its socket answers (10 s at most).
+    public init(files: [String: String] = [:], config: String? = nil, extraArguments: [String] = [], dir: TemporaryDirectory = TemporaryDirectory(prefix: "macrod")) throws {
+        self.dir = dir
+        socket = dir.url("macrod.sock")
+        try FileManager.default.createDirectory(atPath: dir.url("macros"), withIntermediateDirectories: true)
+        for (name, source) in files { try dir.write("macros/\(name)", source) }
+        var arguments = ["--socket", socket, "--macros", macros, "--state", state] + extraArguments
+        if let config { arguments += ["--config", try dir.write("config.yaml", config)] }
+        process.executableURL = URL(fileURLWithPath: "\(BinaryRunner.binDirectory)/macrod")
+        process.arguments = arguments
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+        process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
+        process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
+        var env = ProcessInfo.processInfo.environment
+        env["MACROENGINE_CONFIG"] = nil
+        process.environment = env
+        try process.run()
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            if (try? RPCClient(path: socket)) != nil { return }
+            if !process.isRunning { break }
+            usleep(20_000)
+        }
+        throw DaemonStartError(log: (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "")
+    }
+
+    /// Why the daemon did not come up, with its log.
+    public struct DaemonStartError: Error, CustomStringConvertible {
+        /// The daemon's stderr.
+        public var log: String
+        /// For failure messages.
+        public var description: String { "macrod did not start:\n\(log)" }
+    }
+
+    deinit {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    /// A new connection.
+    public func client() throws -> RPCClient { try RPCClient(path: socket) }
+
+    /// The daemon's process id.
+    public var pid: Int32 { process.processIdentifier }
+    /// True while it runs.
+    public var isRunning: Bool { process.isRunning }
+
+    /// Sends `signal` and, for SIGTERM/SIGINT, waits for the exit; returns the exit status.
+    @discardableResult
+    public func stop(signal: Int32 = SIGTERM) -> Int32 {
+        kill(process.processIdentifier, signal)
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    /// Sends a signal without waiting.
+    public func signal(_ signal: Int32) { kill(process.processIdentifier, signal) }
+
+    /// The daemon's log so far.
+    public var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+}
+
+extension RPCClient {
+    /// Waits for the next notification named `method` (skipping others), failing after `seconds`.
+    public func waitFor(_ method: String, seconds: Double = 10) throws -> MacroValue {
+        let deadline = Date().addingTimeInterval(seconds)
+        setReceiveTimeout(seconds: seconds)
+        defer { setReceiveTimeout(seconds: 0) }
+        while Date() < deadline {
+            guard let note = try nextNotification() else { break }
+            if note["method"] == .string(method) { return note["params"] }
+        }
+        throw RPCError(code: -1, message: "no \(method) notification within \(seconds) s")
+    }
+}
