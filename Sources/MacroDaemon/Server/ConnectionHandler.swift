@@ -83,7 +83,11 @@ final class ConnectionHandler: ChannelDuplexHandler {
             let error = RPCError(code: RPCError.invalidRequest, message: "Invalid Request: line longer than \(maxLineBytes) bytes (config: max_line_bytes); closing")
             write(RPCCodec.response(id: .null, error: error), context: context)
             refused = true
-            context.close(promise: nil)
+            // Closing with the client's bytes unread would reset the connection and lose the
+            // reply: close our side, drop what still comes, and hang up a second later.
+            context.close(mode: .output, promise: nil)
+            let channel = context.channel
+            context.eventLoop.scheduleTask(in: .seconds(1)) { channel.close(promise: nil) }
         case .line(let bytes):
             if bytes.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }) { return }
             handle(RPCCodec.parse(bytes), connection: connection, context: context)
