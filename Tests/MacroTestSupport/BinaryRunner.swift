@@ -41,7 +41,7 @@ public enum BinaryRunner {
         _ = FileManager.default.createFile(atPath: outPath, contents: nil)
         _ = FileManager.default.createFile(atPath: errPath, contents: nil)
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "\(binDirectory)/\(binary)")
+        process.executableURL = URL(fileURLWithPath: binary.hasPrefix("/") ? binary : "\(binDirectory)/\(binary)")
         process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         env["MACROENGINE_CONFIG"] = nil

@@ -75,7 +75,7 @@ public final class DaemonProcess: @unchecked Sendable {
     /// Sends `signal` and, for SIGTERM/SIGINT, waits for the exit; returns the exit status.
     @discardableResult
     public func stop(signal: Int32 = SIGTERM) -> Int32 {
-        kill(process.processIdentifier, signal)
+        if signal != 0 { kill(process.processIdentifier, signal) }
         process.waitUntilExit()
         return process.terminationStatus
     }
