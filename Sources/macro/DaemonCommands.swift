@@ -109,6 +109,7 @@ struct Progress: ParsableCommand {
     static func draw(_ values: [(String, Double)], previous: Int, json: Bool) -> Int {
         if json {
             show(values, json: true)
+            fflush(nil)
             return 0
         }
         Terminal.rewind(previous)
@@ -191,7 +192,8 @@ struct Edit: ParsableCommand {
         if before == nil {
             try Data("// \(name): describe what it does.\nfunction() {\n    \n}\n".utf8).write(to: URL(fileURLWithPath: path))
         }
-        let editor = ProcessInfo.processInfo.environment["VISUAL"] ?? ProcessInfo.processInfo.environment["EDITOR"] ?? "vi"
+        let env = ProcessInfo.processInfo.environment
+        let editor = [env["VISUAL"], env["EDITOR"]].compactMap { $0 }.first { !$0.isEmpty } ?? "vi"
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         process.arguments = ["-c", "\(editor) \"$1\"", "sh", path]

@@ -1,0 +1,136 @@
+import Foundation
+import MacroEngineCore
+import MacroRPC
+import MacroTestSupport
+import Testing
+
+/// The `macro` CLI talking to a real macrod.
+@Suite("macro CLI against macrod")
+struct CLIDaemonTests {
+    static let files = [
+        "bump.js": "function(channel, amount) { progress[channel] += amount; return progress[channel] }",
+        "boom.js": "function() {\n  throw new RangeError('out of range');\n}",
+        "spin.js": "function() { while (true) {} }",
+    ]
+
+    @Test func runUsesTheDaemon() throws {
+        let daemon = try DaemonProcess(files: Self.files)
+        let result = try BinaryRunner.macro("run", "bump", "inner", "2.5", "--socket", daemon.socket)
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdout == "result: 2.5\ninner   2.50\nmiddle  0.00\nouter   0.00\n")
+        // MACROENGINE_SOCKET names the daemon for every client.
+        let env = try BinaryRunner.macro("run", "bump", "outer", "1", "--json", environment: ["MACROENGINE_SOCKET": daemon.socket])
+        #expect(try MacroValue(jsonText: env.stdout) == ["macro": "bump", "result": 1, "progress": ["inner": 2.5, "middle": 0, "outer": 1]])
+        #expect(try daemon.client().call("progress.get") == ["inner": 2.5, "middle": 0, "outer": 1])
+        // --local runs in-process even with a daemon answering.
+        let local = try BinaryRunner.macro(
+            "run", "bump", "outer", "1", "--local", "--macros", daemon.macros, "--state", daemon.dir.url("local.json"),
+            environment: ["MACROENGINE_SOCKET": daemon.socket])
+        #expect(local.stdout.hasPrefix("result: 1\n"))
+        #expect(try daemon.client().call("progress.get")["outer"] == 1)
+    }
+
+    @Test func daemonErrorsExitLikeLocalOnes() throws {
+        let daemon = try DaemonProcess(files: Self.files)
+        let boom = try BinaryRunner.macro("run", "boom", "--socket", daemon.socket)
+        #expect(boom.status == 65)
+        #expect(boom.stderr == "\(daemon.macros)/boom.js:2:23: error: RangeError: out of range\n    at boom (\(daemon.macros)/boom.js:2:23)\n")
+        let spin = try BinaryRunner.macro("run", "spin", "--timeout-ms", "100", "--socket", daemon.socket)
+        #expect(spin.status == 75)
+        #expect(spin.stderr == "spin: error: timed out after 100 ms\n")
+        let missing = try BinaryRunner.macro("run", "ghost", "--socket", daemon.socket)
+        #expect(missing.status == 66)
+    }
+
+    @Test func anExplicitSocketThatDoesNotAnswerExits69() throws {
+        let dir = TemporaryDirectory()
+        let result = try BinaryRunner.macro("run", "bump", "--socket", dir.url("none.sock"))
+        #expect(result.status == 69)
+        #expect(result.stderr == "macro: no daemon answers at \(dir.url("none.sock")): No such file or directory\n")
+        #expect(try BinaryRunner.macro("status", "--socket", dir.url("none.sock")).status == 69)
+        #expect(try BinaryRunner.macro("progress", "--watch", "--socket", dir.url("none.sock")).status == 69)
+    }
+
+    @Test func setProgressStatusAndLogs() throws {
+        let daemon = try DaemonProcess(files: Self.files)
+        let set = try BinaryRunner.macro("set", "outer", "40", "--json", "--socket", daemon.socket)
+        #expect(set.status == 0)
+        #expect(set.stdout == #"{"inner":0,"middle":0,"outer":10}"# + "\n")
+        let bad = try BinaryRunner.macro("set", "sideways", "1", "--socket", daemon.socket)
+        #expect(bad.status == 64)
+        #expect(bad.stderr == "macro: Invalid params: unknown channel 'sideways' (channels: inner, middle, outer)\n")
+        let progress = try BinaryRunner.macro("progress", "--socket", daemon.socket)
+        #expect(progress.stdout == """
+            inner   ░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░  0.00
+            middle  ░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░  0.00
+            outer   ██████████████████████████████  10.00
+
+            """)
+        let status = try BinaryRunner.macro("status", "--json", "--socket", daemon.socket)
+        let json = try MacroValue(jsonText: status.stdout)
+        #expect(json["macros"] == ["ok": 3, "broken": 0])
+        #expect(json["socket"] == .string(daemon.socket))
+        _ = try BinaryRunner.macro("run", "boom", "--socket", daemon.socket)
+        let logs = try BinaryRunner.macro("logs", "--socket", daemon.socket)
+        #expect(logs.status == 0)
+        #expect(logs.stdout.contains("error RangeError: out of range"))
+    }
+
+    @Test func progressWatchPrintsEveryChange() throws {
+        let daemon = try DaemonProcess(files: Self.files)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "\(BinaryRunner.binDirectory)/macro")
+        process.arguments = ["progress", "--watch", "--json", "--socket", daemon.socket]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
+        let reader = LineReader(pipe.fileHandleForReading)
+        #expect(try reader.next() == #"{"inner":0,"middle":0,"outer":0}"#)
+        let client = try daemon.client()
+        try client.call("macro.call", ["name": "bump", "args": ["inner", 1]])
+        try client.call("macro.call", ["name": "bump", "args": ["inner", 1]])
+        #expect(try reader.next() == #"{"inner":1,"middle":0,"outer":0,"seq":1}"#)
+        #expect(try reader.next() == #"{"inner":2,"middle":0,"outer":0,"seq":2}"#)
+    }
+
+    @Test func editReportsWhetherTheNewVersionLoaded() throws {
+        let daemon = try DaemonProcess(files: Self.files)
+        let good = try daemon.dir.write("good.js", "function() { return 'edited' }")
+        let result = try BinaryRunner.macro("edit", "bump", "--socket", daemon.socket, environment: ["EDITOR": "cp \(good)", "VISUAL": ""])
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdout == "bump loaded (version 2)\n")
+        #expect(try daemon.client().call("macro.call", ["name": "bump"]) == "edited")
+
+        let bad = try daemon.dir.write("bad.js", "function() {\n  return 1 +;\n}")
+        let broken = try BinaryRunner.macro("edit", "bump", "--socket", daemon.socket, environment: ["EDITOR": "cp \(bad)", "VISUAL": ""])
+        #expect(broken.status == 65)
+        #expect(broken.stderr == "\(daemon.macros)/bump.js:2:13: error: SyntaxError: Unexpected token ';'\nthe previous version stays live until the file loads\n")
+        #expect(try daemon.client().call("macro.call", ["name": "bump"]) == "edited")
+    }
+}
+
+/// Reads lines from a pipe, failing after 10 s instead of hanging a test.
+final class LineReader {
+    private let handle: FileHandle
+    private var buffer = Data()
+    init(_ handle: FileHandle) { self.handle = handle }
+
+    func next() throws -> String? {
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            if let newline = buffer.firstIndex(of: 10) {
+                let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
+                buffer.removeSubrange(buffer.startIndex...newline)
+                return line
+            }
+            var pfd = pollfd(fd: handle.fileDescriptor, events: Int16(POLLIN), revents: 0)
+            guard poll(&pfd, 1, 100) > 0 else { continue }
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            let n = chunk.withUnsafeMutableBytes { read(handle.fileDescriptor, $0.baseAddress, $0.count) }
+            if n <= 0 { return nil }
+            buffer.append(contentsOf: chunk[..<n])
+        }
+        throw RPCError(code: -1, message: "no line within 10 s")
+    }
+}
