@@ -73,7 +73,15 @@ final class ConnectionHandler: ChannelDuplexHandler {
         logger.warning("refused a connection from uid \(uid) (allowed: \(getuid())\(allowedUIDs.map { ", \($0)" }.joined()))")
         let error = RPCError(code: RPCError.forbidden, message: "connection refused: uid \(uid) is not allowed (config: allowed_uids)")
         write(RPCCodec.response(id: .null, error: error), context: context)
-        context.close(promise: nil)
+        closeGracefully(context: context)
+    }
+
+    /// Closes our side after the last reply, drops what the client still sends, and hangs up a
+    /// second later: closing with unread input would reset the connection and lose the reply.
+    private func closeGracefully(context: ChannelHandlerContext) {
+        context.close(mode: .output, promise: nil)
+        let channel = context.channel
+        context.eventLoop.scheduleTask(in: .seconds(1)) { channel.close(promise: nil) }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -83,11 +91,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
             let error = RPCError(code: RPCError.invalidRequest, message: "Invalid Request: line longer than \(maxLineBytes) bytes (config: max_line_bytes); closing")
             write(RPCCodec.response(id: .null, error: error), context: context)
             refused = true
-            // Closing with the client's bytes unread would reset the connection and lose the
-            // reply: close our side, drop what still comes, and hang up a second later.
-            context.close(mode: .output, promise: nil)
-            let channel = context.channel
-            context.eventLoop.scheduleTask(in: .seconds(1)) { channel.close(promise: nil) }
+            closeGracefully(context: context)
         case .line(let bytes):
             if bytes.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }) { return }
             handle(RPCCodec.parse(bytes), connection: connection, context: context)
