@@ -56,7 +56,15 @@ final class NotificationHub: Sendable {
         let targets = connections.withLock { $0.values.filter { $0.subscriptions.contains(kind) } }
         guard !targets.isEmpty else { return }
         let message = RPCCodec.notification(method, params)
-        for connection in targets { connection.send(message) }
+        for connection in targets {
+            // Writability drops at the 1 MiB high-water mark: a subscriber that far behind is
+            // not reading; drop the connection instead of buffering without bound.
+            guard connection.channel.isWritable else {
+                connection.channel.close(promise: nil)
+                continue
+            }
+            connection.send(message)
+        }
     }
 
     /// True when someone listens to `kind` (so callers can skip building the message).
