@@ -40,9 +40,11 @@ enum Exit {
           64  usage error (bad flag or argument)
           65  the macro threw, or its file does not load (message, file:line:column, stack on stderr)
           66  no such macro, or the macros directory is missing
+          69  no daemon answers on the socket (--socket, or a command that needs macrod)
           70  internal error
           74  the state file could not be read or written
-          75  the macro ran past its time limit
+          75  the macro ran past its time limit, or the daemon is busy
+          77  the daemon refused the connection
           78  the config file is invalid
         """
 }

@@ -18,11 +18,16 @@ struct MacroCommand: ParsableCommand {
             Macros see the progress model (getInnerProgress/setInnerProgress ... and the \
             `progress` object), call one another by name, and run under a time limit.
 
+            run, set and progress use the daemon (macrod) when one answers on the socket, and \
+            run in-process otherwise; --local forces in-process.
+
             Examples:
               macro run random                 run macros/random.js, print result and progress
               macro run bump inner 2.5         arguments are JSON when valid, else strings
               macro list                       every macro, ok or with its error
               macro check                      file:line:col: error: ... for broken files
+              macro progress --watch           the rings, redrawn live from the daemon
+              macro edit bump                  edit a macro; reports whether it loaded
 
             \(Exit.helpTable)
             """,

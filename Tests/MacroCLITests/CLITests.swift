@@ -194,7 +194,7 @@ struct CLITests {
     @Test func helpDocumentsTheExitCodes() throws {
         let help = try BinaryRunner.macro("--help")
         #expect(help.status == 0)
-        for line in ["65  the macro threw", "66  no such macro", "75  the macro ran past its time limit", "64  usage error"] {
+        for line in ["65  the macro threw", "66  no such macro", "75  the macro ran past its time limit", "64  usage error", "69  no daemon answers", "77  the daemon refused"] {
             #expect(help.stdout.contains(line), "\(line)")
         }
         let runHelp = try BinaryRunner.macro("run", "--help")
