@@ -1,0 +1,58 @@
+import Foundation
+import MacroEngineCore
+import MacroRPC
+import MacroTestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite("macrod under pressure and reconfiguration")
+struct RobustnessTests {
+    @Test func aClientThatDoesNotReadDoesNotBlockOthers() throws {
+        let daemon = try DaemonProcess(files: ["echo.js": "function(x) { return x }"])
+        let socket = daemon.socket
+        // 20,000 requests with a 2 KiB argument each, never reading a reply.
+        let payload = String(repeating: "x", count: 2048)
+        let line = #"{"jsonrpc":"2.0","id":1,"method":"macro.call","params":{"name":"echo","args":[""# + payload + "\"]}}\n"
+        let bytes = Array(line.utf8)
+        let writer = Thread {
+            // Blocks once the daemon stops reading from it; ends when the daemon goes.
+            guard let greedy = try? RPCClient(path: socket) else { return }
+            var chunk: [UInt8] = []
+            for _ in 0..<20_000 { chunk += bytes; if chunk.count > 1 << 20 { try? greedy.send(bytes: chunk); chunk = [] } }
+        }
+        writer.start()
+        usleep(300_000)
+        let polite = try daemon.client()
+        for i in 0..<20 {
+            #expect(try polite.call("macro.call", ["name": "echo", "args": [.number(Double(i))]]) == .number(Double(i)))
+        }
+        #expect(daemon.isRunning)
+    }
+
+    @Test func sighupRereadsTheConfigAndRescans() throws {
+        let daemon = try DaemonProcess(files: ["spin.js": "function() { while (true) {} }"], config: "time_limit_ms: 5000\n")
+        let client = try daemon.client()
+        _ = try client.call("subscribe", ["events": ["macros"]])
+        try daemon.dir.write("config.yaml", "time_limit_ms: 150\nengine_eval: true\n")
+        try daemon.dir.write("macros/added.js", "function() { return 'new' }")
+        _ = try client.waitFor("macro.loaded")  // the watcher saw the new file already
+        daemon.signal(SIGHUP)
+        // Once the HUP is handled, eval is allowed and the limit is 150 ms.
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline, (try? client.call("engine.eval", ["source": "1"])) == nil { usleep(20_000) }
+        #expect(try client.call("engine.eval", ["source": "40 + 2"]) == 42)
+        let error = try #require(throws: RPCError.self) { try client.call("macro.call", ["name": "spin"]) }
+        #expect(error.message == "timed out after 150 ms")
+        #expect(try client.call("macro.call", ["name": "added"]) == "new")
+        // A broken config on HUP keeps the running one.
+        try daemon.dir.write("config.yaml", "time_limit_ms: soon\n")
+        daemon.signal(SIGHUP)
+        usleep(300_000)
+        #expect(daemon.isRunning)
+        #expect(try client.call("engine.eval", ["source": "1"]) == 1)
+        #expect(daemon.log.contains("SIGHUP: keeping the current config"))
+    }
+}
