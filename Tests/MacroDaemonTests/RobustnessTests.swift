@@ -32,6 +32,30 @@ struct RobustnessTests {
         #expect(daemon.isRunning)
     }
 
+    @Test func aFullQueueAnswersBusy() throws {
+        let daemon = try DaemonProcess(
+            files: ["slow.js": "function(n) { var end = Date.now() + 300; while (Date.now() < end) {} return n }"],
+            config: "queue_limit: 2\n")
+        let client = try daemon.client()
+        var lines = ""
+        for i in 1...10 { lines += #"{"jsonrpc":"2.0","id":\#(i),"method":"macro.call","params":{"name":"slow","args":[\#(i)]}}"# + "\n" }
+        try client.send(raw: lines)
+        var results: [Int] = [], busy: [Int] = []
+        for _ in 1...10 {
+            let reply = try #require(try client.readMessage())
+            if let error = RPCError(json: reply["error"]) {
+                #expect(error.code == -32005)
+                #expect(error.message == "busy: 2 requests are already waiting; try again")
+                busy.append(reply["id"].intValue!)
+            } else {
+                results.append(reply["result"].intValue!)
+            }
+        }
+        #expect(results == [1, 2])
+        #expect(busy.sorted() == Array(3...10))
+        #expect(try client.call("macro.call", ["name": "slow", "args": [11]]) == 11)
+    }
+
     @Test func sighupRereadsTheConfigAndRescans() throws {
         let daemon = try DaemonProcess(files: ["spin.js": "function() { while (true) {} }"], config: "time_limit_ms: 5000\n")
         let client = try daemon.client()
