@@ -157,10 +157,7 @@ public final class MacroDaemon: Service, Sendable {
 
     private func restoreState(model: ProgressModel, store: StateStore) {
         do {
-            switch try store.load() {
-            case .missing: break
-            case .loaded(let values): model.restore(values)
-            case .corrupt(let reason, let movedTo):
+            if case .corrupt(let reason, let movedTo) = try store.restore(into: model) {
                 logger.warning("state file \(store.path) is corrupt (\(reason)); kept as \(movedTo), starting from the defaults")
             }
         } catch {

@@ -37,7 +37,7 @@ struct EngineOptions: ParsableArguments {
 
     /// The config with command-line overrides applied. Exits 78 on an invalid config.
     func resolvedConfig() throws -> MacroConfig {
-        let path = config ?? ProcessInfo.processInfo.environment["MACROENGINE_CONFIG"].flatMap { $0.isEmpty ? nil : $0 }
+        let path = MacroConfig.filePath(explicit: config)
         var resolved = MacroConfig()
         if let path {
             do {
@@ -89,10 +89,7 @@ struct Session {
 
     static func restore(_ model: ProgressModel, from store: StateStore) throws {
         do {
-            switch try store.load() {
-            case .missing: break
-            case .loaded(let values): model.restore(values)
-            case .corrupt(let reason, let movedTo):
+            if case .corrupt(let reason, let movedTo) = try store.restore(into: model) {
                 Console.error("macro: warning: state file \(store.path) is corrupt (\(reason)); kept as \(movedTo), starting from the defaults")
             }
         } catch let error as MacroError {

@@ -52,7 +52,7 @@ struct MacrodCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let configFile = config ?? ProcessInfo.processInfo.environment["MACROENGINE_CONFIG"].flatMap { $0.isEmpty ? nil : $0 }
+        let configFile = MacroConfig.filePath(explicit: config)
         var settings = MacroConfig()
         if let configFile {
             do {

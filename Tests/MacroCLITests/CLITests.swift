@@ -12,17 +12,7 @@ struct CLITests {
         var macros: String { dir.url("macros") }
         var state: String { dir.url("state/state.json") }
         init() throws {
-            try dir.write("macros/random.js", """
-                function() {
-                    var currentInner = getInnerProgress();
-                    var currentMiddle = getMiddleProgress();
-                    var currentOuter = getOuterProgress();
-
-                    setInnerProgress(currentInner + Math.random());
-                    setMiddleProgress(currentMiddle + Math.random());
-                    setOuterProgress(currentOuter + Math.random());
-                }
-                """)
+            try dir.write("macros/random.js", try seedTemplate())
             try dir.write("macros/echo.js", "function() { return Array.prototype.slice.call(arguments) }")
             try dir.write("macros/boom.js", "// throws\nfunction() {\n  progress.inner = 9;\n  throw new Error('boom at ' + progress.inner);\n}\n")
             try dir.write("macros/spin.js", "function() {\n  while (true) {}\n}\n")

@@ -40,3 +40,15 @@ public final class TemporaryDirectory: Sendable {
         try String(contentsOfFile: url(relative), encoding: .utf8)
     }
 }
+
+/// The repository's root (for tests that use the shipped macros and config).
+public let repositoryRoot: String = {
+    var url = URL(fileURLWithPath: #filePath)
+    for _ in 0..<3 { url.deleteLastPathComponent() }
+    return url.path
+}()
+
+/// The seed's random-increment template, as shipped in `macros/random.js`.
+public func seedTemplate() throws -> String {
+    try String(contentsOfFile: repositoryRoot + "/macros/random.js", encoding: .utf8)
+}

@@ -53,6 +53,13 @@ public struct MacroConfig: Sendable, Equatable {
         return base + "/macroengine/state.json"
     }
 
+    /// The config file to read: `explicit` (a `--config` flag), else `$MACROENGINE_CONFIG`, else
+    /// nil (the built-in defaults).
+    public static func filePath(explicit: String?, environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+        if let explicit, !explicit.isEmpty { return explicit }
+        return environment["MACROENGINE_CONFIG"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
     /// Reads and validates a config file.
     public static func load(file: String) throws(ConfigError) -> MacroConfig {
         let text: String

@@ -48,6 +48,15 @@ public struct StateStore: Sendable {
         }
     }
 
+    /// Loads the file into `model` (restoring without notifying observers). Returns what was
+    /// found, so the caller can warn about a corrupt file that was moved aside.
+    @discardableResult
+    public func restore(into model: ProgressModel) throws -> LoadResult {
+        let result = try load()
+        if case .loaded(let values) = result { model.restore(values) }
+        return result
+    }
+
     /// Writes the values atomically (`durable`: with fsync, so a power loss keeps them too).
     public func save(_ values: [String: Double], durable: Bool = true) throws {
         let encoder = JSONEncoder()
