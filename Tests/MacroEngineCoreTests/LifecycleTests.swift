@@ -58,6 +58,8 @@ struct LifecycleTests {
         let before = Tracker.released.load(ordering: .relaxed)
         do {
             let engine = MacroEngine(logger: silentLogger)
+            try engine.add(ProgressModel())  // its closures must not keep the engine alive
+            try engine.register("typed") { (x: Double) in _ = x }
             for i in 0..<50 {
                 let tracker = Tracker()
                 try engine.register("f\(i)", values: { _ in _ = tracker; return .null })

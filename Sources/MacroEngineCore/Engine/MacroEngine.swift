@@ -253,9 +253,9 @@ public final class MacroEngine: Sendable {
     /// Registers `(Double) -> Void`: the argument must be a finite number, else a TypeError naming
     /// the function is thrown in JS and `body` is not called.
     public func register(_ name: String, _ body: @escaping @Sendable (Double) throws -> Void) throws {
-        try register(name, function: { arguments in
+        try register(name, function: { [unowned self] arguments in
             try body(try Self.finiteNumber(arguments.first, function: name))
-            return arguments.first?.context.undefined ?? JSContext(self.runtime.value.context.ref).undefined
+            return self.runtime.value.context.undefined
         })
     }
 

@@ -24,15 +24,16 @@ extension MacroEngine {
     /// Defines the read-only global `progress`: a sealed object with one accessor per channel.
     func installProgressObject(model: ProgressModel) throws {
         try sync { runtime in
+            let context = runtime.context
             let get = runtime.makeFunction(name: "progress.get") { args in
                 let channel = args.first?.string ?? ""
-                return args[0].context.number(try model.value(of: channel))
+                return context.number(try model.value(of: channel))
             }
             let set = runtime.makeFunction(name: "progress.set") { args in
                 let channel = args.first?.string ?? ""
                 let value = try MacroEngine.finiteNumber(args.count > 1 ? args[1] : nil, function: "progress.\(channel)")
                 _ = try model.set(channel, to: value)
-                return args[0].context.undefined
+                return context.undefined
             }
             let names = runtime.context.string(model.channels.map(\.name).joined(separator: ","))
             let factory = try runtime.evaluateRaw("""
