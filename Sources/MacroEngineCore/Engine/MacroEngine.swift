@@ -29,26 +29,31 @@ public final class MacroEngine: Sendable {
     public let configuration: Configuration
 
     private let ownedGroup: MultiThreadedEventLoopGroup?
-    private let runtime: NIOLoopBound<JSRuntime>
+    let runtime: NIOLoopBound<JSRuntime>
     private let settings: Mutex<Settings>
 
     private struct Settings {
         var timeLimit: Duration
+        var callDeadline: Duration
         var exceptionHandler: @Sendable (MacroError) -> Void
+        var turnObserver: (@Sendable () -> Void)?
     }
 
     /// Settings fixed when the engine is created.
     public struct Configuration: Sendable {
-        /// Default limit for each evaluation or call from Swift (5 s).
+        /// Default limit for each synchronous run of JavaScript (5 s): a call, a timer callback.
         public var timeLimit: Duration
+        /// Default deadline of a whole call, awaited time included (30 s).
+        public var callDeadline: Duration
         /// Whether `eval` and `new Function` work inside macros (off: macros are code on disk).
         public var evalEnabled: Bool
         /// The context's name, shown in diagnostics.
         public var name: String
 
         /// Creates a configuration.
-        public init(timeLimit: Duration = .seconds(5), evalEnabled: Bool = false, name: String = "MacroEngine") {
+        public init(timeLimit: Duration = .seconds(5), callDeadline: Duration = .seconds(30), evalEnabled: Bool = false, name: String = "MacroEngine") {
             self.timeLimit = timeLimit
+            self.callDeadline = callDeadline
             self.evalEnabled = evalEnabled
             self.name = name
         }
@@ -83,9 +88,13 @@ public final class MacroEngine: Sendable {
         let reporter = logger
         self.settings = Mutex(Settings(
             timeLimit: configuration.timeLimit,
+            callDeadline: configuration.callDeadline,
             exceptionHandler: { MacroEngine.report($0, to: reporter) }))
         let unownedSelf = self
-        onLoopEventually { $0.engine = unownedSelf }
+        onLoopEventually { runtime in
+            runtime.engine = unownedSelf
+            try! unownedSelf.installTimers(runtime: runtime)
+        }
         if !loop.inEventLoop { try? loop.submit {}.wait() }
     }
 
@@ -109,6 +118,22 @@ public final class MacroEngine: Sendable {
     public var timeLimit: Duration {
         get { settings.withLock { $0.timeLimit } }
         set { settings.withLock { $0.timeLimit = newValue } }
+    }
+
+    /// The deadline of a whole call (awaited time included) when the call does not give one.
+    public var callDeadline: Duration {
+        get { settings.withLock { $0.callDeadline } }
+        set { settings.withLock { $0.callDeadline = newValue } }
+    }
+
+    /// Called on the engine loop after every synchronous run of JavaScript (a call, a timer
+    /// callback, a promise continuation): the place to publish what a turn changed.
+    public func onTurnEnd(_ observer: (@Sendable () -> Void)?) {
+        settings.withLock { $0.turnObserver = observer }
+    }
+
+    func turnEnded() {
+        settings.withLock { $0.turnObserver }?()
     }
 
     /// The default exception handler: one log line with the fields as metadata.
@@ -175,7 +200,8 @@ public final class MacroEngine: Sendable {
     /// such function, and the macro's error (`.threw`, `.timeout`) when it fails.
     @discardableResult
     public func call(_ name: String, arguments: [MacroValue] = [], timeLimit: Duration? = nil) throws -> MacroValue {
-        try sync { runtime in
+        if !eventLoop.inEventLoop { return try callFuture(name, arguments: arguments, deadline: timeLimit).wait() }
+        return try sync { runtime in
             guard let function = runtime.context.globalObject[name].objectRef,
                 JSObjectIsFunction(runtime.context.ref, function)
             else {
@@ -190,7 +216,36 @@ public final class MacroEngine: Sendable {
         }
     }
 
+    /// Calls the global function `name` as an asynchronous macro call: a returned promise
+    /// settles the future; the whole call must finish within `deadline` (default
+    /// ``callDeadline``), awaited time included. Timers and promises run on the engine loop
+    /// meanwhile, and so do other calls.
+    public func callFuture(_ name: String, arguments: [MacroValue] = [], deadline: Duration? = nil) -> EventLoopFuture<MacroValue> {
+        eventLoop.flatSubmit { [self] in
+            let runtime = self.runtime.value
+            guard let function = runtime.context.globalObject[name].objectRef, JSObjectIsFunction(runtime.context.ref, function) else {
+                let error = MacroError(code: .noSuchMacro, message: "no function named '\(name)'", macro: name)
+                self.exceptionHandler(error)
+                return self.eventLoop.makeFailedFuture(error)
+            }
+            return self.invoke(function, arguments: arguments, macro: name, budget: deadline, runtime: runtime)
+        }
+    }
+
+    /// Like ``callFuture(_:arguments:deadline:)`` for a function handle.
+    func callFuture(_ object: JSObjectRef, name: String, arguments: [MacroValue], deadline: Duration?) -> EventLoopFuture<MacroValue> {
+        let box = UncheckedObject(object: object)
+        return eventLoop.flatSubmit { [self] in
+            self.invoke(box.object, arguments: arguments, macro: name, budget: deadline, runtime: self.runtime.value)
+        }
+    }
+
     // MARK: Globals
+
+    /// Runs `body` with the runtime when already on the loop (for code that is).
+    func withRuntimeOnLoop<T>(_ body: (JSRuntime) throws -> T) rethrows -> T {
+        try body(runtime.value)
+    }
 
     /// Reads a global (`.conversion` error for values that cannot be converted).
     public func value(forKey key: String) throws -> MacroValue {

@@ -19,6 +19,11 @@ final class JSRuntime {
     private(set) var builtinGlobals: Set<String> = []
     /// Files evaluated as `(` + source: their line 1 is shifted right by one column.
     var wrappedFiles: Set<String> = []
+    /// The call whose code is running (nil for plain evaluations).
+    var currentCall: CallContext?
+    /// Pending setTimeout/setInterval timers by id.
+    var timers: [Int: TimerEntry] = [:]
+    var timerCounter = 0
 
     init(name: String) {
         precondition(JSCOptions.applied)
@@ -33,7 +38,10 @@ final class JSRuntime {
     /// Releases the context and group. Called on the loop when the engine goes away.
     func close() {
         guard !closed else { return }
+        for id in Array(timers.keys) { clearTimer(id) }
         closed = true
+        // Native closures may capture this runtime; dropping the boxes breaks any such cycle.
+        nativeGlobals.removeAll()
         JSGlobalContextRelease(globalContext)
         JSContextGroupRelease(group)
     }

@@ -1,4 +1,5 @@
 import CJavaScriptCore
+import NIOCore
 
 /// A JavaScript function held from Swift. `Sendable`: calling it hops to the engine's thread.
 /// The JS object is protected from garbage collection while this handle lives.
@@ -44,12 +45,20 @@ public final class MacroFunction: Sendable, Equatable, CustomStringConvertible {
     public func call(_ arguments: [MacroValue], timeLimit: Duration? = nil) throws -> MacroValue {
         let handle = handle
         let name = name
+        if !engine.eventLoop.inEventLoop {
+            return try engine.callFuture(handle.object, name: name, arguments: arguments, deadline: timeLimit).wait()
+        }
         return try engine.sync { runtime in
             let args = try arguments.map { try runtime.jsValue($0).ref as JSValueRef? }
             return try self.engine.entering(runtime, timeLimit: timeLimit, macro: name) {
                 try runtime.macroValue(try runtime.call(handle.object, arguments: args, macro: name))
             }
         }
+    }
+
+    /// Calls the function as an asynchronous macro call (see ``MacroEngine/callFuture(_:arguments:deadline:)``).
+    public func callFuture(_ arguments: [MacroValue], deadline: Duration? = nil) -> EventLoopFuture<MacroValue> {
+        engine.callFuture(handle.object, name: name, arguments: arguments, deadline: deadline)
     }
 
     /// Calls the function with variadic arguments.
@@ -63,4 +72,10 @@ public final class MacroFunction: Sendable, Equatable, CustomStringConvertible {
 
     /// `function NAME`.
     public var description: String { "function \(name.isEmpty ? "<anonymous>" : name)" }
+}
+
+/// A JS object pointer carried to the engine loop; only dereferenced there.
+struct UncheckedObject: @unchecked Sendable {
+    // @unchecked: the pointer is only handed to JSC on the engine loop.
+    let object: JSObjectRef
 }

@@ -1,0 +1,260 @@
+import CJavaScriptCore
+import NIOCore
+
+/// One call from Swift and everything it starts: its deadline (covering awaited time), its
+/// timers, and the promise that settles it. Lives on the engine loop only.
+final class CallContext {
+    let macro: String?
+    let deadline: NIODeadline
+    let budget: Duration
+    let promise: EventLoopPromise<MacroValue>
+    var timers: Set<Int> = []
+    var finished = false
+    var failed = false
+    var deadlineTask: Scheduled<Void>?
+
+    init(macro: String?, budget: Duration, promise: EventLoopPromise<MacroValue>) {
+        self.macro = macro
+        self.budget = budget
+        self.deadline = .now() + .nanoseconds(Int64(budget.components.seconds) * 1_000_000_000 + budget.components.attoseconds / 1_000_000_000)
+        self.promise = promise
+    }
+}
+
+/// A pending setTimeout/setInterval: the callback and its arguments are protected from GC
+/// until the timer fires for the last time or is cleared.
+final class TimerEntry {
+    let callback: JSObjectRef
+    let arguments: [JSValueRef]
+    let interval: TimeAmount?
+    let context: CallContext?
+    var scheduled: Scheduled<Void>?
+
+    init(callback: JSObjectRef, arguments: [JSValueRef], interval: TimeAmount?, context: CallContext?) {
+        self.callback = callback
+        self.arguments = arguments
+        self.interval = interval
+        self.context = context
+    }
+}
+
+extension MacroEngine {
+    /// Calls `function` as a macro call: a promise result settles the call when it settles; the
+    /// whole call, awaited time included, must finish by `budget` (default: the engine's call
+    /// deadline), else it fails with `.timeout` and its timers are cancelled. Must run on the loop.
+    func invoke(_ function: JSObjectRef, arguments: [MacroValue], macro: String?, budget: Duration?, runtime: JSRuntime) -> EventLoopFuture<MacroValue> {
+        let promise = eventLoop.makePromise(of: MacroValue.self)
+        let context = CallContext(macro: macro, budget: budget ?? callDeadline, promise: promise)
+        context.deadlineTask = eventLoop.assumeIsolated().scheduleTask(deadline: context.deadline) { [unowned self] in
+            self.finish(context, .failure(MacroError(code: .timeout, message: "timed out after \(context.budget.milliseconds) ms", macro: macro)), runtime: runtime)
+        }
+        do {
+            let args = try arguments.map { try runtime.jsValue($0).ref as JSValueRef? }
+            let result = try turn(context, runtime: runtime) { try runtime.call(function, arguments: args, macro: macro) }
+            settle(context, with: result, runtime: runtime)
+        } catch {
+            finish(context, .failure(error), runtime: runtime)
+        }
+        return promise.futureResult
+    }
+
+    /// A promise (any thenable) settles the call when it settles; any other value settles it now.
+    private func settle(_ context: CallContext, with result: JSValue, runtime: JSRuntime) {
+        guard let object = result.objectRef, let then = result["then"].objectRef, JSObjectIsFunction(runtime.context.ref, then) else {
+            finish(context, Result { try runtime.macroValue(result) }, runtime: runtime)
+            return
+        }
+        let fulfilled = runtime.makeFunction(name: "resolve") { [unowned self] args in
+            let value = args.first ?? runtime.context.undefined
+            self.finish(context, Result { try runtime.macroValue(value) }, runtime: runtime)
+            return runtime.context.undefined
+        }
+        let rejected = runtime.makeFunction(name: "reject") { [unowned self] args in
+            let reason = args.first ?? runtime.context.undefined
+            self.finish(context, .failure(runtime.macroError(fromException: reason.ref, macro: context.macro, file: nil)), runtime: runtime)
+            return runtime.context.undefined
+        }
+        do {
+            _ = try turn(context, runtime: runtime) {
+                var exception: JSValueRef?
+                var args: [JSValueRef?] = [fulfilled.ref, rejected.ref]
+                _ = JSObjectCallAsFunction(runtime.context.ref, then, object, 2, &args, &exception)
+                if let exception { throw runtime.macroError(fromException: exception, macro: context.macro, file: nil) }
+            }
+        } catch {
+            finish(context, .failure(error), runtime: runtime)
+        }
+    }
+
+    /// Ends the call once: reports a failure to the exception handler, cancels the deadline and,
+    /// on failure, every timer the call created (so nothing of it runs later).
+    func finish(_ context: CallContext, _ result: Result<MacroValue, any Error>, runtime: JSRuntime) {
+        guard !context.finished else { return }
+        context.finished = true
+        context.deadlineTask?.cancel()
+        switch result {
+        case .success(let value):
+            context.promise.succeed(value)
+        case .failure(var error):
+            context.failed = true
+            for id in context.timers { runtime.clearTimer(id) }
+            context.timers.removeAll()
+            if var macroError = error as? MacroError {
+                if macroError.macro == nil { macroError.macro = context.macro }
+                error = macroError
+                exceptionHandler(macroError)
+            }
+            context.promise.fail(error)
+        }
+    }
+
+    /// One synchronous entry into JavaScript on behalf of `context`: the watchdog gets the
+    /// smaller of the time limit and what is left of the deadline; the turn observer runs after.
+    func turn<T>(_ context: CallContext?, runtime: JSRuntime, _ body: () throws -> T) throws -> T {
+        var limit = timeLimit
+        var deadlineBound = false
+        if let context {
+            let remaining = context.deadline - .now()
+            guard remaining.nanoseconds > 0 else {
+                throw MacroError(code: .timeout, message: "timed out after \(context.budget.milliseconds) ms", macro: context.macro)
+            }
+            let left = Duration.nanoseconds(remaining.nanoseconds)
+            if left < limit { limit = left; deadlineBound = true }
+        }
+        let previous = runtime.currentCall
+        runtime.currentCall = context
+        defer {
+            runtime.currentCall = previous
+            if runtime.entryDepth == 0 { turnEnded() }
+        }
+        do {
+            return try runtime.enter(timeLimit: limit, macro: context?.macro, body)
+        } catch var error as MacroError where error.code == .timeout && deadlineBound {
+            error.message = "timed out after \(context!.budget.milliseconds) ms"
+            throw error
+        }
+    }
+
+    // MARK: Timers
+
+    /// Installs setTimeout, clearTimeout, setInterval, clearInterval, queueMicrotask, sleep and
+    /// the unhandled-rejection reporter. Called once from init, on the loop.
+    func installTimers(runtime: JSRuntime) throws {
+        // The closures reach the runtime through the (unowned) engine: a closure kept by JSC
+        // that held the runtime strongly would keep the context from being torn down.
+        runtime.defineNativeGlobal("setTimeout") { [unowned self] args in
+            let runtime = self.runtime.value
+            return runtime.context.number(Double(try self.addTimer(args, repeating: false, name: "setTimeout", runtime: runtime)))
+        }
+        runtime.defineNativeGlobal("setInterval") { [unowned self] args in
+            let runtime = self.runtime.value
+            return runtime.context.number(Double(try self.addTimer(args, repeating: true, name: "setInterval", runtime: runtime)))
+        }
+        for name in ["clearTimeout", "clearInterval"] {
+            runtime.defineNativeGlobal(name) { [unowned self] args in
+                let runtime = self.runtime.value
+                if let id = args.first?.number, id.isFinite { runtime.clearTimer(Int(id)) }
+                return runtime.context.undefined
+            }
+        }
+        let helpers = try runtime.evaluateRaw("""
+            (function () {
+              "use strict";
+              function describe(v) { return typeof v === "string" ? 'string "' + v + '"' : (typeof v === "number" ? String(v) : typeof v); }
+              function sleep(ms) {
+                if (typeof ms !== "number" || !isFinite(ms) || ms < 0)
+                  throw new TypeError("sleep: expected a finite number of milliseconds >= 0, got " + describe(ms));
+                return new Promise(function (resolve) { setTimeout(resolve, ms); });
+              }
+              function queueMicrotask(callback) {
+                if (typeof callback !== "function")
+                  throw new TypeError("queueMicrotask: expected a function, got " + describe(callback));
+                Promise.resolve().then(callback);
+              }
+              return [sleep, queueMicrotask];
+            })()
+            """, file: nil)
+        runtime.defineGlobal("sleep", JSValue(JSObjectGetPropertyAtIndex(runtime.context.ref, helpers.objectRef!, 0, nil), in: runtime.context), readOnly: true)
+        runtime.defineGlobal("queueMicrotask", JSValue(JSObjectGetPropertyAtIndex(runtime.context.ref, helpers.objectRef!, 1, nil), in: runtime.context), readOnly: true)
+
+        let reporter = runtime.makeFunction(name: "unhandledRejection") { [unowned self] args in
+            let reason = args.count > 1 ? args[1] : runtime.context.undefined
+            var error = runtime.macroError(fromException: reason.ref, macro: runtime.currentCall?.macro, file: nil)
+            error.message = "unhandled promise rejection: \(error.message)"
+            self.exceptionHandler(error)
+            return runtime.context.undefined
+        }
+        JSGlobalContextSetUnhandledRejectionCallback(runtime.globalContext, reporter.objectRef, nil)
+    }
+
+    private func addTimer(_ args: [JSValue], repeating: Bool, name: String, runtime: JSRuntime) throws -> Int {
+        guard let callback = args.first, callback.isFunction, let object = callback.objectRef else {
+            throw MacroError.typeError("\(name): expected a function, got \(args.first?.typeDescription ?? "no argument")")
+        }
+        var delay = args.count > 1 ? (args[1].number ?? 0) : 0
+        if !delay.isFinite || delay < 0 { delay = 0 }
+        delay = min(delay, 2_147_483_647)
+        let milliseconds = Int64(delay)
+        let extra = args.dropFirst(2).map(\.ref)
+        let context = runtime.currentCall
+        let entry = TimerEntry(
+            callback: object, arguments: Array(extra),
+            interval: repeating ? .milliseconds(max(1, milliseconds)) : nil, context: context)
+        JSValueProtect(runtime.context.ref, object)
+        for value in extra { JSValueProtect(runtime.context.ref, value) }
+        let id = runtime.nextTimerID()
+        runtime.timers[id] = entry
+        context?.timers.insert(id)
+        entry.scheduled = eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(repeating ? max(1, milliseconds) : milliseconds)) { [unowned self] in
+            self.fire(id, runtime: runtime)
+        }
+        return id
+    }
+
+    private func fire(_ id: Int, runtime: JSRuntime) {
+        guard let entry = runtime.timers[id], !runtime.isClosed else { return }
+        if let context = entry.context, context.failed {
+            runtime.clearTimer(id)
+            return
+        }
+        if entry.interval == nil {
+            runtime.timers[id] = nil
+            entry.context?.timers.remove(id)
+        }
+        do {
+            _ = try turn(entry.context.flatMap { $0.finished ? nil : $0 }, runtime: runtime) {
+                try runtime.call(entry.callback, arguments: entry.arguments, macro: entry.context?.macro)
+            }
+        } catch var error as MacroError {
+            // A throwing callback is reported; the loop and the other timers go on.
+            if error.macro == nil { error.macro = entry.context?.macro }
+            exceptionHandler(error)
+        } catch {}
+        if let interval = entry.interval, runtime.timers[id] != nil {
+            entry.scheduled = eventLoop.assumeIsolated().scheduleTask(in: interval) { [unowned self] in self.fire(id, runtime: runtime) }
+        } else if entry.interval == nil {
+            runtime.release(entry)
+        }
+    }
+}
+
+extension JSRuntime {
+    func nextTimerID() -> Int {
+        timerCounter += 1
+        return timerCounter
+    }
+
+    /// Cancels and forgets a timer (no-op for unknown ids).
+    func clearTimer(_ id: Int) {
+        guard let entry = timers.removeValue(forKey: id) else { return }
+        entry.scheduled?.cancel()
+        entry.context?.timers.remove(id)
+        release(entry)
+    }
+
+    func release(_ entry: TimerEntry) {
+        guard !isClosed else { return }
+        JSValueUnprotect(context.ref, entry.callback)
+        for value in entry.arguments { JSValueUnprotect(context.ref, value) }
+    }
+}
