@@ -20,6 +20,7 @@ final class EngineHost: Sendable {
     private let started = ContinuousClock.now
     private let queued = Atomic<Int>(0)
     private let modelChanges = Atomic<Int>(0)
+    private let publishedChanges = Atomic<Int>(0)
     private let counters = Mutex<Counters>(Counters())
 
     struct Settings: Sendable {
@@ -47,6 +48,8 @@ final class EngineHost: Sendable {
         self.version = version
         self.settings = Mutex(settings)
         model.addObserver { [weak self] _ in self?.modelChanges.add(1, ordering: .relaxed) }
+        // Every synchronous run of JavaScript is a turn: an animation step publishes its own change.
+        engine.onTurnEnd { [weak self] in self?.publishIfChanged() }
         library.onChange { [hub] change in
             switch change {
             case .loaded(let name, let version):
@@ -77,29 +80,44 @@ final class EngineHost: Sendable {
             let reply = request.id.map { RPCCodec.response(id: $0, error: RPCError(code: RPCError.busy, message: "busy: \(limit) requests are already waiting; try again")) }
             return engine.eventLoop.makeSucceededFuture(reply)
         }
-        return engine.eventLoop.submit { [self] in
-            defer { queued.subtract(1, ordering: .relaxed) }
-            let before = modelChanges.load(ordering: .relaxed)
-            let outcome: Result<MacroValue, RPCError>
+        let loop = engine.eventLoop
+        return loop.flatSubmit { [self] () -> EventLoopFuture<MacroValue> in
             do {
-                outcome = .success(try dispatch(request, connection))
-            } catch let error as RPCError {
-                outcome = .failure(error)
-            } catch let error as MacroError {
-                outcome = .failure(RPCError(error))
+                if request.method == "macro.call" { return try callAsync(Params(request)) }
+                return loop.makeSucceededFuture(try dispatch(request, connection))
             } catch {
-                logger.error("internal error in \(request.method): \(error)")
-                outcome = .failure(RPCError(code: RPCError.internalError, message: "internal error: \(error)"))
+                return loop.makeFailedFuture(error)
             }
-            if modelChanges.load(ordering: .relaxed) != before { modelChanged() }
+        }.map { Result<MacroValue, any Error>.success($0) }
+        .recover { .failure($0) }
+        .map { [self] outcome -> MacroValue? in
+            queued.subtract(1, ordering: .relaxed)
+            publishIfChanged()
             guard let id = request.id else { return nil }
             switch outcome {
             case .success(let result): return RPCCodec.response(id: id, result: result)
             case .failure(let error):
                 countError()
-                return RPCCodec.response(id: id, error: error)
+                return RPCCodec.response(id: id, error: rpcError(error, method: request.method))
             }
         }
+    }
+
+    private func rpcError(_ error: any Error, method: String) -> RPCError {
+        switch error {
+        case let error as RPCError: return error
+        case let error as MacroError: return RPCError(error)
+        default:
+            logger.error("internal error in \(method): \(error)")
+            return RPCError(code: RPCError.internalError, message: "internal error: \(error)")
+        }
+    }
+
+    /// Publishes the model's change, once, if anything changed since the last publication.
+    private func publishIfChanged() {
+        let current = modelChanges.load(ordering: .relaxed)
+        guard publishedChanges.exchange(current, ordering: .relaxed) != current else { return }
+        modelChanged()
     }
 
     /// After a turn that changed the model: save the state (before the reply leaves), then
@@ -142,7 +160,6 @@ final class EngineHost: Sendable {
     private func dispatch(_ request: RPCRequest, _ connection: Connection) throws -> MacroValue {
         let params = try Params(request)
         switch request.method {
-        case "macro.call": return try call(params)
         case "macro.list": return .array(library.entries.map(Self.entryJSON))
         case "macro.source":
             let name = try params.macroName()
@@ -173,11 +190,11 @@ final class EngineHost: Sendable {
         }
     }
 
-    private func call(_ params: Params) throws -> MacroValue {
+    private func callAsync(_ params: Params) throws -> EventLoopFuture<MacroValue> {
         let name = try params.string("name")
         let arguments = try params.array("args") ?? []
         counters.withLock { $0.calls += 1 }
-        return try library.call(name, arguments: arguments, timeLimit: try params.timeLimit())
+        return library.callFuture(name, arguments: arguments, deadline: try params.timeLimit())
     }
 
     private func save(_ params: Params) throws -> MacroValue {

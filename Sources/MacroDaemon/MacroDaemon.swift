@@ -57,7 +57,7 @@ public final class MacroDaemon: Service, Sendable {
         try Self.clearStaleSocket(socketPath)
 
         let engine = MacroEngine(
-            configuration: .init(timeLimit: config.timeLimit, evalEnabled: config.allowEval, name: "macrod"),
+            configuration: .init(timeLimit: config.timeLimit, callDeadline: config.callDeadline, evalEnabled: config.allowEval, name: "macrod"),
             logger: logger)
         let model = ProgressModel(channels: config.channels)
         try engine.add(model)
@@ -182,6 +182,7 @@ public final class MacroDaemon: Service, Sendable {
             do {
                 let fresh = try MacroConfig.load(file: configFile)
                 host.engine.timeLimit = fresh.timeLimit
+                host.engine.callDeadline = fresh.callDeadline
                 host.update { settings in
                     settings.engineEval = fresh.engineEval
                     settings.queueLimit = fresh.queueLimit

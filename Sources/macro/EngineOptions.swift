@@ -14,7 +14,7 @@ struct EngineOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("The state file holding the progress values (overrides state_file).", valueName: "file"))
     var state: String?
 
-    @Option(name: .customLong("timeout-ms"), help: ArgumentHelp("Time limit for the macro in milliseconds (overrides time_limit_ms; default 5000).", valueName: "n"))
+    @Option(name: .customLong("timeout-ms"), help: ArgumentHelp("Deadline for the whole call in milliseconds, awaited time included (default: call_deadline_ms 30000; a synchronous run also stops at time_limit_ms 5000).", valueName: "n"))
     var timeoutMs: Int?
 
     @Option(name: .long, help: ArgumentHelp("Talk to the macrod on this socket (exit 69 if none answers). Default: $MACROENGINE_SOCKET, else the standard path.", valueName: "path"))
@@ -49,7 +49,11 @@ struct EngineOptions: ParsableArguments {
         }
         if let macros { resolved.macrosDirectory = macros }
         if let state { resolved.stateFile = state }
-        if let timeoutMs { resolved.timeLimit = .milliseconds(timeoutMs) }
+        if let timeoutMs {
+            // The whole call's deadline, awaited time included, and so also each synchronous run.
+            resolved.timeLimit = .milliseconds(timeoutMs)
+            resolved.callDeadline = .milliseconds(timeoutMs)
+        }
         return resolved
     }
 }
@@ -71,7 +75,7 @@ struct Session {
         self.config = config
         self.logger = logger
         engine = MacroEngine(
-            configuration: .init(timeLimit: config.timeLimit, evalEnabled: config.allowEval),
+            configuration: .init(timeLimit: config.timeLimit, callDeadline: config.callDeadline, evalEnabled: config.allowEval),
             logger: logger)
         engine.exceptionHandler = { [logger] error in MacroEngine.report(error, to: logger) }
         model = ProgressModel(channels: config.channels)

@@ -28,6 +28,7 @@ struct ConfigFile: Decodable {
     static let keys = [
         "macros_dir", "state_file", "time_limit_ms", "log_level", "allow_eval", "progress",
         "socket", "shutdown_grace_ms", "max_line_bytes", "allowed_uids", "engine_eval", "queue_limit",
+        "call_deadline_ms",
     ]
     var macrosDir: String?
     var stateFile: String?
@@ -41,12 +42,14 @@ struct ConfigFile: Decodable {
     var allowedUIDs: [UInt32]?
     var engineEval: Bool?
     var queueLimit: Int?
+    var callDeadlineMs: Int?
 
     enum CodingKeys: String, CodingKey {
         case macrosDir = "macros_dir", stateFile = "state_file", timeLimitMs = "time_limit_ms"
         case logLevel = "log_level", allowEval = "allow_eval", progress
         case socket, shutdownGraceMs = "shutdown_grace_ms", maxLineBytes = "max_line_bytes"
         case allowedUIDs = "allowed_uids", engineEval = "engine_eval", queueLimit = "queue_limit"
+        case callDeadlineMs = "call_deadline_ms"
     }
 
     init(from decoder: any Decoder) throws {
@@ -64,6 +67,7 @@ struct ConfigFile: Decodable {
         allowedUIDs = try c.decodeIfPresent([UInt32].self, forKey: .allowedUIDs)
         engineEval = try c.decodeIfPresent(Bool.self, forKey: .engineEval)
         queueLimit = try c.decodeIfPresent(Int.self, forKey: .queueLimit)
+        callDeadlineMs = try c.decodeIfPresent(Int.self, forKey: .callDeadlineMs)
     }
 
     struct ChannelFile: Decodable {
@@ -107,6 +111,12 @@ struct ConfigFile: Decodable {
             config.logLevel = level
         }
         if let allowEval { config.allowEval = allowEval }
+        if let callDeadlineMs {
+            guard (1...86_400_000).contains(callDeadlineMs) else {
+                throw ConfigError(code: .invalidValue, file: file, key: "call_deadline_ms", message: "must be between 1 and 86400000, got \(callDeadlineMs)")
+            }
+            config.callDeadline = .milliseconds(callDeadlineMs)
+        }
         if let socket, !socket.isEmpty { config.socket = socket }
         if let shutdownGraceMs {
             guard (0...3_600_000).contains(shutdownGraceMs) else {

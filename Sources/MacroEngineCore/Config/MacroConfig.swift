@@ -11,6 +11,8 @@ public struct MacroConfig: Sendable, Equatable {
     public var stateFile: String?
     /// The time limit of each evaluation or call (`time_limit_ms`, default 5000).
     public var timeLimit: Duration
+    /// The deadline of a whole macro call, awaited time included (`call_deadline_ms`, default 30000).
+    public var callDeadline: Duration = .seconds(30)
     /// The log level (`log_level`, default `info`).
     public var logLevel: Logger.Level
     /// Whether macros may use `eval` / `new Function` (`allow_eval`, default false).

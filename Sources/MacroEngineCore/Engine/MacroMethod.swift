@@ -41,6 +41,9 @@ public final class MacroMethod: Sendable {
     public var lastError: MacroError? { state.withLock { $0.lastError } }
     /// Counts the versions that loaded (1 after the first good source).
     public var version: Int { state.withLock { $0.version } }
+    /// The live version's function, nil when none ever loaded.
+    public var liveFunction: MacroFunction? { state.withLock { $0.function } }
+
     /// True when a version is live.
     public var isLoaded: Bool { state.withLock { $0.function != nil } }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOCore
 import Synchronization
 
 /// The macros of one directory: each `NAME.js` holds one function expression, registered as the
@@ -191,6 +192,23 @@ public final class MacroLibrary: Sendable {
             throw item.entry.error ?? MacroError(code: .noSuchMacro, message: "macro '\(name)' is not loaded", macro: name)
         }
         return try method.call(arguments, timeLimit: timeLimit)
+    }
+
+    /// Calls macro `name` as an asynchronous call (see ``MacroEngine/callFuture(_:arguments:deadline:)``):
+    /// the future settles when the macro's promise does, or fails at the deadline.
+    public func callFuture(_ name: String, arguments: [MacroValue] = [], deadline: Duration? = nil) -> EventLoopFuture<MacroValue> {
+        let item = state.withLock { $0[name] }
+        guard let item else {
+            let available = entries.filter { $0.version > 0 }.map(\.name)
+            return engine.eventLoop.makeFailedFuture(MacroError(
+                code: .noSuchMacro,
+                message: "no macro named '\(name)' in \(directory)" + (available.isEmpty ? "" : " (available: \(available.joined(separator: ", ")))"),
+                macro: name))
+        }
+        guard let function = item.method?.liveFunction else {
+            return engine.eventLoop.makeFailedFuture(item.entry.error ?? MacroError(code: .noSuchMacro, message: "macro '\(name)' is not loaded", macro: name))
+        }
+        return function.callFuture(arguments, deadline: deadline)
     }
 
     private func checkLocation(_ path: String, name: String, requireInsideDirectory: Bool) throws {
