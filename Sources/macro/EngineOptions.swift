@@ -78,6 +78,11 @@ struct Session {
             configuration: .init(timeLimit: config.timeLimit, callDeadline: config.callDeadline, evalEnabled: config.allowEval),
             logger: logger)
         engine.exceptionHandler = { [logger] error in MacroEngine.report(error, to: logger) }
+        // console.* of the macro goes to stderr, so a person running it sees it.
+        engine.consoleHandler = { message in
+            let level = message.level == .info ? "" : "\(message.level): "
+            Console.error("[\(message.macro ?? "macro")] \(level)\(message.message)")
+        }
         model = ProgressModel(channels: config.channels)
         try engine.add(model)
         store = StateStore(path: config.resolvedStateFile)

@@ -36,6 +36,7 @@ public final class MacroEngine: Sendable {
         var timeLimit: Duration
         var callDeadline: Duration
         var exceptionHandler: @Sendable (MacroError) -> Void
+        var consoleHandler: @Sendable (ConsoleMessage) -> Void
         var turnObserver: (@Sendable () -> Void)?
     }
 
@@ -89,11 +90,15 @@ public final class MacroEngine: Sendable {
         self.settings = Mutex(Settings(
             timeLimit: configuration.timeLimit,
             callDeadline: configuration.callDeadline,
-            exceptionHandler: { MacroEngine.report($0, to: reporter) }))
+            exceptionHandler: { MacroEngine.report($0, to: reporter) },
+            consoleHandler: { message in
+                reporter.log(level: message.level, "\(message.message)", metadata: message.macro.map { ["macro": "\($0)"] } ?? [:])
+            }))
         let unownedSelf = self
         onLoopEventually { runtime in
             runtime.engine = unownedSelf
             try! unownedSelf.installTimers(runtime: runtime)
+            try! unownedSelf.installConsole(runtime: runtime)
         }
         if !loop.inEventLoop { try? loop.submit {}.wait() }
     }
@@ -112,6 +117,13 @@ public final class MacroEngine: Sendable {
     public var exceptionHandler: @Sendable (MacroError) -> Void {
         get { settings.withLock { $0.exceptionHandler } }
         set { settings.withLock { $0.exceptionHandler = newValue } }
+    }
+
+    /// Receives every `console.log/info/warn/error/debug` of the macros. The default logs it at the
+    /// matching level with the macro's name as metadata.
+    public var consoleHandler: @Sendable (ConsoleMessage) -> Void {
+        get { settings.withLock { $0.consoleHandler } }
+        set { settings.withLock { $0.consoleHandler = newValue } }
     }
 
     /// The time limit for evaluations and calls that do not give their own.
