@@ -1,6 +1,4 @@
-// Fill every ring to the top.
+// Fill every ring to the top (setAll is in lib/rings.js).
 function() {
-    progress.inner = 10;
-    progress.middle = 10;
-    progress.outer = 10;
+    setAll(10);
 }

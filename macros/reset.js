@@ -1,6 +1,4 @@
-// Put every ring back to 0.
+// Put every ring back to 0 (setAll is in lib/rings.js).
 function() {
-    progress.inner = 0;
-    progress.middle = 0;
-    progress.outer = 0;
+    setAll(0);
 }

@@ -81,6 +81,12 @@ public final class MacroDaemon: Service, Sendable {
                         _ = pending.withLock { $0.remove(name) }
                         library.refresh(filename: name)
                     }
+                case .lib:
+                    guard pending.withLock({ $0.insert("\u{0}lib").inserted }) else { return }
+                    engine.eventLoop.assumeIsolated().scheduleTask(in: debounce) {
+                        _ = pending.withLock { $0.remove("\u{0}lib") }
+                        library.refreshLib()
+                    }
                 case .rescan:
                     guard pending.withLock({ $0.insert("\u{0}rescan").inserted }) else { return }
                     engine.eventLoop.scheduleTask(in: debounce) {
@@ -96,6 +102,9 @@ public final class MacroDaemon: Service, Sendable {
 
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let server: any Channel
+        // The socket is created 0600 (no window in which it has another mode).
+        umask(0o177)
+        defer { umask(0o077) }
         do {
             let allowed = config.allowedUIDs, maxLine = config.maxLineBytes, logger = logger
             server = try await ServerBootstrap(group: group)

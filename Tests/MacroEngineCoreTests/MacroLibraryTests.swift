@@ -1,6 +1,7 @@
 import Foundation
 import MacroEngineCore
 import MacroTestSupport
+import Synchronization
 import Testing
 
 @Suite("Macro files on disk")
@@ -149,18 +150,51 @@ struct MacroLibraryTests {
         #expect(entry.error?.message.hasPrefix("file is 1048602 bytes") == true)
     }
 
+    @Test func libFilesLoadFirstInNameOrderAndABrokenOneKeepsItsPreviousVersion() throws {
+        let dir = TemporaryDirectory()
+        try dir.write("lib/b.js", "var order = (typeof order === 'undefined' ? [] : order).concat('b');\nfunction twice(x) { return x * 2 }")
+        try dir.write("lib/a.js", "var order = (typeof order === 'undefined' ? [] : order).concat('a');")
+        try dir.write("quad.js", "function(x) { return twice(twice(x)) }")
+        try dir.write("alsoQuad.js", "function(x) { return twice(x) * 2 }")
+        let (library, _, engine) = try library(dir)
+        try library.reload()
+        #expect(try engine.evaluate("order") == ["a", "b"])
+        #expect(try library.call("quad", arguments: [3]) == 12)
+        #expect(try library.call("alsoQuad", arguments: [3]) == 12)
+
+        try dir.write("lib/b.js", "function twice(x) { return x * 2 + (")
+        library.refreshLib()
+        let broken = try #require(library.libEntries.first { $0.name == "lib/b" })
+        #expect(broken.status == .error)
+        #expect(broken.error?.line == 1)
+        #expect(broken.error?.file == dir.url("lib/b.js"))
+        #expect(try library.call("quad", arguments: [3]) == 12)  // the previous helper stays
+
+        try dir.write("lib/b.js", "function twice(x) { return x * 3 }")
+        library.refreshLib()
+        #expect(library.libEntries.first { $0.name == "lib/b" }?.status == .ok)
+        #expect(try library.call("quad", arguments: [1]) == 9)
+    }
+
     @Test func theRepositoryDemoMacrosAllLoad() throws {
         let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let (engine, model, _) = try makeEngine()
         let library = MacroLibrary(directory: repo.appendingPathComponent("macros").path, engine: engine, logger: silentLogger)
         let entries = try library.reload()
-        #expect(entries.map(\.name) == ["bump", "decrease", "fill", "random", "reset"])
+        #expect(entries.map(\.name) == ["animate", "bump", "decrease", "fill", "random", "reset"])
+        #expect(library.libEntries.map(\.name) == ["lib/rings"])
+        #expect(library.libEntries.allSatisfy { $0.status == .ok })
         #expect(entries.allSatisfy { $0.status == .ok })
         try library.call("fill")
         #expect(model.valuesByName == ["inner": 10, "middle": 10, "outer": 10])
         #expect(try library.call("bump", arguments: ["inner", -2.5]) == 7.5)
         try library.call("reset")
         #expect(model.valuesByName == ["inner": 0, "middle": 0, "outer": 0])
+        // The animated macro: ten steps to the target, observers see each one.
+        let steps = Mutex<[Double]>([])
+        model.addObserver { change in steps.withLock { $0.append(change.newValue) } }
+        #expect(try library.call("animate", arguments: ["middle", 5]) == 5)
+        #expect(steps.withLock { $0 } == [0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5, 5])
         let error = try #require(throws: MacroError.self) { try library.call("bump", arguments: ["sideways"]) }
         #expect(error.headline == "RangeError: unknown channel 'sideways'; use inner, middle or outer")
     }

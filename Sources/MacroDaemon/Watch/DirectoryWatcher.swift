@@ -12,6 +12,7 @@ import Glibc
 final class DirectoryWatcher: Sendable {
     enum Event: Sendable, Equatable {
         case file(String)
+        case lib
         case rescan
     }
 
@@ -20,7 +21,7 @@ final class DirectoryWatcher: Sendable {
     private let onEvent: @Sendable (Event) -> Void
     private let fd: Int32
     private let stopping = Atomic<Bool>(false)
-    private let watches = Mutex<(directory: Int32, parent: Int32)>((-1, -1))
+    private let watches = Mutex<(directory: Int32, parent: Int32, lib: Int32)>((-1, -1, -1))
     private let finished = Mutex<Bool>(false)
 
     private static let fileMask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE | IN_DELETE_SELF | IN_MOVE_SELF)
@@ -43,7 +44,8 @@ final class DirectoryWatcher: Sendable {
     @discardableResult
     func rewatchDirectory() -> Bool {
         let wd = inotify_add_watch(fd, directory, Self.fileMask | UInt32(IN_ONLYDIR))
-        watches.withLock { $0.directory = wd }
+        let lib = inotify_add_watch(fd, directory + "/lib", Self.fileMask | UInt32(IN_ONLYDIR))
+        watches.withLock { $0.directory = wd; $0.lib = lib }
         return wd >= 0
     }
 
@@ -73,7 +75,7 @@ final class DirectoryWatcher: Sendable {
             if n <= 0 { continue }
             var offset = 0
             var events: [Event] = []
-            let (dirWatch, parentWatch) = watches.withLock { ($0.directory, $0.parent) }
+            let (dirWatch, parentWatch, libWatch) = watches.withLock { ($0.directory, $0.parent, $0.lib) }
             while offset + 16 <= n {
                 let wd = buffer.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: Int32.self) }
                 let mask = buffer.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self) }
@@ -83,10 +85,14 @@ final class DirectoryWatcher: Sendable {
                 offset += 16 + length
                 if wd == parentWatch {
                     if name == base { events.append(.rescan) }
+                } else if wd == libWatch, libWatch >= 0 {
+                    if mask & UInt32(IN_ISDIR) == 0 { events.append(.lib) }
                 } else if wd == dirWatch {
                     if mask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED) != 0 {
                         events.append(.rescan)
-                    } else if mask & UInt32(IN_ISDIR) == 0, !name.isEmpty {
+                    } else if mask & UInt32(IN_ISDIR) != 0 {
+                        if name == "lib" { events.append(.rescan) }
+                    } else if !name.isEmpty {
                         events.append(.file(name))
                     }
                 } else if mask & UInt32(IN_IGNORED) == 0 {
@@ -98,6 +104,7 @@ final class DirectoryWatcher: Sendable {
                 let key: String
                 switch event {
                 case .file(let name): key = name
+                case .lib: key = "\u{0}lib"
                 case .rescan: key = "\u{0}rescan"
                 }
                 if seen.insert(key).inserted { onEvent(event) }

@@ -45,8 +45,11 @@ extension MacroEngine {
     func invoke(_ function: JSObjectRef, arguments: [MacroValue], macro: String?, budget: Duration?, runtime: JSRuntime) -> EventLoopFuture<MacroValue> {
         let promise = eventLoop.makePromise(of: MacroValue.self)
         let context = CallContext(macro: macro, budget: budget ?? callDeadline, promise: promise)
-        context.deadlineTask = eventLoop.assumeIsolated().scheduleTask(deadline: context.deadline) { [unowned self] in
-            self.finish(context, .failure(MacroError(code: .timeout, message: "timed out after \(context.budget.milliseconds) ms", macro: macro)), runtime: runtime)
+        runtime.pendingCalls[ObjectIdentifier(context)] = context
+        // Scheduled work holds the engine weakly: it may fire after the engine is released,
+        // before the runtime is closed on the loop.
+        context.deadlineTask = eventLoop.assumeIsolated().scheduleTask(deadline: context.deadline) { [weak self] in
+            self?.finish(context, .failure(MacroError(code: .timeout, message: "timed out after \(context.budget.milliseconds) ms", macro: macro)), runtime: runtime)
         }
         do {
             let args = try arguments.map { try runtime.jsValue($0).ref as JSValueRef? }
@@ -92,6 +95,7 @@ extension MacroEngine {
         guard !context.finished else { return }
         context.finished = true
         context.deadlineTask?.cancel()
+        runtime.pendingCalls[ObjectIdentifier(context)] = nil
         switch result {
         case .success(let value):
             context.promise.succeed(value)
@@ -205,8 +209,8 @@ extension MacroEngine {
         let id = runtime.nextTimerID()
         runtime.timers[id] = entry
         context?.timers.insert(id)
-        entry.scheduled = eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(repeating ? max(1, milliseconds) : milliseconds)) { [unowned self] in
-            self.fire(id, runtime: runtime)
+        entry.scheduled = eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(repeating ? max(1, milliseconds) : milliseconds)) { [weak self] in
+            self?.fire(id, runtime: runtime)
         }
         return id
     }
@@ -231,7 +235,7 @@ extension MacroEngine {
             exceptionHandler(error)
         } catch {}
         if let interval = entry.interval, runtime.timers[id] != nil {
-            entry.scheduled = eventLoop.assumeIsolated().scheduleTask(in: interval) { [unowned self] in self.fire(id, runtime: runtime) }
+            entry.scheduled = eventLoop.assumeIsolated().scheduleTask(in: interval) { [weak self] in self?.fire(id, runtime: runtime) }
         } else if entry.interval == nil {
             runtime.release(entry)
         }
@@ -242,6 +246,17 @@ extension JSRuntime {
     func nextTimerID() -> Int {
         timerCounter += 1
         return timerCounter
+    }
+
+    /// Fails every call still in flight (the engine is going away) so no promise is left unfulfilled.
+    func cancelPendingCalls() {
+        let calls = pendingCalls.values
+        pendingCalls.removeAll()
+        for context in calls where !context.finished {
+            context.finished = true
+            context.deadlineTask?.cancel()
+            context.promise.fail(MacroError(code: .cancelled, message: "the engine shut down before the call finished", macro: context.macro))
+        }
     }
 
     /// Cancels and forgets a timer (no-op for unknown ids).

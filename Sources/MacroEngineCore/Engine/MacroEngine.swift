@@ -385,6 +385,15 @@ public final class MacroEngine: Sendable {
         }
     }
 
+    /// Evaluates a shared-code (lib) script: syntax is checked first, so a broken file runs nothing
+    /// and what its previous version defined stays. Runs under the time limit.
+    public func evaluateLibrary(_ source: String, file: String) throws {
+        try sync { runtime in
+            try runtime.checkSyntax(source, file: file)
+            _ = try self.entering(runtime, timeLimit: nil, macro: nil) { try runtime.evaluateRaw(source, file: file) }
+        }
+    }
+
     /// Removes the global `key` set by ``setMethod(javascript:key:file:)`` (engine globals stay).
     public func removeMethod(key: String) throws {
         try sync { runtime in

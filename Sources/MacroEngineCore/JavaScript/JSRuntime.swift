@@ -24,6 +24,8 @@ final class JSRuntime {
     /// Pending setTimeout/setInterval timers by id.
     var timers: [Int: TimerEntry] = [:]
     var timerCounter = 0
+    /// Calls started from Swift that have not settled yet.
+    var pendingCalls: [ObjectIdentifier: CallContext] = [:]
 
     init(name: String) {
         precondition(JSCOptions.applied)
@@ -39,6 +41,7 @@ final class JSRuntime {
     func close() {
         guard !closed else { return }
         for id in Array(timers.keys) { clearTimer(id) }
+        cancelPendingCalls()
         closed = true
         // Native closures may capture this runtime; dropping the boxes breaks any such cycle.
         nativeGlobals.removeAll()

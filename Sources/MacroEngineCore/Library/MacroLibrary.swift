@@ -77,10 +77,73 @@ public final class MacroLibrary: Sendable {
         }
     }
 
+    /// The shared-code directory: `DIR/lib`. Its `.js` files are plain scripts, evaluated before
+    /// the macros in name order; what they declare at top level (helper functions, constants)
+    /// every macro can use.
+    public var libDirectory: String { "\(directory)/lib" }
+
+    /// The lib files, sorted by name (empty when there is no lib directory).
+    public func libFiles() -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: libDirectory)) ?? [])
+            .filter { !Self.isIgnored($0) }
+            .sorted()
+    }
+
+    /// Entries of the lib files (name `lib/FILE` without `.js`), by name.
+    public var libEntries: [MacroEntry] {
+        libState.withLock { Array($0.values) }.sorted { $0.name < $1.name }
+    }
+
+    private let libState = Mutex<[String: MacroEntry]>([:])
+    private let libSources = Mutex<[String: String]>([:])
+
+    /// Evaluates every lib file in name order. A file that does not parse is reported and not
+    /// evaluated, so what its previous version defined stays; an unchanged file is not evaluated
+    /// again.
+    @discardableResult
+    public func reloadLib() -> [MacroEntry] {
+        for file in libFiles() { loadLib(file: "\(libDirectory)/\(file)") }
+        let present = Set(libFiles().map { "lib/" + Self.macroName(forFile: $0) })
+        for name in libState.withLock({ Array($0.keys) }) where !present.contains(name) {
+            libState.withLock { _ = $0.removeValue(forKey: name) }
+            libSources.withLock { _ = $0.removeValue(forKey: name) }
+            notify(.removed(name: name))
+        }
+        return libEntries
+    }
+
+    @discardableResult
+    func loadLib(file path: String) -> MacroEntry {
+        let name = "lib/" + Self.macroName(forFile: (path as NSString).lastPathComponent)
+        let previous = libState.withLock { $0[name] }
+        var entry = MacroEntry(name: name, file: path, status: .ok, version: previous?.version ?? 0)
+        do {
+            let source = try SourceFile.read(path, macro: name)
+            if libSources.withLock({ $0[name] }) == source, let previous { return previous }
+            libSources.withLock { $0[name] = source }
+            try engine.evaluateLibrary(source, file: path)
+            entry.version += 1
+        } catch let error as MacroError {
+            var error = error
+            error.macro = name
+            entry.status = .error
+            entry.error = error
+            logger.warning("\(error)", metadata: ["lib": "\(name)"])
+        } catch {
+            entry.status = .error
+            entry.error = MacroError(code: .io, message: "\(error)", macro: name, file: path)
+        }
+        libState.withLock { $0[name] = entry }
+        if let error = entry.error { notify(.failed(name: name, error: error)) } else { notify(.loaded(name: name, version: entry.version)) }
+        return entry
+    }
+
     /// Loads every macro file, drops macros whose files are gone, and returns all entries.
+    /// The lib files are evaluated first.
     @discardableResult
     public func reload() throws -> [MacroEntry] {
         let files = try macroFiles()
+        reloadLib()
         let present = Set(files.map(Self.macroName(forFile:)))
         for file in files { load(file: "\(directory)/\(file)") }
         for name in state.withLock({ Array($0.keys) }) where !present.contains(name) { remove(name) }
@@ -139,6 +202,12 @@ public final class MacroLibrary: Sendable {
 
     /// Reloads `filename` of the directory when it exists, removes its macro when it does not.
     /// Ignored names do nothing. Returns the entry, nil when removed or ignored.
+    /// Reloads the lib after one of its files changed, then re-checks the macros.
+    public func refreshLib() {
+        reloadLib()
+        _ = try? reload()
+    }
+
     @discardableResult
     public func refresh(filename: String) -> MacroEntry? {
         guard !Self.isIgnored(filename) else { return nil }
