@@ -104,7 +104,6 @@ public final class MacroDaemon: Service, Sendable {
         let server: any Channel
         // The socket is created 0600 (no window in which it has another mode).
         umask(0o177)
-        defer { umask(0o077) }
         do {
             let allowed = config.allowedUIDs, maxLine = config.maxLineBytes, logger = logger
             server = try await ServerBootstrap(group: group)
@@ -122,9 +121,11 @@ public final class MacroDaemon: Service, Sendable {
                 .bind(unixDomainSocketPath: socketPath, cleanupExistingSocketFile: false)
                 .get()
         } catch {
+            umask(0o077)
             try? await group.shutdownGracefully()
             throw MacroDaemonError(code: .bind, message: "cannot listen on \(socketPath): \(error)")
         }
+        umask(0o077)
         chmod(socketPath, 0o600)
         logger.info("macrod \(version) listening on \(socketPath)", metadata: [
             "macros": "\(config.macrosDirectory)", "state": "\(store.path)", "pid": "\(getpid())",
