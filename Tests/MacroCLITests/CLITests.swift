@@ -181,6 +181,30 @@ struct CLITests {
         #expect(result.stderr == "macro: invalid config: \(config): key 'time_limt_ms': unknown key (known keys: macros_dir, state_file, time_limit_ms, log_level, allow_eval, progress, socket, shutdown_grace_ms, max_line_bytes, allowed_uids, engine_eval, queue_limit, call_deadline_ms)\n")
     }
 
+    @Test func theShippedTypeDeclarationsAreFresh() throws {
+        let result = try BinaryRunner.macro("types", "--macros", repositoryRoot + "/macros")
+        #expect(result.status == 0, "\(result)")
+        let shipped = try String(contentsOfFile: repositoryRoot + "/macros/globals.d.ts", encoding: .utf8)
+        #expect(result.stdout == shipped, "macros/globals.d.ts is stale: run `macro types --macros macros > macros/globals.d.ts`")
+    }
+
+    @Test func typesListMacrosWithTheirParameters() throws {
+        let f = try Fixture()
+        try f.dir.write("macros/lib/util.js", "function helper(a, b = 2) { return a + b }\nvar LIMIT = 3;")
+        try f.dir.write("macros/later.js", "async function(delay, ...rest) { await sleep(delay) }")
+        let result = try f.run("types")
+        #expect(result.status == 0)
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.contains("declare function setInnerProgress(value: number): void;"))
+        #expect(lines.contains("declare const progress: { inner: number; middle: number; outer: number; };"))
+        #expect(lines.contains("declare function sleep(ms: number): Promise<void>;"))
+        #expect(lines.contains("declare function helper(a?: any, b?: any): any;"))
+        #expect(lines.contains("declare var LIMIT: any;"))
+        #expect(lines.contains("declare function later(delay?: any, ...rest: any[]): Promise<any>;"))
+        #expect(lines.contains("declare function echo(): any;"))
+        #expect(!lines.contains { $0.contains("broken") })
+    }
+
     @Test func helpDocumentsTheExitCodes() throws {
         let help = try BinaryRunner.macro("--help")
         #expect(help.status == 0)
