@@ -205,6 +205,24 @@ struct CLITests {
         #expect(!lines.contains { $0.contains("broken") })
     }
 
+    @Test func theReplEvaluatesLinesContinuesIncompleteInputAndShowsErrors() throws {
+        let f = try Fixture()
+        let input = "1 + 2\nfunction f(x) {\n  return x * 2\n}\nf(21)\n'hi'\n({a: [1, {b: 2}]})\nnull.x\nsleep(5).then(() => 7)\necho(1, 2)\n.exit\n"
+        let result = try BinaryRunner.run("macro", ["repl", "--local", "--macros", f.macros, "--state", f.state], input: input)
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdout == """
+            3
+            undefined
+            42
+            "hi"
+            { a: [ 1, { b: 2 } ] }
+            <repl>:1:5: error: TypeError: null is not an object (evaluating 'null.x')
+            7
+            [ 1, 2 ]
+
+            """)
+    }
+
     @Test func helpDocumentsTheExitCodes() throws {
         let help = try BinaryRunner.macro("--help")
         #expect(help.status == 0)

@@ -74,6 +74,19 @@ struct AsyncDaemonTests {
         #expect(try client.call("macro.call", ["name": "hi"]) == "bonjour")
     }
 
+    @Test func theReplSaysWhyTheDaemonRefusesAndWorksWhenAllowed() throws {
+        let closed = try DaemonProcess(files: Self.files)
+        let refused = try BinaryRunner.run("macro", ["repl", "--socket", closed.socket], input: "1\n")
+        #expect(refused.status == 77)
+        #expect(refused.stderr.contains("does not allow engine.eval"))
+        #expect(refused.stderr.contains("macro repl --local"))
+
+        let open = try DaemonProcess(files: Self.files, config: "engine_eval: true\n")
+        let result = try BinaryRunner.run("macro", ["repl", "--socket", open.socket], input: "fast()\n40 + 2\n")
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stdout == "\"fast\"\n42\n")
+    }
+
     @Test func theCLIWatchShowsTheDemoAnimationClimb() throws {
         let dir = TemporaryDirectory(prefix: "macrod")
         try FileManager.default.createDirectory(atPath: dir.url("macros/lib"), withIntermediateDirectories: true)

@@ -385,7 +385,43 @@ public final class MacroEngine: Sendable {
         }
     }
 
-    /// Evaluates a shared-code (lib) script: syntax is checked first, so a broken file runs nothing
+    /// For a REPL: true when `source` fails to parse only because it ends too early (an open
+    /// brace, string or comment), so more input should be read before evaluating.
+    public func isIncomplete(_ source: String) throws -> Bool {
+        try sync { runtime in
+            do {
+                try runtime.checkSyntax(source, file: nil)
+                return false
+            } catch let error as MacroError {
+                let message = error.message
+                return message.contains("Unexpected EOF") || message.contains("end of script") || message.contains("Unterminated")
+                    || message.contains("was not closed")
+            }
+        }
+    }
+
+    /// For a REPL: evaluates `source` as a script (a returned promise is awaited, within the
+    /// deadline) and formats the value like `console.log` does, strings quoted.
+    public func evaluateForDisplay(_ source: String, file: String = "<repl>") throws -> String {
+        let value = try sync { runtime -> MacroValue in
+            let result = try self.entering(runtime, timeLimit: nil, macro: nil) { try runtime.evaluateRaw(source, file: file) }
+            let inspect = try runtime.evaluateRaw("(function (f) { return function (v) { return f([v && typeof v === 'string' ? JSON.stringify(v) : v]) } })(" + Self.inspectSource + ")", file: nil)
+            let text = try runtime.call(inspect.objectRef!, arguments: [result.ref], macro: nil)
+            let isPromise = result.objectRef.map { _ in result["then"].isFunction } ?? false
+            if isPromise {
+                runtime.defineGlobal("__replPending", result, readOnly: false)
+                return .null
+            }
+            return try runtime.macroValue(text)
+        }
+        guard value == .null else { return value.stringValue ?? "" }
+        // A promise: await it like a macro call, then show what it settled to.
+        try evaluate("function __replAwait() { return __replPending.then(function (v) { return v === undefined ? '' : v }) }")
+        let settled = try call("__replAwait")
+        return settled.jsonText(pretty: false)
+    }
+
+    /// Removes the global `key` set by: syntax is checked first, so a broken file runs nothing
     /// and what its previous version defined stays. Runs under the time limit.
     public func evaluateLibrary(_ source: String, file: String) throws {
         try sync { runtime in
