@@ -35,6 +35,18 @@ struct SubscriptionTests {
         #expect(watcher.pendingNotifications.isEmpty)
     }
 
+    @Test func aFailingCallPublishesNothingAndChangesNothing() throws {
+        let daemon = try DaemonProcess(files: Self.files.merging(["bad.js": "function() { progress.inner = 8; throw new Error('x') }"]) { a, _ in a })
+        let watcher = try daemon.client()
+        _ = try watcher.call("subscribe", ["events": ["progress"]])
+        let caller = try daemon.client()
+        #expect(throws: RPCError.self) { try caller.call("macro.call", ["name": "bad"]) }
+        try caller.call("progress.set", ["outer": 1])
+        // The first notification is the later, successful change: the failed one never showed.
+        #expect(try watcher.waitFor("progress.changed") == ["inner": 0, "middle": 0, "outer": 1, "seq": 1])
+        #expect(try caller.call("progress.get") == ["inner": 0, "middle": 0, "outer": 1])
+    }
+
     @Test func logSubscribersSeeTheDaemonLog() throws {
         let daemon = try DaemonProcess(files: ["boom.js": "function() { throw new Error('kaput') }"])
         let client = try daemon.client()

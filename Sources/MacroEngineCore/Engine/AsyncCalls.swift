@@ -51,22 +51,6 @@ extension MacroEngine {
         context.deadlineTask = eventLoop.assumeIsolated().scheduleTask(deadline: context.deadline) { [weak self] in
             self?.finish(context, .failure(MacroError(code: .timeout, message: "timed out after \(context.budget.milliseconds) ms", macro: macro)), runtime: runtime)
         }
-        do {
-            let args = try arguments.map { try runtime.jsValue($0).ref as JSValueRef? }
-            let result = try turn(context, runtime: runtime) { try runtime.call(function, arguments: args, macro: macro) }
-            settle(context, with: result, runtime: runtime)
-        } catch {
-            finish(context, .failure(error), runtime: runtime)
-        }
-        return promise.futureResult
-    }
-
-    /// A promise (any thenable) settles the call when it settles; any other value settles it now.
-    private func settle(_ context: CallContext, with result: JSValue, runtime: JSRuntime) {
-        guard let object = result.objectRef, let then = result["then"].objectRef, JSObjectIsFunction(runtime.context.ref, then) else {
-            finish(context, Result { try runtime.macroValue(result) }, runtime: runtime)
-            return
-        }
         let fulfilled = runtime.makeFunction(name: "resolve") { [unowned self] args in
             let value = args.first ?? runtime.context.undefined
             self.finish(context, Result { try runtime.macroValue(value) }, runtime: runtime)
@@ -74,19 +58,25 @@ extension MacroEngine {
         }
         let rejected = runtime.makeFunction(name: "reject") { [unowned self] args in
             let reason = args.first ?? runtime.context.undefined
+            // The turn in which the promise rejected is the failing one: undo its writes.
+            runtime.turnFailed = true
             self.finish(context, .failure(runtime.macroError(fromException: reason.ref, macro: context.macro, file: nil)), runtime: runtime)
             return runtime.context.undefined
         }
         do {
-            _ = try turn(context, runtime: runtime) {
-                var exception: JSValueRef?
-                var args: [JSValueRef?] = [fulfilled.ref, rejected.ref]
-                _ = JSObjectCallAsFunction(runtime.context.ref, then, object, 2, &args, &exception)
-                if let exception { throw runtime.macroError(fromException: exception, macro: context.macro, file: nil) }
+            let args = try runtime.jsValue(.array(arguments))
+            // One API call runs the macro *and* attaches the handlers, so a rejection among this
+            // turn's microtasks is seen in this turn (JSC drains microtasks at each API exit).
+            let result = try turn(context, runtime: runtime) {
+                try runtime.call(runtime.invokeHelper(), arguments: [function, args.ref, fulfilled.ref, rejected.ref], macro: macro)
+            }
+            if !runtime.isPendingSentinel(result) {
+                finish(context, Result { try runtime.macroValue(result) }, runtime: runtime)
             }
         } catch {
             finish(context, .failure(error), runtime: runtime)
         }
+        return promise.futureResult
     }
 
     /// Ends the call once: reports a failure to the exception handler, cancels the deadline and,
@@ -96,9 +86,13 @@ extension MacroEngine {
         context.finished = true
         context.deadlineTask?.cancel()
         runtime.pendingCalls[ObjectIdentifier(context)] = nil
+        // Inside a turn, the caller hears the outcome after the turn commits or rolls back.
+        let deliver: (Result<MacroValue, any Error>) -> Void = { result in
+            if runtime.inTransaction { runtime.afterTurn.append { context.promise.completeWith(result) } } else { context.promise.completeWith(result) }
+        }
         switch result {
         case .success(let value):
-            context.promise.succeed(value)
+            deliver(.success(value))
         case .failure(var error):
             context.failed = true
             for id in context.timers { runtime.clearTimer(id) }
@@ -108,7 +102,7 @@ extension MacroEngine {
                 error = macroError
                 exceptionHandler(macroError)
             }
-            context.promise.fail(error)
+            deliver(.failure(error))
         }
     }
 
@@ -132,7 +126,7 @@ extension MacroEngine {
             if runtime.entryDepth == 0 { turnEnded() }
         }
         do {
-            return try runtime.enter(timeLimit: limit, macro: context?.macro, body)
+            return try transaction(runtime) { try runtime.enter(timeLimit: limit, macro: context?.macro, body) }
         } catch var error as MacroError where error.code == .timeout && deadlineBound {
             error.message = "timed out after \(context!.budget.milliseconds) ms"
             throw error
@@ -243,6 +237,37 @@ extension MacroEngine {
 }
 
 extension JSRuntime {
+    /// `(fn, args, onFulfilled, onRejected)`: calls fn; a thenable result gets the handlers and
+    /// the pending sentinel is returned, any other result is returned as is.
+    func invokeHelper() throws -> JSObjectRef {
+        if let helper = invokeHelperRef { return helper }
+        let value = try evaluateRaw("""
+            (function () {
+              var pending = {};
+              function __macroengine_invoke(fn, args, onFulfilled, onRejected) {
+                var result = fn.apply(undefined, args);
+                if (result !== null && (typeof result === "object" || typeof result === "function") && typeof result.then === "function") {
+                  result.then(onFulfilled, onRejected);
+                  return pending;
+                }
+                return result;
+              }
+              __macroengine_invoke.pending = pending;
+              return __macroengine_invoke;
+            })()
+            """, file: nil)
+        let object = value.objectRef!
+        JSValueProtect(context.ref, object)
+        invokeHelperRef = object
+        pendingSentinelRef = value["pending"].objectRef
+        return object
+    }
+
+    func isPendingSentinel(_ value: JSValue) -> Bool {
+        guard let sentinel = pendingSentinelRef, let object = value.objectRef else { return false }
+        return object == sentinel
+    }
+
     func nextTimerID() -> Int {
         timerCounter += 1
         return timerCounter

@@ -38,6 +38,7 @@ public final class MacroEngine: Sendable {
         var exceptionHandler: @Sendable (MacroError) -> Void
         var consoleHandler: @Sendable (ConsoleMessage) -> Void
         var turnObserver: (@Sendable () -> Void)?
+        var participants: [any TurnParticipant] = []
     }
 
     /// Settings fixed when the engine is created.
@@ -144,6 +145,35 @@ public final class MacroEngine: Sendable {
         settings.withLock { $0.turnObserver = observer }
     }
 
+    /// Adds native state that takes part in turns: begun before each outermost run of
+    /// JavaScript, committed when it succeeds, rolled back when it throws, rejects or times out.
+    public func addTurnParticipant(_ participant: any TurnParticipant) {
+        settings.withLock { $0.participants.append(participant) }
+    }
+
+    /// Runs `body` as one atomic turn of the participants (only at the outermost entry).
+    func transaction<T>(_ runtime: JSRuntime, _ body: () throws -> T) throws -> T {
+        guard runtime.entryDepth == 0 else { return try body() }
+        let participants = settings.withLock { $0.participants }
+        participants.forEach { $0.beginTurn() }
+        runtime.turnFailed = false
+        runtime.inTransaction = true
+        defer {
+            runtime.inTransaction = false
+            let waiting = runtime.afterTurn
+            runtime.afterTurn.removeAll()
+            waiting.forEach { $0() }
+        }
+        do {
+            let result = try body()
+            if runtime.turnFailed { participants.forEach { $0.rollbackTurn() } } else { participants.forEach { $0.commitTurn() } }
+            return result
+        } catch {
+            participants.forEach { $0.rollbackTurn() }
+            throw error
+        }
+    }
+
     func turnEnded() {
         settings.withLock { $0.turnObserver }?()
     }
@@ -188,7 +218,7 @@ public final class MacroEngine: Sendable {
         let limit = timeLimit ?? self.timeLimit
         let outermost = runtime.entryDepth == 0
         do {
-            return try runtime.enter(timeLimit: limit, macro: macro, body)
+            return try transaction(runtime) { try runtime.enter(timeLimit: limit, macro: macro, body) }
         } catch var error as MacroError {
             if error.macro == nil { error.macro = macro }
             if outermost { exceptionHandler(error) }

@@ -24,6 +24,14 @@ final class JSRuntime {
     /// Pending setTimeout/setInterval timers by id.
     var timers: [Int: TimerEntry] = [:]
     var timerCounter = 0
+    /// Set when the running turn failed without throwing to Swift (a rejection seen in it).
+    var turnFailed = false
+    /// True while a turn's transaction is open.
+    var inTransaction = false
+    /// Work to run once the current turn has committed or rolled back (completing callers).
+    var afterTurn: [() -> Void] = []
+    var invokeHelperRef: JSObjectRef?
+    var pendingSentinelRef: JSObjectRef?
     /// Calls started from Swift that have not settled yet.
     var pendingCalls: [ObjectIdentifier: CallContext] = [:]
 
@@ -211,7 +219,12 @@ final class JSRuntime {
         let line = exception[jsString: JSNames.line.ref].number.map { Int($0) }
         let column = exception[jsString: JSNames.column.ref].number.map { Int($0) }
         let sourceURL = exception[jsString: JSNames.sourceURL.ref].string
-        var stack = exception[jsString: JSNames.stack.ref].string
+        // The engine's own frames (the call helper) are not the macro's business.
+        var stack = exception[jsString: JSNames.stack.ref].string.map { text in
+            text.split(separator: "\n", omittingEmptySubsequences: false)
+                .filter { !$0.hasPrefix("__macroengine_") }
+                .joined(separator: "\n")
+        }
         var errorColumn = column
         let errorFile = sourceURL ?? file
         if let errorFile, wrappedFiles.contains(errorFile) {

@@ -17,8 +17,11 @@ extension ProgressModel: MacroEngineSupport {
             try engine.register(Self.setterName(name)) { (value: Double) in _ = try self.set(name, to: value) }
         }
         try engine.installProgressObject(model: self)
+        engine.addTurnParticipant(self)
     }
 }
+
+extension ProgressModel: TurnParticipant {}
 
 extension MacroEngine {
     /// Defines the read-only global `progress`: a sealed object with one accessor per channel.

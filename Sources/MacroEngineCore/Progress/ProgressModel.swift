@@ -62,6 +62,8 @@ public final class ProgressModel: Sendable {
         var values: [Double]
         var observers: [(id: Int, body: @Sendable (ProgressChange) -> Void)] = []
         var nextObserver = 0
+        /// The values when the current turn began (nil outside a turn).
+        var journal: [Double]?
     }
 
     /// Creates a model. Channel names must be unique and ranges non-empty.
@@ -110,11 +112,42 @@ public final class ProgressModel: Sendable {
         let (old, observers) = state.withLock { state -> (Double, [@Sendable (ProgressChange) -> Void]) in
             let old = state.values[index]
             state.values[index] = clamped
-            return (old, old == clamped ? [] : state.observers.map(\.body))
+            // Inside a turn, observers hear of the change when the turn commits.
+            return (old, old == clamped || state.journal != nil ? [] : state.observers.map(\.body))
         }
         let change = ProgressChange(channel: channel, oldValue: old, newValue: clamped)
         for observer in observers { observer(change) }
         return clamped
+    }
+
+    // MARK: Turns (atomic changes from macros)
+
+    /// Starts a turn: changes from now on are told to observers only when the turn commits, and
+    /// are undone if it rolls back.
+    public func beginTurn() {
+        state.withLock { $0.journal = $0.values }
+    }
+
+    /// Ends a turn keeping its changes; observers hear one change per channel that differs from
+    /// the turn's start (old value = at the start, new = now).
+    public func commitTurn() {
+        let (changes, observers) = state.withLock { state -> ([ProgressChange], [@Sendable (ProgressChange) -> Void]) in
+            guard let start = state.journal else { return ([], []) }
+            state.journal = nil
+            let changes = channels.indices.compactMap { i -> ProgressChange? in
+                start[i] == state.values[i] ? nil : ProgressChange(channel: channels[i].name, oldValue: start[i], newValue: state.values[i])
+            }
+            return (changes, changes.isEmpty ? [] : state.observers.map(\.body))
+        }
+        for change in changes { for observer in observers { observer(change) } }
+    }
+
+    /// Ends a turn undoing its changes; nobody ever hears of them.
+    public func rollbackTurn() {
+        state.withLock { state in
+            if let start = state.journal { state.values = start }
+            state.journal = nil
+        }
     }
 
     /// Replaces values (e.g. from the state file) without telling observers. Unknown channels
