@@ -27,6 +27,7 @@ final class EngineHost: Sendable {
         var engineEval: Bool
         var queueLimit: Int
         var socket: String
+        var fsync: FsyncPolicy = .interval
     }
 
     private struct Counters {
@@ -35,6 +36,7 @@ final class EngineHost: Sendable {
         var seq = 0
         var publishedChanges = 0
         var stateError: String?
+        var unsynced = false
     }
 
     init(engine: MacroEngine, model: ProgressModel, library: MacroLibrary, store: StateStore, hub: NotificationHub,
@@ -124,9 +126,14 @@ final class EngineHost: Sendable {
     /// publish one notification.
     private func modelChanged() {
         let values = model.valuesByName
+        let policy = settings.withLock { $0.fsync }
         do {
-            try store.save(values, durable: false)
-            counters.withLock { $0.stateError = nil }
+            // Written (atomic rename) before the reply leaves; fsync per the policy.
+            try store.save(values, durable: policy == .always)
+            counters.withLock {
+                $0.stateError = nil
+                $0.unsynced = policy == .interval
+            }
         } catch {
             let first = counters.withLock { counters -> Bool in
                 defer { counters.stateError = "\(error)" }
@@ -148,6 +155,16 @@ final class EngineHost: Sendable {
     }
 
     private func countError() { counters.withLock { $0.errors += 1 } }
+
+    /// For the `interval` policy: fsyncs the state if a change was written since the last sync.
+    func syncIfNeeded() {
+        guard counters.withLock({ state -> Bool in defer { state.unsynced = false }; return state.unsynced }) else { return }
+        do {
+            try store.save(model.valuesByName, durable: true)
+        } catch {
+            logger.debug("periodic state sync failed: \(error)")
+        }
+    }
 
     func progressJSON() -> MacroValue {
         var fields = OrderedFields()

@@ -66,9 +66,16 @@ public final class MacroDaemon: Service, Sendable {
         let library = MacroLibrary(directory: config.macrosDirectory, engine: engine, logger: logger)
         let host = EngineHost(
             engine: engine, model: model, library: library, store: store, hub: hub,
-            settings: .init(engineEval: config.engineEval, queueLimit: config.queueLimit, socket: socketPath),
+            settings: .init(engineEval: config.engineEval, queueLimit: config.queueLimit, socket: socketPath, fsync: config.fsync),
             version: version, logger: logger)
         rescan(library: library, watcher: nil)
+        // fsync: interval — make the latest state durable at most once per period.
+        let period = TimeAmount.nanoseconds(
+            config.fsyncInterval.components.seconds * 1_000_000_000 + config.fsyncInterval.components.attoseconds / 1_000_000_000)
+        let syncTask: RepeatedTask? = config.fsync == .interval
+            ? engine.eventLoop.scheduleRepeatedTask(initialDelay: period, delay: period) { _ in host.syncIfNeeded() }
+            : nil
+        defer { syncTask?.cancel() }
 
         let pending = Mutex<Set<String>>([])
         let watcherBox = Mutex<DirectoryWatcher?>(nil)

@@ -56,6 +56,22 @@ struct RobustnessTests {
         #expect(try client.call("macro.call", ["name": "slow", "args": [11]]) == 11)
     }
 
+    @Test func anUnwritableStateLocationDoesNotStopCalls() throws {
+        let dir = TemporaryDirectory(prefix: "macrod")
+        try dir.write("blocker", "a file where the state directory should be")
+        let daemon = try DaemonProcess(
+            files: ["bump.js": "function(n) { progress.inner += n; return progress.inner }"],
+            extraArguments: ["--state", dir.url("blocker/state.json")], dir: dir)
+        let client = try daemon.client()
+        #expect(try client.call("macro.call", ["name": "bump", "args": [1]]) == 1)
+        #expect(try client.call("macro.call", ["name": "bump", "args": [1]]) == 2)
+        let status = try client.call("engine.status")
+        #expect(status["stateError"].stringValue?.contains("blocker") == true)
+        // Logged once, not per call.
+        #expect(daemon.log.components(separatedBy: "cannot save the state").count - 1 == 1)
+        #expect(try dir.read("blocker") == "a file where the state directory should be")
+    }
+
     @Test func sighupRereadsTheConfigAndRescans() throws {
         let daemon = try DaemonProcess(files: ["spin.js": "function() { while (true) {} }"], config: "time_limit_ms: 5000\n")
         let client = try daemon.client()

@@ -14,6 +14,9 @@ struct ConfigTests {
         #expect(config.logLevel == .info)
         #expect(config.allowEval == false)
         #expect(config.channels == ProgressChannel.seed)
+        #expect(config.fsync == .interval)
+        #expect(config.fsyncInterval == .seconds(1))
+        #expect(config.callDeadline == .seconds(30))
     }
 
     @Test func relativePathsAreRelativeToTheFile() throws {
@@ -31,7 +34,7 @@ struct ConfigTests {
 
     @Test(arguments: [
         ("time_limit: 5", ConfigError.Code.unknownKey, "time_limit",
-         "unknown key (known keys: macros_dir, state_file, time_limit_ms, log_level, allow_eval, progress, socket, shutdown_grace_ms, max_line_bytes, allowed_uids, engine_eval, queue_limit, call_deadline_ms)"),
+         "unknown key (known keys: macros_dir, state_file, time_limit_ms, log_level, allow_eval, progress, socket, shutdown_grace_ms, max_line_bytes, allowed_uids, engine_eval, queue_limit, call_deadline_ms, fsync, fsync_interval_ms)"),
         ("progress:\n  - { name: inner, maximum: 3 }", .unknownKey, "progress[0].maximum", "unknown key (known keys: name, min, max, initial)"),
         ("time_limit_ms: soon", .wrongType, "time_limit_ms", "expected an integer"),
         ("allow_eval: 3", .wrongType, "allow_eval", "expected true or false"),
@@ -44,6 +47,8 @@ struct ConfigTests {
         ("progress:\n  - { name: a }\n  - { name: a }", .invalidValue, "progress[1].name", "channel 'a' is listed twice"),
         ("progress:\n  - { name: 'not ok' }", .invalidValue, "progress[0].name", "'not ok' is not an identifier"),
         ("progress: []", .invalidValue, "progress", "must list at least one channel"),
+        ("fsync: sometimes", .invalidValue, "fsync", "must be one of always, interval, never, got 'sometimes'"),
+        ("fsync_interval_ms: 0", .invalidValue, "fsync_interval_ms", "must be between 1 and 3600000, got 0"),
     ])
     func badConfigsNameTheKeyAndTheFile(_ text: String, _ code: ConfigError.Code, _ key: String, _ message: String) throws {
         let error = try #require(throws: ConfigError.self) { try MacroConfig.parse(text, file: "/cfg/me.yaml") }

@@ -28,7 +28,7 @@ struct ConfigFile: Decodable {
     static let keys = [
         "macros_dir", "state_file", "time_limit_ms", "log_level", "allow_eval", "progress",
         "socket", "shutdown_grace_ms", "max_line_bytes", "allowed_uids", "engine_eval", "queue_limit",
-        "call_deadline_ms",
+        "call_deadline_ms", "fsync", "fsync_interval_ms",
     ]
     var macrosDir: String?
     var stateFile: String?
@@ -43,13 +43,15 @@ struct ConfigFile: Decodable {
     var engineEval: Bool?
     var queueLimit: Int?
     var callDeadlineMs: Int?
+    var fsync: String?
+    var fsyncIntervalMs: Int?
 
     enum CodingKeys: String, CodingKey {
         case macrosDir = "macros_dir", stateFile = "state_file", timeLimitMs = "time_limit_ms"
         case logLevel = "log_level", allowEval = "allow_eval", progress
         case socket, shutdownGraceMs = "shutdown_grace_ms", maxLineBytes = "max_line_bytes"
         case allowedUIDs = "allowed_uids", engineEval = "engine_eval", queueLimit = "queue_limit"
-        case callDeadlineMs = "call_deadline_ms"
+        case callDeadlineMs = "call_deadline_ms", fsync, fsyncIntervalMs = "fsync_interval_ms"
     }
 
     init(from decoder: any Decoder) throws {
@@ -68,6 +70,8 @@ struct ConfigFile: Decodable {
         engineEval = try c.decodeIfPresent(Bool.self, forKey: .engineEval)
         queueLimit = try c.decodeIfPresent(Int.self, forKey: .queueLimit)
         callDeadlineMs = try c.decodeIfPresent(Int.self, forKey: .callDeadlineMs)
+        fsync = try c.decodeIfPresent(String.self, forKey: .fsync)
+        fsyncIntervalMs = try c.decodeIfPresent(Int.self, forKey: .fsyncIntervalMs)
     }
 
     struct ChannelFile: Decodable {
@@ -111,6 +115,18 @@ struct ConfigFile: Decodable {
             config.logLevel = level
         }
         if let allowEval { config.allowEval = allowEval }
+        if let fsync {
+            guard let policy = FsyncPolicy(rawValue: fsync) else {
+                throw ConfigError(code: .invalidValue, file: file, key: "fsync", message: "must be one of always, interval, never, got '\(fsync)'")
+            }
+            config.fsync = policy
+        }
+        if let fsyncIntervalMs {
+            guard (1...3_600_000).contains(fsyncIntervalMs) else {
+                throw ConfigError(code: .invalidValue, file: file, key: "fsync_interval_ms", message: "must be between 1 and 3600000, got \(fsyncIntervalMs)")
+            }
+            config.fsyncInterval = .milliseconds(fsyncIntervalMs)
+        }
         if let callDeadlineMs {
             guard (1...86_400_000).contains(callDeadlineMs) else {
                 throw ConfigError(code: .invalidValue, file: file, key: "call_deadline_ms", message: "must be between 1 and 86400000, got \(callDeadlineMs)")

@@ -2,6 +2,16 @@ import Foundation
 import Logging
 import Yams
 
+/// When state writes are made durable with fsync.
+public enum FsyncPolicy: String, Sendable, Equatable, CaseIterable {
+    /// fsync before each reply that changed the state.
+    case always
+    /// fsync at most once per interval, when something changed.
+    case interval
+    /// never fsync (rename only: safe against a process crash, not a power loss).
+    case never
+}
+
 /// The engine's settings, read from a commented YAML file (see `config/macroengine.yaml`).
 /// Relative paths in the file are relative to the file's own directory.
 public struct MacroConfig: Sendable, Equatable {
@@ -19,6 +29,13 @@ public struct MacroConfig: Sendable, Equatable {
     public var allowEval: Bool
     /// The progress channels (`progress`); the default is the seed's inner, middle, outer 0...10.
     public var channels: [ProgressChannel]
+    /// When macrod's state writes reach the disk (`fsync`): after each change is written
+    /// atomically (rename), `always` fsyncs it before the reply, `interval` fsyncs at most every
+    /// ``fsyncInterval`` (default; a crash of the process loses nothing, a power loss at most that
+    /// long), `never` leaves it to the kernel.
+    public var fsync: FsyncPolicy = .interval
+    /// The `interval` policy's period (`fsync_interval_ms`, default 1000).
+    public var fsyncInterval: Duration = .seconds(1)
     /// macrod's socket (`socket`); nil means the default (see README).
     public var socket: String?
     /// How long macrod lets calls in flight finish after SIGTERM (`shutdown_grace_ms`, 5000).
