@@ -94,20 +94,13 @@ struct AsyncDaemonTests {
             try dir.write("macros/\(file)", try String(contentsOfFile: repositoryRoot + "/macros/\(file)", encoding: .utf8))
         }
         let daemon = try DaemonProcess(dir: dir)
-        let watch = Process()
-        watch.executableURL = URL(fileURLWithPath: "\(BinaryRunner.binDirectory)/macro")
-        watch.arguments = ["progress", "--watch", "--json", "--socket", daemon.socket]
-        let pipe = Pipe()
-        watch.standardOutput = pipe
-        try watch.run()
-        defer { if watch.isRunning { kill(watch.processIdentifier, SIGKILL); watch.waitUntilExit() } }
-        let reader = LineReader(pipe.fileHandleForReading)
-        #expect(try reader.next() == #"{"inner":0,"middle":0,"outer":0}"#)
+        let watch = try BackgroundProcess("macro", ["progress", "--watch", "--json", "--socket", daemon.socket])
+        #expect(try watch.nextLine() == #"{"inner":0,"middle":0,"outer":0}"#)
         let run = try BinaryRunner.macro("run", "animate", "outer", "10", "--socket", daemon.socket)
         #expect(run.status == 0, "\(run)")
         var climbed: [Double] = []
         for _ in 1...10 {
-            guard let line = try reader.next() else { break }
+            guard let line = try watch.nextLine() else { break }
             climbed.append(try MacroValue(jsonText: line)["outer"].doubleValue ?? -1)
         }
         #expect(climbed == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10])

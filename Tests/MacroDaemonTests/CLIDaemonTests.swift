@@ -78,20 +78,13 @@ struct CLIDaemonTests {
 
     @Test func progressWatchPrintsEveryChange() throws {
         let daemon = try DaemonProcess(files: Self.files)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "\(BinaryRunner.binDirectory)/macro")
-        process.arguments = ["progress", "--watch", "--json", "--socket", daemon.socket]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() } }
-        let reader = LineReader(pipe.fileHandleForReading)
-        #expect(try reader.next() == #"{"inner":0,"middle":0,"outer":0}"#)
+        let watch = try BackgroundProcess("macro", ["progress", "--watch", "--json", "--socket", daemon.socket])
+        #expect(try watch.nextLine() == #"{"inner":0,"middle":0,"outer":0}"#)
         let client = try daemon.client()
         try client.call("macro.call", ["name": "bump", "args": ["inner", 1]])
         try client.call("macro.call", ["name": "bump", "args": ["inner", 1]])
-        #expect(try reader.next() == #"{"inner":1,"middle":0,"outer":0,"seq":1}"#)
-        #expect(try reader.next() == #"{"inner":2,"middle":0,"outer":0,"seq":2}"#)
+        #expect(try watch.nextLine() == #"{"inner":1,"middle":0,"outer":0,"seq":1}"#)
+        #expect(try watch.nextLine() == #"{"inner":2,"middle":0,"outer":0,"seq":2}"#)
     }
 
     @Test func editReportsWhetherTheNewVersionLoaded() throws {
@@ -107,30 +100,5 @@ struct CLIDaemonTests {
         #expect(broken.status == 65)
         #expect(broken.stderr == "\(daemon.macros)/bump.js:2:13: error: SyntaxError: Unexpected token ';'\nthe previous version stays live until the file loads\n")
         #expect(try daemon.client().call("macro.call", ["name": "bump"]) == "edited")
-    }
-}
-
-/// Reads lines from a pipe, failing after 10 s instead of hanging a test.
-final class LineReader {
-    private let handle: FileHandle
-    private var buffer = Data()
-    init(_ handle: FileHandle) { self.handle = handle }
-
-    func next() throws -> String? {
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
-            if let newline = buffer.firstIndex(of: 10) {
-                let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
-                buffer.removeSubrange(buffer.startIndex...newline)
-                return line
-            }
-            var pfd = pollfd(fd: handle.fileDescriptor, events: Int16(POLLIN), revents: 0)
-            guard poll(&pfd, 1, 100) > 0 else { continue }
-            var chunk = [UInt8](repeating: 0, count: 4096)
-            let n = chunk.withUnsafeMutableBytes { read(handle.fileDescriptor, $0.baseAddress, $0.count) }
-            if n <= 0 { return nil }
-            buffer.append(contentsOf: chunk[..<n])
-        }
-        throw RPCError(code: -1, message: "no line within 10 s")
     }
 }

@@ -1,0 +1,51 @@
+import Foundation
+import MacroRPC
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A built binary running in the background (e.g. `macro progress --watch`) whose stdout is read
+/// line by line; killed when released. Reads fail after 10 s instead of hanging a test.
+public final class BackgroundProcess {
+    private let process = Process()
+    private let output: FileHandle
+    private var buffer = Data()
+
+    /// Starts `binary` (from the build directory) with `arguments`.
+    public init(_ binary: String, _ arguments: [String]) throws {
+        process.executableURL = URL(fileURLWithPath: "\(BinaryRunner.binDirectory)/\(binary)")
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        output = pipe.fileHandleForReading
+        try process.run()
+    }
+
+    deinit {
+        // SIGKILL: a child may inherit a blocked SIGTERM from the test runner.
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    /// The next line of stdout; nil at end of output.
+    public func nextLine() throws -> String? {
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            if let newline = buffer.firstIndex(of: 10) {
+                let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
+                buffer.removeSubrange(buffer.startIndex...newline)
+                return line
+            }
+            var pfd = pollfd(fd: output.fileDescriptor, events: Int16(POLLIN), revents: 0)
+            guard poll(&pfd, 1, 100) > 0 else { continue }
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            let n = chunk.withUnsafeMutableBytes { read(output.fileDescriptor, $0.baseAddress, $0.count) }
+            if n <= 0 { return nil }
+            buffer.append(contentsOf: chunk[..<n])
+        }
+        throw RPCError(code: -1, message: "no line from the background process within 10 s")
+    }
+}
