@@ -75,6 +75,20 @@ final class EngineHost: Sendable {
 
     /// Handles one request on the engine loop. Answers -32005 at once when the queue is full.
     func handle(_ request: RPCRequest, from connection: Connection) -> EventLoopFuture<MacroValue?> {
+        // Answered here, off the engine's thread: they must work while a macro keeps it busy.
+        if request.method == "macro.running" || request.method == "macro.cancel" {
+            let loop = connection.channel.eventLoop
+            guard let id = request.id else {
+                _ = try? control(request)
+                return loop.makeSucceededFuture(nil)
+            }
+            do {
+                return loop.makeSucceededFuture(RPCCodec.response(id: id, result: try control(request)))
+            } catch {
+                countError()
+                return loop.makeSucceededFuture(RPCCodec.response(id: id, error: rpcError(error, method: request.method)))
+            }
+        }
         let limit = settings.withLock { $0.queueLimit }
         if queued.add(1, ordering: .relaxed).newValue > limit {
             queued.subtract(1, ordering: .relaxed)
@@ -103,6 +117,23 @@ final class EngineHost: Sendable {
                 return RPCCodec.response(id: id, error: rpcError(error, method: request.method))
             }
         }
+    }
+
+    /// `macro.running` and `macro.cancel {call}`.
+    private func control(_ request: RPCRequest) throws -> MacroValue {
+        let params = try Params(request)
+        if request.method == "macro.running" {
+            return .array(engine.runningCalls.map { call in
+                ["call": .number(Double(call.id)), "name": .string(call.macro), "elapsedMs": .number(Double(call.elapsedMilliseconds))]
+            })
+        }
+        guard let id = params.value["call"].intValue else {
+            throw RPCError(code: RPCError.invalidParams, message: "Invalid params: call must be a call id from macro.running")
+        }
+        guard engine.cancel(call: id) else {
+            throw RPCError(code: RPCError.invalidParams, message: "Invalid params: no call \(id) is running")
+        }
+        return ["call": .number(Double(id)), "cancelled": true]
     }
 
     private func rpcError(_ error: any Error, method: String) -> RPCError {

@@ -243,3 +243,46 @@ struct Edit: ParsableCommand {
         }
     }
 }
+
+/// `macro running`.
+struct Running: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List the daemon's calls in flight: call id, macro, elapsed time.")
+    @OptionGroup var options: EngineOptions
+
+    func run() throws {
+        let client = try DaemonLink.require(options, for: "running")
+        let calls: MacroValue
+        do { calls = try client.call("macro.running") } catch let error as RPCError { throw DaemonLink.report(error, json: options.json) }
+        if options.json {
+            print(calls.jsonText())
+            return
+        }
+        let list = calls.arrayValue ?? []
+        if list.isEmpty {
+            Console.error("no calls in flight")
+            return
+        }
+        print("CALL  MACRO                 ELAPSED")
+        for call in list {
+            let id = String(call["call"].intValue ?? 0).padding(toLength: 4, withPad: " ", startingAt: 0)
+            let name = (call["name"].stringValue ?? "").padding(toLength: 20, withPad: " ", startingAt: 0)
+            print("\(id)  \(name)  \(call["elapsedMs"].intValue ?? 0) ms")
+        }
+    }
+}
+
+/// `macro cancel CALL`.
+struct Cancel: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Cancel a call in flight (see `macro running`); a runaway macro included. Its changes are rolled back.")
+    @Argument(help: "The call id from `macro running`.") var call: Int
+    @OptionGroup var options: EngineOptions
+
+    func run() throws {
+        let client = try DaemonLink.require(options, for: "cancel")
+        do {
+            _ = try client.call("macro.cancel", ["call": .number(Double(call))])
+            print("cancelled call \(call)")
+        } catch let error as RPCError { throw DaemonLink.report(error, json: options.json) }
+    }
+}

@@ -72,6 +72,35 @@ struct RobustnessTests {
         #expect(try dir.read("blocker") == "a file where the state directory should be")
     }
 
+    @Test func aRunawayCallIsListedAndCancelledFromAnotherConnection() throws {
+        let daemon = try DaemonProcess(
+            files: ["runaway.js": "function() { progress.inner = 9; while (true) {} }"],
+            config: "time_limit_ms: 60000\ncall_deadline_ms: 60000\n")
+        let caller = try daemon.client()
+        try caller.send(raw: #"{"jsonrpc":"2.0","id":1,"method":"macro.call","params":{"name":"runaway"}}"#)
+        let control = try daemon.client()
+        var running: [MacroValue] = []
+        let deadline = Date().addingTimeInterval(5)
+        while running.isEmpty, Date() < deadline {
+            running = try control.call("macro.running").arrayValue ?? []
+        }
+        #expect(running.count == 1)
+        #expect(running.first?["name"] == "runaway")
+        let id = try #require(running.first?["call"].intValue)
+        let cli = try BinaryRunner.macro("running", "--json", "--socket", daemon.socket)
+        #expect(try MacroValue(jsonText: cli.stdout).arrayValue?.first?["call"] == .number(Double(id)))
+        let cancel = try BinaryRunner.macro("cancel", String(id), "--socket", daemon.socket)
+        #expect(cancel.status == 0, "\(cancel)")
+        #expect(cancel.stdout == "cancelled call \(id)\n")
+        let reply = try #require(try caller.readMessage())
+        #expect(reply["error"]["code"] == -32001)
+        #expect(reply["error"]["data"]["reason"] == "cancelled")
+        #expect(try control.call("progress.get") == ["inner": 0, "middle": 0, "outer": 0])
+        let unknown = try #require(throws: RPCError.self) { try control.call("macro.cancel", ["call": 99999]) }
+        #expect(unknown.code == -32602)
+        #expect(try BinaryRunner.macro("cancel", "99999", "--socket", daemon.socket).status == 64)
+    }
+
     @Test func sighupRereadsTheConfigAndRescans() throws {
         let daemon = try DaemonProcess(files: ["spin.js": "function() { while (true) {} }"], config: "time_limit_ms: 5000\n")
         let client = try daemon.client()

@@ -4,6 +4,8 @@ import NIOCore
 /// One call from Swift and everything it starts: its deadline (covering awaited time), its
 /// timers, and the promise that settles it. Lives on the engine loop only.
 final class CallContext {
+    let id: Int
+    let started = NIODeadline.now()
     let macro: String?
     let deadline: NIODeadline
     let budget: Duration
@@ -13,7 +15,8 @@ final class CallContext {
     var failed = false
     var deadlineTask: Scheduled<Void>?
 
-    init(macro: String?, budget: Duration, promise: EventLoopPromise<MacroValue>) {
+    init(id: Int, macro: String?, budget: Duration, promise: EventLoopPromise<MacroValue>) {
+        self.id = id
         self.macro = macro
         self.budget = budget
         self.deadline = .now() + .nanoseconds(Int64(budget.components.seconds) * 1_000_000_000 + budget.components.attoseconds / 1_000_000_000)
@@ -44,8 +47,9 @@ extension MacroEngine {
     /// deadline), else it fails with `.timeout` and its timers are cancelled. Must run on the loop.
     func invoke(_ function: JSObjectRef, arguments: [MacroValue], macro: String?, budget: Duration?, runtime: JSRuntime) -> EventLoopFuture<MacroValue> {
         let promise = eventLoop.makePromise(of: MacroValue.self)
-        let context = CallContext(macro: macro, budget: budget ?? callDeadline, promise: promise)
+        let context = CallContext(id: nextCallID(), macro: macro, budget: budget ?? callDeadline, promise: promise)
         runtime.pendingCalls[ObjectIdentifier(context)] = context
+        registerRunning(context)
         // Scheduled work holds the engine weakly: it may fire after the engine is released,
         // before the runtime is closed on the loop.
         context.deadlineTask = eventLoop.assumeIsolated().scheduleTask(deadline: context.deadline) { [weak self] in
@@ -86,6 +90,8 @@ extension MacroEngine {
         context.finished = true
         context.deadlineTask?.cancel()
         runtime.pendingCalls[ObjectIdentifier(context)] = nil
+        unregisterRunning(context.id)
+        runtime.watchdog.cancellations.remove(context.id)
         // Inside a turn, the caller hears the outcome after the turn commits or rolls back.
         let deliver: (Result<MacroValue, any Error>) -> Void = { result in
             if runtime.inTransaction { runtime.afterTurn.append { context.promise.completeWith(result) } } else { context.promise.completeWith(result) }
@@ -121,8 +127,11 @@ extension MacroEngine {
         }
         let previous = runtime.currentCall
         runtime.currentCall = context
+        let previousRunning = runtime.watchdog.runningCall
+        runtime.watchdog.runningCall = context?.id ?? 0
         defer {
             runtime.currentCall = previous
+            runtime.watchdog.runningCall = previousRunning
             if runtime.entryDepth == 0 { turnEnded() }
         }
         do {

@@ -29,6 +29,9 @@ public final class MacroEngine: Sendable {
     public let configuration: Configuration
 
     private let ownedGroup: MultiThreadedEventLoopGroup?
+    let running = RunningRegistry()
+    /// The watchdog's cancellation set, reachable from any thread.
+    let runtimeCancellations: CancellationRequests
     let runtime: NIOLoopBound<JSRuntime>
     private let settings: Mutex<Settings>
 
@@ -87,6 +90,8 @@ public final class MacroEngine: Sendable {
             return NIOLoopBound(runtime, eventLoop: loop)
         }
         self.runtime = loop.inEventLoop ? makeRuntime() : try! loop.submit(makeRuntime).wait()
+        let runtimeBox = self.runtime
+        self.runtimeCancellations = loop.inEventLoop ? runtimeBox.value.watchdog.cancellations : try! loop.submit { runtimeBox.value.watchdog.cancellations }.wait()
         let reporter = logger
         self.settings = Mutex(Settings(
             timeLimit: configuration.timeLimit,

@@ -144,11 +144,12 @@ final class JSRuntime {
         defer { entryDepth -= 1 }
         do {
             return try body()
-        } catch var error as MacroError where entryDepth == 1 && watchdog.fired {
-            error = MacroError(
-                code: .timeout, message: "timed out after \(timeLimit.milliseconds) ms",
+        } catch let error as MacroError where entryDepth == 1 && watchdog.fired != nil {
+            let cancelled = watchdog.fired == .cancelled
+            throw MacroError(
+                code: cancelled ? .cancelled : .timeout,
+                message: cancelled ? "cancelled" : "timed out after \(timeLimit.milliseconds) ms",
                 macro: macro ?? error.macro, file: error.file, line: error.line, column: error.column, stack: error.stack)
-            throw error
         }
     }
 

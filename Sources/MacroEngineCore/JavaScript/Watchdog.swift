@@ -1,32 +1,63 @@
 import CJavaScriptCore
 import NIOCore
+import Synchronization
 
-/// Arms JavaScriptCore's execution time limit for one top-level entry into the VM and remembers
-/// whether it fired, so a terminated script becomes a `.timeout` error rather than a generic one.
+/// Arms JavaScriptCore's execution time limit for one top-level entry into the VM, in short
+/// ticks: at each tick the callback checks the entry's deadline and whether the running call was
+/// cancelled (from any thread), re-arming itself otherwise. A terminated script becomes a
+/// `.timeout` or `.cancelled` error.
 final class Watchdog {
+    /// Why the watchdog stopped the script.
+    enum Reason { case timeout, cancelled }
+
     private let group: JSContextGroupRef
-    private(set) var fired = false
-    private var armedLimit: Double = -1
+    private(set) var fired: Reason?
+    private var deadline: NIODeadline = .distantFuture
+    /// Call ids whose cancellation was requested; checked at every tick.
+    let cancellations = CancellationRequests()
+    /// The call whose JavaScript is running now (0: none).
+    var runningCall = 0
+    static let tick = 0.02
 
     init(group: JSContextGroupRef) { self.group = group }
 
-    /// Sets the limit for the next entry. The watchdog measures from VM entry, so the limit is the
-    /// whole budget of the evaluation, native callbacks included.
+    /// Sets the limit for the next entry (measured from VM entry, native callbacks included).
     func arm(_ limit: Duration) {
-        fired = false
+        fired = nil
+        deadline = .now() + .nanoseconds(limit.components.seconds * 1_000_000_000 + limit.components.attoseconds / 1_000_000_000)
         let seconds = max(0.001, Double(limit.components.seconds) + Double(limit.components.attoseconds) / 1e18)
-        armedLimit = seconds
-        JSContextGroupSetExecutionTimeLimit(group, seconds, watchdogShouldTerminate,
-                                            Unmanaged.passUnretained(self).toOpaque())
+        rearm(min(seconds, Self.tick))
     }
 
-    fileprivate func terminate() -> Bool {
-        fired = true
-        return true
+    private func rearm(_ seconds: Double) {
+        JSContextGroupSetExecutionTimeLimit(group, seconds, watchdogShouldTerminate, Unmanaged.passUnretained(self).toOpaque())
     }
+
+    fileprivate func check() -> Bool {
+        if runningCall != 0, cancellations.contains(runningCall) {
+            fired = .cancelled
+            return true
+        }
+        let now = NIODeadline.now()
+        if now >= deadline {
+            fired = .timeout
+            return true
+        }
+        // Not yet: another tick (the callback must re-arm to let the script go on).
+        rearm(min(Self.tick, Double((deadline - now).nanoseconds) / 1e9))
+        return false
+    }
+}
+
+/// Thread-safe set of call ids to cancel.
+final class CancellationRequests: Sendable {
+    private let ids = Mutex<Set<Int>>([])
+    func insert(_ id: Int) { _ = ids.withLock { $0.insert(id) } }
+    func remove(_ id: Int) { _ = ids.withLock { $0.remove(id) } }
+    func contains(_ id: Int) -> Bool { ids.withLock { $0.contains(id) } }
 }
 
 private func watchdogShouldTerminate(_ ctx: JSContextRef?, _ data: UnsafeMutableRawPointer?) -> Bool {
     guard let data else { return true }
-    return Unmanaged<Watchdog>.fromOpaque(data).takeUnretainedValue().terminate()
+    return Unmanaged<Watchdog>.fromOpaque(data).takeUnretainedValue().check()
 }

@@ -1,0 +1,60 @@
+import NIOCore
+import Synchronization
+
+/// A call in flight, as `macro.running` shows it.
+public struct RunningCall: Sendable, Equatable {
+    /// The engine-assigned call id (for ``MacroEngine/cancel(call:)``).
+    public var id: Int
+    /// The macro (or function) called.
+    public var macro: String
+    /// Milliseconds since the call started.
+    public var elapsedMilliseconds: Int
+}
+
+/// The registry behind ``MacroEngine/runningCalls`` and ``MacroEngine/cancel(call:)``: readable
+/// from any thread, so a runaway macro on the engine's thread does not stop either.
+final class RunningRegistry: Sendable {
+    let calls = Mutex<[Int: (macro: String, started: NIODeadline)]>([:])
+    let counter = Atomic<Int>(0)
+}
+
+extension MacroEngine {
+    func nextCallID() -> Int { running.counter.add(1, ordering: .relaxed).newValue }
+
+    func registerRunning(_ context: CallContext) {
+        let macro = context.macro ?? "<anonymous>"
+        running.calls.withLock { $0[context.id] = (macro, context.started) }
+    }
+
+    func unregisterRunning(_ id: Int) {
+        _ = running.calls.withLock { $0.removeValue(forKey: id) }
+    }
+
+    /// The calls in flight (started from Swift and not settled), oldest first. Thread-safe; answers
+    /// even while a macro keeps the engine's thread busy.
+    public var runningCalls: [RunningCall] {
+        let now = NIODeadline.now()
+        return running.calls.withLock { calls in
+            calls.map { RunningCall(id: $0.key, macro: $0.value.macro, elapsedMilliseconds: Int((now - $0.value.started).nanoseconds / 1_000_000)) }
+        }.sorted { $0.id < $1.id }
+    }
+
+    /// Cancels a call in flight: a runaway synchronous macro is stopped at the next watchdog tick
+    /// (20 ms), an awaiting one at once; its turn is rolled back and its timers cancelled, and the
+    /// caller gets a `.cancelled` error. Returns false when no such call is running.
+    @discardableResult
+    public func cancel(call id: Int) -> Bool {
+        guard running.calls.withLock({ $0[id] != nil }) else { return false }
+        onLoopEventually { runtime in
+            // Seen by the watchdog if the call's JavaScript is running now...
+            runtime.watchdog.cancellations.insert(id)
+            // ...and if it is awaiting, it ends here.
+            if let context = runtime.pendingCalls.values.first(where: { $0.id == id }), runtime.watchdog.runningCall != id {
+                self.finish(context, .failure(MacroError(code: .cancelled, message: "cancelled", macro: context.macro)), runtime: runtime)
+            }
+        }
+        // The loop may be busy with that very call: tell the watchdog now, from this thread.
+        runtimeCancellations.insert(id)
+        return true
+    }
+}
