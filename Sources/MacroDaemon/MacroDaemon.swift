@@ -57,7 +57,9 @@ public final class MacroDaemon: Service, Sendable {
         try Self.clearStaleSocket(socketPath)
 
         let engine = MacroEngine(
-            configuration: .init(timeLimit: config.timeLimit, callDeadline: config.callDeadline, evalEnabled: config.allowEval, name: "macrod"),
+            configuration: .init(
+                timeLimit: config.timeLimit, callDeadline: config.callDeadline, evalEnabled: config.allowEval,
+                name: "macrod", memoryLimit: config.memoryLimitMB << 20),
             logger: logger)
         let model = ProgressModel(channels: config.channels)
         try engine.add(model)

@@ -75,7 +75,9 @@ struct Session {
         self.config = config
         self.logger = logger
         engine = MacroEngine(
-            configuration: .init(timeLimit: config.timeLimit, callDeadline: config.callDeadline, evalEnabled: config.allowEval),
+            configuration: .init(
+                timeLimit: config.timeLimit, callDeadline: config.callDeadline, evalEnabled: config.allowEval,
+                memoryLimit: config.memoryLimitMB << 20),
             logger: logger)
         engine.exceptionHandler = { [logger] error in MacroEngine.report(error, to: logger) }
         // console.* of the macro goes to stderr, so a person running it sees it.

@@ -28,7 +28,7 @@ struct ConfigFile: Decodable {
     static let keys = [
         "macros_dir", "state_file", "time_limit_ms", "log_level", "allow_eval", "progress",
         "socket", "shutdown_grace_ms", "max_line_bytes", "allowed_uids", "engine_eval", "queue_limit",
-        "call_deadline_ms", "fsync", "fsync_interval_ms",
+        "call_deadline_ms", "fsync", "fsync_interval_ms", "memory_limit_mb",
     ]
     var macrosDir: String?
     var stateFile: String?
@@ -45,6 +45,7 @@ struct ConfigFile: Decodable {
     var callDeadlineMs: Int?
     var fsync: String?
     var fsyncIntervalMs: Int?
+    var memoryLimitMB: Int?
 
     enum CodingKeys: String, CodingKey {
         case macrosDir = "macros_dir", stateFile = "state_file", timeLimitMs = "time_limit_ms"
@@ -52,6 +53,7 @@ struct ConfigFile: Decodable {
         case socket, shutdownGraceMs = "shutdown_grace_ms", maxLineBytes = "max_line_bytes"
         case allowedUIDs = "allowed_uids", engineEval = "engine_eval", queueLimit = "queue_limit"
         case callDeadlineMs = "call_deadline_ms", fsync, fsyncIntervalMs = "fsync_interval_ms"
+        case memoryLimitMB = "memory_limit_mb"
     }
 
     init(from decoder: any Decoder) throws {
@@ -72,6 +74,7 @@ struct ConfigFile: Decodable {
         callDeadlineMs = try c.decodeIfPresent(Int.self, forKey: .callDeadlineMs)
         fsync = try c.decodeIfPresent(String.self, forKey: .fsync)
         fsyncIntervalMs = try c.decodeIfPresent(Int.self, forKey: .fsyncIntervalMs)
+        memoryLimitMB = try c.decodeIfPresent(Int.self, forKey: .memoryLimitMB)
     }
 
     struct ChannelFile: Decodable {
@@ -115,6 +118,12 @@ struct ConfigFile: Decodable {
             config.logLevel = level
         }
         if let allowEval { config.allowEval = allowEval }
+        if let memoryLimitMB {
+            guard (16...1_048_576).contains(memoryLimitMB) else {
+                throw ConfigError(code: .invalidValue, file: file, key: "memory_limit_mb", message: "must be between 16 and 1048576, got \(memoryLimitMB)")
+            }
+            config.memoryLimitMB = memoryLimitMB
+        }
         if let fsync {
             guard let policy = FsyncPolicy(rawValue: fsync) else {
                 throw ConfigError(code: .invalidValue, file: file, key: "fsync", message: "must be one of always, interval, never, got '\(fsync)'")

@@ -21,6 +21,8 @@ public struct MacroConfig: Sendable, Equatable {
     public var stateFile: String?
     /// The time limit of each evaluation or call (`time_limit_ms`, default 5000).
     public var timeLimit: Duration
+    /// A macro is stopped once the engine's JS memory passes this (`memory_limit_mb`, 512).
+    public var memoryLimitMB: Int = 512
     /// The deadline of a whole macro call, awaited time included (`call_deadline_ms`, default 30000).
     public var callDeadline: Duration = .seconds(30)
     /// The log level (`log_level`, default `info`).

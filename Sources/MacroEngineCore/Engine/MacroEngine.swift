@@ -54,9 +54,15 @@ public final class MacroEngine: Sendable {
         public var evalEnabled: Bool
         /// The context's name, shown in diagnostics.
         public var name: String
+        /// A macro is stopped once the JS heap passes this many bytes (512 MiB; nil: no limit).
+        public var memoryLimit: Int?
 
         /// Creates a configuration.
-        public init(timeLimit: Duration = .seconds(5), callDeadline: Duration = .seconds(30), evalEnabled: Bool = false, name: String = "MacroEngine") {
+        public init(
+            timeLimit: Duration = .seconds(5), callDeadline: Duration = .seconds(30), evalEnabled: Bool = false,
+            name: String = "MacroEngine", memoryLimit: Int? = 512 << 20
+        ) {
+            self.memoryLimit = memoryLimit
             self.timeLimit = timeLimit
             self.callDeadline = callDeadline
             self.evalEnabled = evalEnabled
@@ -84,6 +90,7 @@ public final class MacroEngine: Sendable {
         let loop = self.eventLoop
         let makeRuntime: @Sendable () -> NIOLoopBound<JSRuntime> = {
             let runtime = JSRuntime(name: configuration.name)
+            runtime.watchdog.memoryLimit = configuration.memoryLimit
             withJSString("eval and new Function are disabled in macros (config: allow_eval)") {
                 JSGlobalContextSetEvalEnabled(runtime.globalContext, configuration.evalEnabled, $0)
             }

@@ -5,7 +5,7 @@ public struct MacroError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What kind of failure this is.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
-            case threw, timeout, syntax, notAFunction, noSuchMacro, invalidName, conversion, io, invalidArgument, cancelled
+            case threw, timeout, syntax, notAFunction, noSuchMacro, invalidName, conversion, io, invalidArgument, cancelled, memoryLimit
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -30,6 +30,8 @@ public struct MacroError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let invalidArgument = Code(.invalidArgument)
         /// The call was cancelled before it finished.
         public static let cancelled = Code(.cancelled)
+        /// The macro was stopped because the engine's memory passed its limit.
+        public static let memoryLimit = Code(.memoryLimit)
 
         /// The code's name, e.g. `threw`.
         public var description: String { base.rawValue }

@@ -145,10 +145,18 @@ final class JSRuntime {
         do {
             return try body()
         } catch let error as MacroError where entryDepth == 1 && watchdog.fired != nil {
-            let cancelled = watchdog.fired == .cancelled
+            let code: MacroError.Code, message: String
+            switch watchdog.fired! {
+            case .cancelled: (code, message) = (.cancelled, "cancelled")
+            case .timeout: (code, message) = (.timeout, "timed out after \(timeLimit.milliseconds) ms")
+            case .memory(let used):
+                // Give the memory back before anything else runs.
+                JSGarbageCollect(context.ref)
+                let mib = { (bytes: Int) in bytes / (1 << 20) }
+                (code, message) = (.memoryLimit, "stopped: the engine's memory reached \(mib(used)) MiB, over the \(mib(watchdog.memoryLimit ?? 0)) MiB limit (memory_limit_mb)")
+            }
             throw MacroError(
-                code: cancelled ? .cancelled : .timeout,
-                message: cancelled ? "cancelled" : "timed out after \(timeLimit.milliseconds) ms",
+                code: code, message: message,
                 macro: macro ?? error.macro, file: error.file, line: error.line, column: error.column, stack: error.stack)
         }
     }

@@ -8,7 +8,7 @@ import Synchronization
 /// `.timeout` or `.cancelled` error.
 final class Watchdog {
     /// Why the watchdog stopped the script.
-    enum Reason { case timeout, cancelled }
+    enum Reason: Equatable { case timeout, cancelled, memory(Int) }
 
     private let group: JSContextGroupRef
     private(set) var fired: Reason?
@@ -17,6 +17,8 @@ final class Watchdog {
     let cancellations = CancellationRequests()
     /// The call whose JavaScript is running now (0: none).
     var runningCall = 0
+    /// Stop a script once the heap (plus memory its objects hold outside it) passes this.
+    var memoryLimit: Int?
     static let tick = 0.02
 
     init(group: JSContextGroupRef) { self.group = group }
@@ -33,7 +35,14 @@ final class Watchdog {
         JSContextGroupSetExecutionTimeLimit(group, seconds, watchdogShouldTerminate, Unmanaged.passUnretained(self).toOpaque())
     }
 
-    fileprivate func check() -> Bool {
+    fileprivate func check(_ ctx: JSContextRef?) -> Bool {
+        if let memoryLimit, let ctx {
+            let used = Self.heapBytes(ctx)
+            if used > memoryLimit {
+                fired = .memory(used)
+                return true
+            }
+        }
         if runningCall != 0, cancellations.contains(runningCall) {
             fired = .cancelled
             return true
@@ -49,6 +58,20 @@ final class Watchdog {
     }
 }
 
+extension Watchdog {
+    /// heapSize + extraMemorySize from JSGetMemoryUsageStatistics.
+    static func heapBytes(_ ctx: JSContextRef) -> Int {
+        guard let stats = JSGetMemoryUsageStatistics(ctx) else { return 0 }
+        func read(_ name: String) -> Double {
+            withJSString(name) { key in
+                JSObjectGetProperty(ctx, stats, key, nil).map { JSValueToNumber(ctx, $0, nil) } ?? 0
+            }
+        }
+        let total = read("heapSize") + read("extraMemorySize")
+        return total.isFinite ? Int(total) : 0
+    }
+}
+
 /// Thread-safe set of call ids to cancel.
 final class CancellationRequests: Sendable {
     private let ids = Mutex<Set<Int>>([])
@@ -59,5 +82,5 @@ final class CancellationRequests: Sendable {
 
 private func watchdogShouldTerminate(_ ctx: JSContextRef?, _ data: UnsafeMutableRawPointer?) -> Bool {
     guard let data else { return true }
-    return Unmanaged<Watchdog>.fromOpaque(data).takeUnretainedValue().check()
+    return Unmanaged<Watchdog>.fromOpaque(data).takeUnretainedValue().check(ctx)
 }
