@@ -135,7 +135,6 @@ public final class MacroDaemon: Service, Sendable {
             throw MacroDaemonError(code: .bind, message: "cannot listen on \(socketPath): \(error)")
         }
         umask(0o077)
-        chmod(socketPath, 0o600)
         logger.info("macrod \(version) listening on \(socketPath)", metadata: [
             "macros": "\(config.macrosDirectory)", "state": "\(store.path)", "pid": "\(getpid())",
         ])

@@ -40,7 +40,7 @@ extension MacroEngine {
     }
 
     /// Cancels a call in flight: a runaway synchronous macro is stopped at the next watchdog tick
-    /// (20 ms), an awaiting one at once; its turn is rolled back and its timers cancelled, and the
+    /// (10 ms of running JavaScript), an awaiting one at once; its turn is rolled back and its timers cancelled, and the
     /// caller gets a `.cancelled` error. Returns false when no such call is running.
     @discardableResult
     public func cancel(call id: Int) -> Bool {

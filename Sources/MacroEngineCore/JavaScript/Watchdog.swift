@@ -19,7 +19,7 @@ final class Watchdog {
     var runningCall = 0
     /// Stop a script once the heap (plus memory its objects hold outside it) passes this.
     var memoryLimit: Int?
-    static let tick = 0.02
+    static let tick = 0.01
 
     init(group: JSContextGroupRef) { self.group = group }
 
