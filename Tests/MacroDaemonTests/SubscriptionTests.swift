@@ -52,7 +52,8 @@ struct SubscriptionTests {
         let client = try daemon.client()
         _ = try client.call("subscribe", ["events": ["log"]])
         _ = try? client.call("macro.call", ["name": "boom"])
-        let log = try client.waitFor("log")
+        var log = try client.waitFor("log")
+        while log["metadata"]["macro"] != "boom" { log = try client.waitFor("log") }
         #expect(log["level"] == "error")
         #expect(log["message"] == "Error: kaput")
         #expect(log["metadata"]["macro"] == "boom")
