@@ -59,7 +59,7 @@ final class Watchdog {
 }
 
 extension Watchdog {
-    /// heapSize + extraMemorySize from JSGetMemoryUsageStatistics.
+    /// max(heapSize, heapCapacity) + extraMemorySize from JSGetMemoryUsageStatistics.
     static func heapBytes(_ ctx: JSContextRef) -> Int {
         guard let stats = JSGetMemoryUsageStatistics(ctx) else { return 0 }
         func read(_ name: String) -> Double {
@@ -67,7 +67,8 @@ extension Watchdog {
                 JSObjectGetProperty(ctx, stats, key, nil).map { JSValueToNumber(ctx, $0, nil) } ?? 0
             }
         }
-        let total = read("heapSize") + read("extraMemorySize")
+        // heapSize is only brought up to date by a collection; heapCapacity follows allocation.
+        let total = max(read("heapSize"), read("heapCapacity")) + read("extraMemorySize")
         return total.isFinite ? Int(total) : 0
     }
 }
