@@ -1,4 +1,7 @@
 import CJavaScriptCore
+#if canImport(Glibc)
+import Glibc
+#endif
 import NIOCore
 import Synchronization
 
@@ -36,7 +39,10 @@ final class Watchdog {
     }
 
     fileprivate func check(_ ctx: JSContextRef?) -> Bool {
-        if let memoryLimit, let ctx {
+        // The process's resident size (a cheap read) includes the JS heap; only when it has passed
+        // the limit is the heap itself measured (JSGetMemoryUsageStatistics walks the heap, far
+        // too slow to run every tick).
+        if let memoryLimit, let ctx, Self.residentBytes() > memoryLimit {
             let used = Self.heapBytes(ctx)
             if used > memoryLimit {
                 fired = .memory(used)
@@ -59,6 +65,21 @@ final class Watchdog {
 }
 
 extension Watchdog {
+    private static let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
+
+    /// The process's resident set size, from /proc/self/statm (0 when unreadable).
+    static func residentBytes() -> Int {
+        let fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return 0 }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 128)
+        let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        guard n > 0 else { return 0 }
+        let fields = buffer[..<n].split(separator: UInt8(ascii: " "))
+        guard fields.count > 1, let pages = Int(String(decoding: fields[1], as: UTF8.self)) else { return 0 }
+        return pages * pageSize
+    }
+
     /// max(heapSize, heapCapacity) + extraMemorySize from JSGetMemoryUsageStatistics.
     static func heapBytes(_ ctx: JSContextRef) -> Int {
         guard let stats = JSGetMemoryUsageStatistics(ctx) else { return 0 }
