@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "MacroEngineCore", targets: ["MacroEngineCore"]),
         .executable(name: "macro", targets: ["macro"]),
         .executable(name: "macrod", targets: ["macrod"]),
+        .executable(name: "macro-bench", targets: ["macro-bench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -71,6 +72,15 @@ let package = Package(
             name: "macro",
             dependencies: [
                 "MacroEngineCore", "MacroRPC",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // `make bench`: macrod vs Redis FCALL, a bare socket and a minimal JavaScriptCore process.
+        .executableTarget(
+            name: "macro-bench",
+            dependencies: [
+                "CJavaScriptCore", "MacroEngineCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

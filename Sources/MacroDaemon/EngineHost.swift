@@ -13,6 +13,8 @@ final class EngineHost: Sendable {
     let model: ProgressModel
     let library: MacroLibrary
     let store: StateStore
+    /// Where each changing turn's values go before its replies (folded into `store` over time).
+    let journal: StateJournal
     let hub: NotificationHub
     let logger: Logger
     let version: String
@@ -36,7 +38,6 @@ final class EngineHost: Sendable {
         var seq = 0
         var publishedChanges = 0
         var stateError: String?
-        var unsynced = false
     }
 
     init(engine: MacroEngine, model: ProgressModel, library: MacroLibrary, store: StateStore, hub: NotificationHub,
@@ -45,6 +46,7 @@ final class EngineHost: Sendable {
         self.model = model
         self.library = library
         self.store = store
+        self.journal = StateJournal(store: store)
         self.hub = hub
         self.logger = logger
         self.version = version
@@ -97,14 +99,16 @@ final class EngineHost: Sendable {
             return engine.eventLoop.makeSucceededFuture(reply)
         }
         let loop = engine.eventLoop
-        return loop.flatSubmit { [self] () -> EventLoopFuture<MacroValue> in
+        let run = { @Sendable [self] () -> EventLoopFuture<MacroValue> in
             do {
                 if request.method == "macro.call" { return try callAsync(Params(request)) }
                 return loop.makeSucceededFuture(try dispatch(request, connection))
             } catch {
                 return loop.makeFailedFuture(error)
             }
-        }.map { Result<MacroValue, any Error>.success($0) }
+        }
+        // With io_thread: engine the request is already on the engine's thread: no hand-off.
+        return (loop.inEventLoop ? run() : loop.flatSubmit(run)).map { Result<MacroValue, any Error>.success($0) }
         .recover { .failure($0) }
         .map { [self] outcome -> MacroValue? in
             queued.subtract(1, ordering: .relaxed)
@@ -159,12 +163,9 @@ final class EngineHost: Sendable {
         let values = model.valuesByName
         let policy = settings.withLock { $0.fsync }
         do {
-            // Written (atomic rename) before the reply leaves; fsync per the policy.
-            try store.save(values, durable: policy == .always)
-            counters.withLock {
-                $0.stateError = nil
-                $0.unsynced = policy == .interval
-            }
+            // Appended to the journal before the reply leaves; fsync per the policy.
+            try journal.append(values, durable: policy == .always)
+            counters.withLock { $0.stateError = nil }
         } catch {
             let first = counters.withLock { counters -> Bool in
                 defer { counters.stateError = "\(error)" }
@@ -189,9 +190,8 @@ final class EngineHost: Sendable {
 
     /// For the `interval` policy: fsyncs the state if a change was written since the last sync.
     func syncIfNeeded() {
-        guard counters.withLock({ state -> Bool in defer { state.unsynced = false }; return state.unsynced }) else { return }
         do {
-            try store.save(model.valuesByName, durable: true)
+            try journal.sync()
         } catch {
             logger.debug("periodic state sync failed: \(error)")
         }

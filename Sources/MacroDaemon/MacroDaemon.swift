@@ -56,10 +56,13 @@ public final class MacroDaemon: Service, Sendable {
         }
         try Self.clearStaleSocket(socketPath)
 
+        // io_thread: engine — the connections share the engine's loop (no hand-off per request).
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let engine = MacroEngine(
             configuration: .init(
                 timeLimit: config.timeLimit, callDeadline: config.callDeadline, evalEnabled: config.allowEval,
                 name: "macrod", memoryLimit: config.memoryLimitMB << 20),
+            eventLoop: config.ioThread == .engine ? group.next() : nil,
             logger: logger)
         let model = ProgressModel(channels: config.channels)
         try engine.add(model)
@@ -109,7 +112,6 @@ public final class MacroDaemon: Service, Sendable {
         watcher.start()
         defer { watcher.stop() }
 
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let server: any Channel
         // The socket is created 0600 (no window in which it has another mode).
         umask(0o177)
@@ -164,7 +166,7 @@ public final class MacroDaemon: Service, Sendable {
         }
         for connection in hub.all { try? await connection.channel.close() }
         do {
-            try store.save(model.valuesByName, durable: true)
+            try host.journal.close(saving: model.valuesByName)
         } catch {
             logger.error("cannot save the state on shutdown: \(error)")
         }

@@ -29,18 +29,19 @@ enum RPCCodec {
     static let maximumDepth = 128
 
     static func parse(_ bytes: [UInt8]) -> RPCLine {
-        guard let text = String(validating: bytes, as: UTF8.self) else {
+        // ASCII (nearly every request) is valid UTF-8; anything else is checked as a whole.
+        if !bytes.allSatisfy({ $0 < 0x80 }), String(validating: bytes, as: UTF8.self) == nil {
             return .single(.failure(RPCFailure(id: .null, error: RPCError(code: RPCError.parseError, message: "Parse error: the line is not valid UTF-8"))))
-        }
-        if exceedsDepth(bytes) {
-            return .single(.failure(RPCFailure(id: .null, error: RPCError(
-                code: RPCError.parseError, message: "Parse error: JSON nested deeper than \(maximumDepth) levels"))))
         }
         let value: MacroValue
         do {
-            value = try JSONDecoder().decode(MacroValue.self, from: Data(text.utf8))
+            value = try JSONParser.parse(bytes, maximumDepth: maximumDepth)
         } catch {
-            return .single(.failure(RPCFailure(id: .null, error: RPCError(code: RPCError.parseError, message: "Parse error: the line is not valid JSON"))))
+            let message = switch error.kind {
+            case .tooDeep: "Parse error: JSON nested deeper than \(maximumDepth) levels"
+            default: "Parse error: the line is not valid JSON: \(error)"
+            }
+            return .single(.failure(RPCFailure(id: .null, error: RPCError(code: RPCError.parseError, message: message))))
         }
         if case .array(let items) = value {
             guard !items.isEmpty else {
@@ -77,26 +78,6 @@ enum RPCCodec {
             return .failure(RPCFailure(id: replyID, error: RPCError(code: RPCError.invalidRequest, message: "Invalid Request: \"params\" must be an object or an array")))
         }
         return .success(RPCRequest(id: id, method: method, params: params))
-    }
-
-    /// True when brackets nest deeper than ``maximumDepth`` (strings are skipped).
-    static func exceedsDepth(_ bytes: [UInt8]) -> Bool {
-        var depth = 0, inString = false, escaped = false
-        for byte in bytes {
-            if inString {
-                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
-                continue
-            }
-            switch byte {
-            case UInt8(ascii: "\""): inString = true
-            case UInt8(ascii: "["), UInt8(ascii: "{"):
-                depth += 1
-                if depth > maximumDepth { return true }
-            case UInt8(ascii: "]"), UInt8(ascii: "}"): depth -= 1
-            default: break
-            }
-        }
-        return false
     }
 
     static func response(id: MacroValue, result: MacroValue) -> MacroValue {

@@ -28,7 +28,7 @@ struct ConfigFile: Decodable {
     static let keys = [
         "macros_dir", "state_file", "time_limit_ms", "log_level", "allow_eval", "progress",
         "socket", "shutdown_grace_ms", "max_line_bytes", "allowed_uids", "engine_eval", "queue_limit",
-        "call_deadline_ms", "fsync", "fsync_interval_ms", "memory_limit_mb",
+        "call_deadline_ms", "fsync", "fsync_interval_ms", "memory_limit_mb", "io_thread",
     ]
     var macrosDir: String?
     var stateFile: String?
@@ -46,6 +46,7 @@ struct ConfigFile: Decodable {
     var fsync: String?
     var fsyncIntervalMs: Int?
     var memoryLimitMB: Int?
+    var ioThread: String?
 
     enum CodingKeys: String, CodingKey {
         case macrosDir = "macros_dir", stateFile = "state_file", timeLimitMs = "time_limit_ms"
@@ -53,7 +54,7 @@ struct ConfigFile: Decodable {
         case socket, shutdownGraceMs = "shutdown_grace_ms", maxLineBytes = "max_line_bytes"
         case allowedUIDs = "allowed_uids", engineEval = "engine_eval", queueLimit = "queue_limit"
         case callDeadlineMs = "call_deadline_ms", fsync, fsyncIntervalMs = "fsync_interval_ms"
-        case memoryLimitMB = "memory_limit_mb"
+        case memoryLimitMB = "memory_limit_mb", ioThread = "io_thread"
     }
 
     init(from decoder: any Decoder) throws {
@@ -75,6 +76,7 @@ struct ConfigFile: Decodable {
         fsync = try c.decodeIfPresent(String.self, forKey: .fsync)
         fsyncIntervalMs = try c.decodeIfPresent(Int.self, forKey: .fsyncIntervalMs)
         memoryLimitMB = try c.decodeIfPresent(Int.self, forKey: .memoryLimitMB)
+        ioThread = try c.decodeIfPresent(String.self, forKey: .ioThread)
     }
 
     struct ChannelFile: Decodable {
@@ -129,6 +131,12 @@ struct ConfigFile: Decodable {
                 throw ConfigError(code: .invalidValue, file: file, key: "fsync", message: "must be one of always, interval, never, got '\(fsync)'")
             }
             config.fsync = policy
+        }
+        if let ioThread {
+            guard let mode = IOThread(rawValue: ioThread) else {
+                throw ConfigError(code: .invalidValue, file: file, key: "io_thread", message: "must be one of separate, engine, got '\(ioThread)'")
+            }
+            config.ioThread = mode
         }
         if let fsyncIntervalMs {
             guard (1...3_600_000).contains(fsyncIntervalMs) else {

@@ -8,8 +8,19 @@ public enum FsyncPolicy: String, Sendable, Equatable, CaseIterable {
     case always
     /// fsync at most once per interval, when something changed.
     case interval
-    /// never fsync (rename only: safe against a process crash, not a power loss).
+    /// never fsync (written before the reply: safe against a process crash, not a power loss).
     case never
+}
+
+/// Which thread macrod serves its connections on.
+public enum IOThread: String, Sendable, Equatable, CaseIterable {
+    /// Connections on a thread of their own, which hands requests to the engine's thread and
+    /// back: `macro.running` and `macro.cancel` answer even while a macro keeps the engine busy.
+    case separate
+    /// Connections on the engine's own thread, like Redis: no hand-off per request (several times
+    /// faster per call where waking another thread is slow), but a runaway synchronous macro
+    /// holds every connection, `macro.cancel` included, until its time limit stops it.
+    case engine
 }
 
 /// The engine's settings, read from a commented YAML file (see `config/macroengine.yaml`).
@@ -31,11 +42,13 @@ public struct MacroConfig: Sendable, Equatable {
     public var allowEval: Bool
     /// The progress channels (`progress`); the default is the seed's inner, middle, outer 0...10.
     public var channels: [ProgressChannel]
-    /// When macrod's state writes reach the disk (`fsync`): after each change is written
-    /// atomically (rename), `always` fsyncs it before the reply, `interval` fsyncs at most every
-    /// ``fsyncInterval`` (default; a crash of the process loses nothing, a power loss at most that
-    /// long), `never` leaves it to the kernel.
+    /// When macrod's state writes reach the disk (`fsync`): each change is appended to the state
+    /// journal before the reply; `always` fsyncs it before the reply, `interval` fsyncs at most
+    /// every ``fsyncInterval`` (default; a crash of the process loses nothing, a power loss at
+    /// most that long), `never` leaves it to the kernel.
     public var fsync: FsyncPolicy = .interval
+    /// Which thread serves macrod's connections (`io_thread`, default `separate`).
+    public var ioThread: IOThread = .separate
     /// The `interval` policy's period (`fsync_interval_ms`, default 1000).
     public var fsyncInterval: Duration = .seconds(1)
     /// macrod's socket (`socket`); nil means the default (see README).

@@ -275,7 +275,7 @@ public final class MacroEngine: Sendable {
     /// ``callDeadline``), awaited time included. Timers and promises run on the engine loop
     /// meanwhile, and so do other calls.
     public func callFuture(_ name: String, arguments: [MacroValue] = [], deadline: Duration? = nil) -> EventLoopFuture<MacroValue> {
-        eventLoop.flatSubmit { [self] in
+        let start = { @Sendable [self] () -> EventLoopFuture<MacroValue> in
             let runtime = self.runtime.value
             guard let function = runtime.context.globalObject[name].objectRef, JSObjectIsFunction(runtime.context.ref, function) else {
                 let error = MacroError(code: .noSuchMacro, message: "no function named '\(name)'", macro: name)
@@ -284,6 +284,9 @@ public final class MacroEngine: Sendable {
             }
             return self.invoke(function, arguments: arguments, macro: name, budget: deadline, runtime: runtime)
         }
+        // Already on the engine's loop (a server sharing it): start now instead of queueing.
+        guard eventLoop.inEventLoop, runtime.value.entryDepth == 0 else { return eventLoop.flatSubmit(start) }
+        return start()
     }
 
     /// Like ``callFuture(_:arguments:deadline:)`` for a function handle.

@@ -2,7 +2,8 @@ import Foundation
 import Logging
 
 /// Persists the progress values between runs in a small JSON file:
-/// `{"version": 1, "progress": {"inner": 1.5, "middle": 0, "outer": 10}}`.
+/// `{"version": 1, "progress": {"inner": 1.5, "middle": 0, "outer": 10}}`, plus the daemon's
+/// ``StateJournal`` (`STATE.journal`), whose last line, when present, is newer than the file.
 /// Writes are atomic (``AtomicFile``). A file that cannot be understood is moved aside — kept,
 /// never deleted — and the model starts from its defaults.
 public struct StateStore: Sendable {
@@ -22,6 +23,9 @@ public struct StateStore: Sendable {
     /// Creates a store for `path`.
     public init(path: String) { self.path = path }
 
+    /// The daemon's journal beside the state file.
+    public var journalPath: String { path + ".journal" }
+
     private struct File: Codable {
         var version: Int
         var progress: [String: Double]
@@ -30,6 +34,18 @@ public struct StateStore: Sendable {
     /// Reads the file. A corrupt one is renamed to `PATH.corrupt-YYYYMMDD-HHMMSS` (a `.io` error
     /// is thrown only when even that fails, so nothing is ever overwritten).
     public func load() throws -> LoadResult {
+        let snapshot = try loadSnapshot()
+        guard let data = FileManager.default.contents(atPath: journalPath), let newer = StateJournal.lastValues(in: data) else {
+            return snapshot
+        }
+        if case .loaded(var values) = snapshot {
+            values.merge(newer) { _, new in new }
+            return .loaded(values)
+        }
+        return .loaded(newer)
+    }
+
+    private func loadSnapshot() throws -> LoadResult {
         guard FileManager.default.fileExists(atPath: path) else { return .missing }
         let data: Data
         do {
@@ -57,8 +73,17 @@ public struct StateStore: Sendable {
         return result
     }
 
-    /// Writes the values atomically (`durable`: with fsync, so a power loss keeps them too).
+    /// Writes the values atomically (`durable`: with fsync, so a power loss keeps them too) and
+    /// removes the journal, which the file now supersedes.
     public func save(_ values: [String: Double], durable: Bool = true) throws {
+        try writeSnapshot(values, durable: durable)
+        if unlink(journalPath) != 0 && errno != ENOENT {
+            throw AtomicFile.failure("cannot remove", journalPath)
+        }
+    }
+
+    /// Writes the state file only (the journal is the caller's business).
+    func writeSnapshot(_ values: [String: Double], durable: Bool) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
         let data = try encoder.encode(File(version: 1, progress: values))

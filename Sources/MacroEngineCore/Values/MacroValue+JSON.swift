@@ -90,9 +90,9 @@ extension MacroValue {
     /// Parses JSON text. Throws a `.conversion` error naming the problem for invalid JSON.
     public init(jsonText: String) throws {
         do {
-            self = try JSONDecoder().decode(MacroValue.self, from: Data(jsonText.utf8))
+            self = try JSONParser.parse(jsonText)
         } catch {
-            throw MacroError.conversion("not valid JSON: \(jsonText.prefix(60))")
+            throw MacroError.conversion("not valid JSON (\(error)): \(jsonText.prefix(60))")
         }
     }
 }

@@ -1,0 +1,124 @@
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The daemon's write-ahead log of progress values, beside the state file (`STATE.journal`):
+/// one line of JSON with every channel's value per changing turn, appended with a single
+/// `write(2)` before the turn's replies leave. That is what makes an answered call survive
+/// `kill -9` for the price of one small write instead of a temporary file, a rename and (with
+/// fsync) a directory sync. ``StateStore/load()`` applies the journal's last complete line over
+/// the snapshot; when the journal passes ``compactionBytes`` it is folded into the snapshot and
+/// truncated. A torn last line (power loss mid-write) is ignored: the line before it wins.
+public final class StateJournal: Sendable {
+    /// Past this size the journal is folded into the snapshot.
+    public static let compactionBytes = 256 * 1024
+
+    /// The snapshot store this journal belongs to.
+    public let store: StateStore
+    /// The journal file: the state file's path + `.journal`.
+    public var path: String { store.journalPath }
+    private let file = Mutex<OpenFile>(OpenFile())
+
+    private struct OpenFile {
+        var fd: Int32 = -1
+        var size = 0
+        var unsynced = false
+    }
+
+    /// A journal for `store`'s state file; the file is opened on the first append.
+    public init(store: StateStore) { self.store = store }
+
+    deinit { file.withLock { if $0.fd >= 0 { Glibc.close($0.fd) } } }
+
+    /// Appends `values` as one line; `durable` adds an `fdatasync`. Throws a `.io` ``MacroError``
+    /// naming the journal; after a failure the file is as it was before the call.
+    public func append(_ values: [String: Double], durable: Bool) throws {
+        var line = StateJournal.line(values)
+        try file.withLock { file in
+            if file.fd < 0 { try open(&file) }
+            if file.size + line.utf8.count > Self.compactionBytes {
+                try store.writeSnapshot(values, durable: durable)
+                guard ftruncate(file.fd, 0) == 0 else { throw AtomicFile.failure("cannot truncate", path) }
+                file.size = 0
+                file.unsynced = false
+                return
+            }
+            let written = line.withUTF8 { Glibc.write(file.fd, $0.baseAddress!, $0.count) }
+            guard written == line.utf8.count else {
+                let error = AtomicFile.failure(written < 0 ? "cannot append to" : "short write to", path)
+                _ = ftruncate(file.fd, off_t(file.size))
+                throw error
+            }
+            file.size += written
+            if durable {
+                guard fdatasync(file.fd) == 0 else { throw AtomicFile.failure("cannot fsync", path) }
+            } else {
+                file.unsynced = true
+            }
+        }
+    }
+
+    /// `fdatasync`s the journal when something was appended since the last sync (the `interval`
+    /// fsync policy calls this once per period).
+    public func sync() throws {
+        try file.withLock { file in
+            guard file.unsynced, file.fd >= 0 else { return }
+            file.unsynced = false
+            guard fdatasync(file.fd) == 0 else { throw AtomicFile.failure("cannot fsync", path) }
+        }
+    }
+
+    /// Closes the journal, writes `values` as the snapshot (durably) and removes the journal.
+    public func close(saving values: [String: Double]) throws {
+        file.withLock { file in
+            if file.fd >= 0 { Glibc.close(file.fd) }
+            file = OpenFile()
+        }
+        try store.save(values, durable: true)
+    }
+
+    private func open(_ file: inout OpenFile) throws {
+        let directory = (path as NSString).deletingLastPathComponent
+        try AtomicFile.createDirectory(directory.isEmpty ? "." : directory)
+        let fd = Glibc.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw AtomicFile.failure("cannot open", path) }
+        var info = stat()
+        fstat(fd, &info)
+        file.fd = fd
+        file.size = Int(info.st_size)
+        // A torn last line (no newline) must not swallow the next one.
+        if file.size > 0, let data = FileManager.default.contents(atPath: path), data.last != UInt8(ascii: "\n") {
+            _ = Glibc.write(fd, "\n", 1)
+            file.size += 1
+        }
+    }
+
+    /// One journal line: the values as a JSON object with sorted keys, and a newline.
+    static func line(_ values: [String: Double]) -> String {
+        var text = "{"
+        for (i, key) in values.keys.sorted().enumerated() {
+            if i > 0 { text += "," }
+            MacroValue.writeJSONString(key, to: &text)
+            text += ":"
+            text += MacroValue.formatNumber(values[key]!)
+        }
+        return text + "}\n"
+    }
+
+    /// The values of the last complete, valid line of `data` (nil when there is none).
+    static func lastValues(in data: Data) -> [String: Double]? {
+        let lines = data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true)
+        // A last line without its newline may be torn: only newline-terminated lines count.
+        let complete = data.last == UInt8(ascii: "\n") ? lines[...] : lines.dropLast()
+        for line in complete.reversed() {
+            if let values = try? JSONDecoder().decode([String: Double].self, from: Data(line)),
+               values.values.allSatisfy(\.isFinite) {
+                return values
+            }
+        }
+        return nil
+    }
+}

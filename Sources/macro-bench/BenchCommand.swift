@@ -1,0 +1,198 @@
+import ArgumentParser
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `macro-bench`: macrod side by side with Redis Functions and the physical limit (a bare
+/// Unix-socket ping-pong), printed as one table. Run by `make bench`.
+@main
+struct BenchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "macro-bench",
+        abstract: "Benchmark macrod against Redis FCALL, a bare Unix-socket ping-pong and a minimal JavaScriptCore process.",
+        discussion: """
+        Starts a private macrod (from the same build folder) and a private redis-server (appendonly yes, \
+        appendfsync everysec: the durability of macrod's default fsync policy), both on Unix sockets in a \
+        temporary directory that is removed afterwards, then prints one table: our figure, the anchor's \
+        figure from the same run, their ratio, and the target. Use a release build (make bench).
+        """)
+
+    @Option(help: "Sequential calls per server in scenario 1.")
+    var calls = 20_000
+
+    @Option(help: "Calls per client in scenario 2.")
+    var callsPerClient = 2_000
+
+    @Option(parsing: .upToNextOption, help: "Client counts for scenario 2.")
+    var clients: [Int] = [8, 50]
+
+    @Option(help: "Macro saves measured in scenario 4.")
+    var saves = 100
+
+    @Option(help: "Runs of each command in scenario 5 (after 3 warm-up runs).")
+    var cliRuns = 30
+
+    @Option(help: "JS -> native calls in scenario 3.")
+    var bridgeCalls = 1_000_000
+
+    @Option(help: "The minimal JavaScriptCore program (make bench builds Benchmarks/minimal-jsc.c).")
+    var minimalJSC: String?
+
+    @Flag(help: "Leave Redis out (its columns show n/a).")
+    var noRedis = false
+
+    mutating func run() throws {
+        let binaries = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent().path
+        var template = Array("/tmp/macro-bench-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw BenchError("mkdtemp failed") }
+        let directory = String(cString: made)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var report = Report()
+        report.header(binaries: binaries)
+
+        let macrod = try Macrod(binaries: binaries, directory: "\(directory)/macrod")
+        defer { macrod.stop() }
+        usleep(500_000)
+        let idleRSS = macrod.child.residentMiB
+        var redis: RedisServer?
+        if !noRedis { redis = try RedisServer(directory: "\(directory)") }
+        defer { redis?.stop() }
+        if let redis { report.note("Redis \(redis.version): appendonly yes, appendfsync everysec; macrod: fsync interval (1 s). Both write every change before replying.") }
+
+        let request = Macrod.call("add", "0.5")
+        let ours = Wire(request: request, complete: BlockingSocket.line, validate: Macrod.validate)
+        let probe = try BlockingSocket(path: macrod.socketPath)
+        try probe.send(request)
+        let replySize = try probe.receive(BlockingSocket.line).count
+        let echo = try EchoServer(path: "\(directory)/echo.sock", requestSize: request.count, replySize: replySize)
+        defer { echo.stop() }
+        let bare = Wire(request: request, complete: BlockingSocket.bytes(replySize), validate: { _ in nil })
+        let fcall = Wire(request: RedisServer.fcall(amount: "0.5"), complete: RedisServer.complete, validate: { reply in
+            reply.first == UInt8(ascii: "$") ? nil : "redis answered: \(String(decoding: reply, as: UTF8.self))"
+        })
+        report.note("Request \(request.count) bytes, reply \(replySize) bytes (the ping-pong sends the same).")
+
+        // 1. Sequential round trip.
+        var served = 0
+        let bareSequential = try runLoad(path: echo.path, wire: bare, clients: 1, callsPerClient: calls)
+        let oursSequential = try runLoad(path: macrod.socketPath, wire: ours, clients: 1, callsPerClient: calls, server: macrod.child)
+        served += calls + 200
+        let redisSequential = try redis.map { try runLoad(path: $0.socketPath, wire: fcall, clients: 1, callsPerClient: calls, server: $0.child) }
+        report.section("1. Call round trip, 1 client, sequential (\(calls) calls)")
+        report.row("p50 round trip vs bare socket", ours: oursSequential.percentile(0.5), anchor: bareSequential.percentile(0.5),
+                   unit: "us", lowerIsBetter: true, target: 2.5)
+        report.row("p50 round trip vs Redis FCALL", ours: oursSequential.percentile(0.5), anchor: redisSequential?.percentile(0.5),
+                   unit: "us", lowerIsBetter: true, target: nil)
+        report.row("p99 round trip vs Redis FCALL", ours: oursSequential.percentile(0.99), anchor: redisSequential?.percentile(0.99),
+                   unit: "us", lowerIsBetter: true, target: nil)
+        report.row("calls/s vs Redis FCALL", ours: oursSequential.callsPerSecond, anchor: redisSequential?.callsPerSecond,
+                   unit: "/s", lowerIsBetter: false, target: 1)
+        report.row("calls/s vs bare socket", ours: oursSequential.callsPerSecond, anchor: bareSequential.callsPerSecond,
+                   unit: "/s", lowerIsBetter: false, target: nil)
+        report.note("Server CPU per call: macrod \(format(oursSequential.serverCPUMicros)) us, Redis \(redisSequential.map { format($0.serverCPUMicros) } ?? "n/a") us. Client CPU per call: \(format(oursSequential.clientCPUMicros)) us with macrod, \(redisSequential.map { format($0.clientCPUMicros) } ?? "n/a") us with Redis.")
+
+        // 2. Concurrent clients.
+        report.section("2. Throughput, concurrent clients (\(callsPerClient) calls each)")
+        for count in clients {
+            let oursLoad = try runLoad(path: macrod.socketPath, wire: ours, clients: count, callsPerClient: callsPerClient, server: macrod.child)
+            served += count * (callsPerClient + 200)
+            let redisLoad = try redis.map { try runLoad(path: $0.socketPath, wire: fcall, clients: count, callsPerClient: callsPerClient, server: $0.child) }
+            let bareLoad = try runLoad(path: echo.path, wire: bare, clients: count, callsPerClient: callsPerClient)
+            report.row("\(count) clients: calls/s vs Redis FCALL", ours: oursLoad.callsPerSecond, anchor: redisLoad?.callsPerSecond,
+                       unit: "/s", lowerIsBetter: false, target: 1)
+            report.row("\(count) clients: p99 vs Redis FCALL", ours: oursLoad.percentile(0.99), anchor: redisLoad?.percentile(0.99),
+                       unit: "us", lowerIsBetter: true, target: nil)
+            report.note("\(count) clients: server CPU per call: macrod \(format(oursLoad.serverCPUMicros)) us, Redis \(redisLoad.map { format($0.serverCPUMicros) } ?? "n/a") us")
+            report.row("\(count) clients: calls/s vs bare socket", ours: oursLoad.callsPerSecond, anchor: bareLoad.callsPerSecond,
+                       unit: "/s", lowerIsBetter: false, target: nil)
+        }
+
+        // 6 (part). Memory after 100,000 calls and with 50 connected clients.
+        if served < 100_000 {
+            _ = try runLoad(path: macrod.socketPath, wire: ours, clients: 4, callsPerClient: (100_000 - served) / 4 + 1, warmup: 0)
+            served = 100_000
+        }
+        let afterCallsRSS = macrod.child.residentMiB
+        var connected: [BlockingSocket] = []
+        for _ in 0..<50 {
+            let socket = try BlockingSocket(path: macrod.socketPath)
+            try socket.send(request)
+            try socket.receive(BlockingSocket.line)
+            connected.append(socket)
+        }
+        let connectedRSS = macrod.child.residentMiB
+        connected.removeAll()
+
+        // 4. Live reload.
+        let reload = try measureReload(macrod: macrod, saves: saves)
+        report.section("4. Live reload: write a macro file -> first call returning the new result (\(saves) saves)")
+        report.row("p50", ours: reload.p50, anchor: nil, unit: "ms", lowerIsBetter: true, target: nil, absoluteTarget: 20)
+        report.row("p99", ours: reload.p99, anchor: nil, unit: "ms", lowerIsBetter: true, target: nil, absoluteTarget: 50)
+
+        // 5. CLI, whole process.
+        report.section("5. CLI, whole process (median of \(cliRuns) runs)")
+        let macroRemote = try medianRun("\(binaries)/macro", ["run", "add", "0.5", "--socket", macrod.socketPath])
+        let redisCLI = try redis.flatMap { redis in
+            try which("redis-cli").map { try medianRun($0, ["-s", redis.socketPath, "FCALL", "add", "1", "progress", "0.5"]) }
+        }
+        report.row("macro run (daemon) vs redis-cli FCALL", ours: macroRemote.seconds * 1000, anchor: redisCLI.map { $0.seconds * 1000 },
+                   unit: "ms", lowerIsBetter: true, target: 1.5)
+        let localState = "\(directory)/local-state.json"
+        let macroLocal = try medianRun("\(binaries)/macro", ["run", "--local", "add", "0.5", "--macros", macrod.macrosDirectory, "--state", localState])
+        let minimal = try minimalJSC.map { try medianRun($0, []) }
+        report.row("macro run --local vs minimal JSC process", ours: macroLocal.seconds * 1000, anchor: minimal.map { $0.seconds * 1000 },
+                   unit: "ms", lowerIsBetter: true, target: 2)
+
+        // 3. Native bridge.
+        report.section("3. Native bridge: \(bridgeCalls) JS -> native calls (best of 3)")
+        let bridged = try Bridge.engine(calls: bridgeCalls)
+        let raw = try Bridge.raw(calls: bridgeCalls)
+        report.row("ns per call vs raw JSC C callback", ours: bridged, anchor: raw, unit: "ns", lowerIsBetter: true, target: 1.5)
+
+        // 6. Memory.
+        report.section("6. Memory (resident set)")
+        report.row("macrod idle vs minimal JSC process peak", ours: idleRSS, anchor: minimal?.peakMiB, unit: "MiB", lowerIsBetter: true, target: 1.5)
+        report.row("macrod after \(served) calls", ours: afterCallsRSS, anchor: nil, unit: "MiB", lowerIsBetter: true, target: nil)
+        report.row("macrod with 50 connected clients", ours: connectedRSS, anchor: nil, unit: "MiB", lowerIsBetter: true, target: nil)
+        if let redis { report.note("redis-server RSS at the end: \(format(redis.child.residentMiB)) MiB") }
+        report.print()
+    }
+
+    private func measureReload(macrod: Macrod, saves: Int) throws -> (p50: Double, p99: Double) {
+        let socket = try BlockingSocket(path: macrod.socketPath)
+        let request = Macrod.call("reloaded", "")
+        var times: [Double] = []
+        for version in 1...saves {
+            let source = "function () { return \(version); }\n"
+            let temporary = "\(macrod.macrosDirectory)/.reloaded.js.tmp"
+            let start = monotonicSeconds()
+            try source.write(toFile: temporary, atomically: false, encoding: .utf8)
+            rename(temporary, "\(macrod.macrosDirectory)/reloaded.js")
+            let expected = Array("\"result\":\(version)}".utf8)
+            while true {
+                try socket.send(request)
+                let reply = try socket.receive(BlockingSocket.line)
+                if reply.count > expected.count, Array(reply[(reply.count - 1 - expected.count)..<(reply.count - 1)]) == expected { break }
+                if monotonicSeconds() - start > 5 { throw BenchError("reload: version \(version) not live after 5 s") }
+            }
+            times.append((monotonicSeconds() - start) * 1000)
+            usleep(20_000)
+        }
+        times.sort()
+        return (times[times.count / 2], times[min(times.count - 1, Int(Double(times.count) * 0.99))])
+    }
+
+    private func medianRun(_ executable: String, _ arguments: [String]) throws -> (seconds: Double, peakMiB: Double) {
+        for _ in 0..<3 { _ = try timeProcess(executable, arguments) }
+        var runs: [(Double, Double)] = []
+        for _ in 0..<cliRuns {
+            let run = try timeProcess(executable, arguments)
+            guard run.status == 0 else { throw BenchError("\(executable) \(arguments.joined(separator: " ")) exited with status \(run.status)") }
+            runs.append((run.seconds, run.peakMiB))
+        }
+        runs.sort { $0.0 < $1.0 }
+        return runs[runs.count / 2]
+    }
+}

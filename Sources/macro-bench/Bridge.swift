@@ -1,0 +1,75 @@
+import CJavaScriptCore
+import Foundation
+import Logging
+import MacroEngineCore
+
+/// Scenario 3: JS -> native calls. The same loop calls `setInnerProgress` through MacroEngine's
+/// registered progress closures, and through a raw JSC C callback that does the same work
+/// (read the number, reject non-finite, clamp to 0...10, store).
+enum Bridge {
+    static func loop(_ count: Int) -> String {
+        "for (let i = 0; i < \(count); i++) setInnerProgress(i % 12);"
+    }
+
+    /// Nanoseconds per call through MacroEngine (best of `rounds`).
+    static func engine(calls: Int, rounds: Int = 3) throws -> Double {
+        var logger = Logger(label: "bench")
+        logger.logLevel = .critical
+        let engine = MacroEngine(configuration: .init(timeLimit: .seconds(120)), logger: logger)
+        let model = ProgressModel(channels: ProgressChannel.seed)
+        try engine.add(model)
+        var best = Double.infinity
+        for _ in 0..<rounds {
+            let start = monotonicNanoseconds()
+            _ = try engine.evaluate(loop(calls))
+            best = min(best, Double(monotonicNanoseconds() - start) / Double(calls))
+        }
+        guard model.values.first?.1 == Double((calls - 1) % 12).clamped(to: 0...10) else {
+            throw BenchError("bridge: the engine loop did not set inner (got \(model.values))")
+        }
+        return best
+    }
+
+    /// Nanoseconds per call through a raw C callback (best of `rounds`).
+    static func raw(calls: Int, rounds: Int = 3) throws -> Double {
+        let context = JSGlobalContextCreate(nil)!
+        defer { JSGlobalContextRelease(context) }
+        let name = JSStringCreateWithUTF8CString("setInnerProgress")
+        defer { JSStringRelease(name) }
+        let function = JSObjectMakeFunctionWithCallback(context, name) { context, _, _, count, arguments, exception in
+            guard count >= 1, let arguments else { return JSValueMakeUndefined(context) }
+            let number = JSValueToNumber(context, arguments[0], exception)
+            if !number.isFinite {
+                let message = JSStringCreateWithUTF8CString("setInnerProgress: not a finite number")
+                exception?.pointee = JSValueMakeString(context, message)
+                JSStringRelease(message)
+                return JSValueMakeUndefined(context)
+            }
+            RawStore.value = min(10, max(0, number))
+            return JSValueMakeUndefined(context)
+        }
+        JSObjectSetProperty(context, JSContextGetGlobalObject(context), name, function, 0, nil)
+        let script = JSStringCreateWithUTF8CString(loop(calls))
+        defer { JSStringRelease(script) }
+        var best = Double.infinity
+        for _ in 0..<rounds {
+            var exception: JSValueRef?
+            let start = monotonicNanoseconds()
+            JSEvaluateScript(context, script, nil, nil, 1, &exception)
+            best = min(best, Double(monotonicNanoseconds() - start) / Double(calls))
+            if exception != nil { throw BenchError("bridge: the raw loop threw") }
+        }
+        guard RawStore.value == Double((calls - 1) % 12).clamped(to: 0...10) else { throw BenchError("bridge: raw loop did not store") }
+        return best
+    }
+}
+
+/// Where the raw callback stores its value. Only the benchmark's main thread, which runs the raw
+/// context, touches it.
+enum RawStore {
+    nonisolated(unsafe) static var value: Double = 0
+}
+
+extension Double {
+    func clamped(to range: ClosedRange<Double>) -> Double { Swift.min(range.upperBound, Swift.max(range.lowerBound, self)) }
+}
