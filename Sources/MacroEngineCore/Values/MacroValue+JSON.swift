@@ -60,6 +60,7 @@ extension MacroValue {
         guard n.isFinite else { return "null" }
         if n == n.rounded(), abs(n) < 1e21 {
             if n == 0 { return "0" }
+            if abs(n) < 9.2e18 { return String(Int64(n)) }
             return String(format: "%.0f", n)
         }
         return "\(n)"
