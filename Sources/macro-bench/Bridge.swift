@@ -73,3 +73,26 @@ enum RawStore {
 extension Double {
     func clamped(to range: ClosedRange<Double>) -> Double { Swift.min(range.upperBound, Swift.max(range.lowerBound, self)) }
 }
+
+/// The engine's own cost of one macro call, without a socket: `callFuture` of the benchmark macro
+/// on the engine's loop, N times in a row (best of `rounds`), in nanoseconds per call.
+enum InProcessCall {
+    static func measure(calls: Int, rounds: Int = 3) throws -> Double {
+        var logger = Logger(label: "bench")
+        logger.logLevel = .critical
+        let engine = MacroEngine(configuration: .init(timeLimit: .seconds(120)), logger: logger)
+        let model = ProgressModel(channels: ProgressChannel.seed)
+        try engine.add(model)
+        _ = try engine.setMethod(javascript: Macrod.addMacro, key: "add")
+        var best = Double.infinity
+        for _ in 0..<rounds {
+            let nanoseconds = try engine.eventLoop.submit { () -> UInt64 in
+                let start = monotonicNanoseconds()
+                for _ in 0..<calls { _ = engine.callFuture("add", arguments: [.number(0.5)]) }
+                return monotonicNanoseconds() - start
+            }.wait()
+            best = min(best, Double(nanoseconds) / Double(calls))
+        }
+        return best
+    }
+}

@@ -346,6 +346,11 @@ public final class MacroEngine: Sendable {
     /// exception of its `errorName` (`TypeError`, ...), anything else an `Error` — either way the
     /// macro can `catch` it. The global is read-only, so macros cannot replace it.
     public func register(_ name: String, function body: @escaping @Sendable ([JSValue]) throws -> JSValue) throws {
+        try register(name, fast: { try body($0.values) })
+    }
+
+    /// Registers a native global that reads its arguments in place (no array per call).
+    func register(_ name: String, fast body: @escaping @Sendable (NativeArguments) throws -> JSValue) throws {
         try sync { runtime in
             guard MacroName.isIdentifier(name) else {
                 throw MacroError(code: .invalidName, message: "'\(name)' is not a JavaScript identifier")
@@ -353,7 +358,7 @@ public final class MacroEngine: Sendable {
             guard runtime.nativeGlobalNames.contains(name) || !runtime.isBuiltinGlobal(name) else {
                 throw MacroError(code: .invalidName, message: "'\(name)' is a JavaScript built-in and cannot be replaced")
             }
-            runtime.defineNativeGlobal(name, body: body)
+            runtime.defineNativeGlobal(name, fast: body)
         }
     }
 
@@ -368,29 +373,29 @@ public final class MacroEngine: Sendable {
     /// Registers `(Double) -> Void`: the argument must be a finite number, else a TypeError naming
     /// the function is thrown in JS and `body` is not called.
     public func register(_ name: String, _ body: @escaping @Sendable (Double) throws -> Void) throws {
-        try register(name, function: { [unowned self] arguments in
+        try register(name, fast: { arguments in
             try body(try Self.finiteNumber(arguments.first, function: name))
-            return self.runtime.value.context.undefined
+            return arguments.context.undefined
         })
     }
 
     /// Registers `(Double) -> Double` with the same argument check.
     public func register(_ name: String, _ body: @escaping @Sendable (Double) throws -> Double) throws {
-        try register(name, function: { [unowned self] arguments in
-            self.runtime.value.context.number(try body(try Self.finiteNumber(arguments.first, function: name)))
+        try register(name, fast: { arguments in
+            arguments.context.number(try body(try Self.finiteNumber(arguments.first, function: name)))
         })
     }
 
     /// Registers `() -> Double`.
     public func register(_ name: String, _ body: @escaping @Sendable () throws -> Double) throws {
-        try register(name, function: { [unowned self] _ in self.runtime.value.context.number(try body()) })
+        try register(name, fast: { arguments in arguments.context.number(try body()) })
     }
 
     /// Registers `() -> Void`.
     public func register(_ name: String, _ body: @escaping @Sendable () throws -> Void) throws {
-        try register(name, function: { [unowned self] _ in
+        try register(name, fast: { arguments in
             try body()
-            return self.runtime.value.context.undefined
+            return arguments.context.undefined
         })
     }
 

@@ -98,6 +98,11 @@ final class JSRuntime {
     /// Makes a native function object: `typeof` is "function", and since its prototype is
     /// `Function.prototype`, `call`, `apply` and `bind` work.
     func makeFunction(name: String, body: @escaping ([JSValue]) throws -> JSValue) -> JSValue {
+        makeFunctionObject(NativeFunctionBox(name: name, body: { try body($0.values) }))
+    }
+
+    /// A native function reading its arguments in place (the hot paths: progress accessors).
+    func makeFunction(name: String, fast body: @escaping (NativeArguments) throws -> JSValue) -> JSValue {
         makeFunctionObject(NativeFunctionBox(name: name, body: body))
     }
 
@@ -124,6 +129,11 @@ final class JSRuntime {
 
     /// Defines (or redefines) the native global function `name`.
     func defineNativeGlobal(_ name: String, body: @escaping ([JSValue]) throws -> JSValue) {
+        defineNativeGlobal(name, fast: { try body($0.values) })
+    }
+
+    /// Like ``defineNativeGlobal(_:body:)`` with the arguments read in place.
+    func defineNativeGlobal(_ name: String, fast body: @escaping (NativeArguments) throws -> JSValue) {
         if let box = nativeGlobals[name] {
             box.body = body
             return

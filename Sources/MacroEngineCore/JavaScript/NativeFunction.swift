@@ -5,12 +5,39 @@ import CJavaScriptCore
 final class NativeFunctionBox {
     let name: String
     /// Replaced when the same global is registered again (the JS function object stays).
-    var body: ([JSValue]) throws -> JSValue
+    var body: (NativeArguments) throws -> JSValue
 
-    init(name: String, body: @escaping ([JSValue]) throws -> JSValue) {
+    init(name: String, body: @escaping (NativeArguments) throws -> JSValue) {
         self.name = name
         self.body = body
     }
+}
+
+/// The arguments of one native call, read in place (no array is made unless asked for).
+struct NativeArguments {
+    /// The calling context.
+    let context: JSContext
+    /// How many arguments were passed.
+    let count: Int
+    private let pointer: UnsafePointer<JSValueRef?>?
+
+    init(context: JSContext, count: Int, pointer: UnsafePointer<JSValueRef?>?) {
+        self.context = context
+        self.count = pointer == nil ? 0 : count
+        self.pointer = pointer
+    }
+
+    /// Argument `index`, or nil past the last one.
+    subscript(index: Int) -> JSValue? {
+        guard index < count, let pointer else { return nil }
+        return JSValue(pointer[index] ?? JSValueMakeUndefined(context.ref), in: context)
+    }
+
+    /// The first argument, if any.
+    var first: JSValue? { self[0] }
+
+    /// All arguments as an array.
+    var values: [JSValue] { (0..<count).map { self[$0]! } }
 }
 
 /// The shared JSClass for every native function: `callAsFunction` finds the closure in the
@@ -43,13 +70,8 @@ private func nativeCall(
     guard let ctx, let function, let raw = JSObjectGetPrivate(function) else { return nil }
     let box = Unmanaged<NativeFunctionBox>.fromOpaque(raw).takeUnretainedValue()
     let context = JSContext(ctx)
-    var values: [JSValue] = []
-    values.reserveCapacity(argumentCount)
-    for i in 0..<argumentCount {
-        values.append(JSValue(arguments![i] ?? JSValueMakeUndefined(ctx), in: context))
-    }
     do {
-        return try box.body(values).ref
+        return try box.body(NativeArguments(context: context, count: argumentCount, pointer: arguments)).ref
     } catch let error as MacroError {
         exception?.pointee = context.makeError(error.errorName ?? "Error", message: error.message).ref
         return nil

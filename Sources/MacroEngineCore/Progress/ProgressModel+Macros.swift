@@ -11,10 +11,9 @@ extension ProgressModel: MacroEngineSupport {
     /// (`progress.inner += 1`). Setting a non-number or non-finite value throws a TypeError
     /// naming the function and stores nothing.
     public func addMacroSupport(engine: MacroEngine) throws {
-        for channel in channels {
-            let name = channel.name
-            try engine.register(Self.getterName(name)) { () -> Double in try self.value(of: name) }
-            try engine.register(Self.setterName(name)) { (value: Double) in _ = try self.set(name, to: value) }
+        for (index, channel) in channels.enumerated() {
+            try engine.register(Self.getterName(channel.name)) { () -> Double in self.value(at: index) }
+            try engine.register(Self.setterName(channel.name)) { (value: Double) in self.set(at: index, to: value) }
         }
         try engine.installProgressObject(model: self)
         engine.addTurnParticipant(self)
@@ -28,31 +27,35 @@ extension MacroEngine {
     func installProgressObject(model: ProgressModel) throws {
         try sync { runtime in
             let context = runtime.context
-            let get = runtime.makeFunction(name: "progress.get") { args in
-                let channel = args.first?.string ?? ""
-                return context.number(try model.value(of: channel))
-            }
-            let set = runtime.makeFunction(name: "progress.set") { args in
-                let channel = args.first?.string ?? ""
-                let value = try MacroEngine.finiteNumber(args.count > 1 ? args[1] : nil, function: "progress.\(channel)")
-                _ = try model.set(channel, to: value)
-                return context.undefined
+            // One getter and one setter per channel: no channel name to convert on each access.
+            let makeArray = JSObjectMakeArray(context.ref, 0, nil, nil)!
+            let accessors = JSValue(makeArray, in: context)
+            for (index, channel) in model.channels.enumerated() {
+                let get = runtime.makeFunction(name: "get \(channel.name)", fast: { arguments in
+                    arguments.context.number(model.value(at: index))
+                })
+                let set = runtime.makeFunction(name: "set \(channel.name)", fast: { arguments in
+                    model.set(at: index, to: try MacroEngine.finiteNumber(arguments.first, function: "progress.\(channel.name)"))
+                    return arguments.context.undefined
+                })
+                JSObjectSetPropertyAtIndex(context.ref, makeArray, UInt32(index * 2), get.ref, nil)
+                JSObjectSetPropertyAtIndex(context.ref, makeArray, UInt32(index * 2 + 1), set.ref, nil)
             }
             let names = runtime.context.string(model.channels.map(\.name).joined(separator: ","))
             let factory = try runtime.evaluateRaw("""
-                (function (get, set, names) {
+                (function (accessors, names) {
                   const progress = {};
-                  for (const name of names.split(",")) {
+                  names.split(",").forEach((name, i) => {
                     Object.defineProperty(progress, name, {
-                      get() { return get(name); },
-                      set(value) { set(name, value); },
+                      get: accessors[2 * i],
+                      set: accessors[2 * i + 1],
                       enumerable: true,
                     });
-                  }
+                  });
                   return Object.seal(progress);
                 })
                 """, file: nil)
-            let object = try runtime.call(factory.objectRef!, arguments: [get.ref, set.ref, names.ref], macro: nil)
+            let object = try runtime.call(factory.objectRef!, arguments: [accessors.ref, names.ref], macro: nil)
             runtime.defineGlobal("progress", object, readOnly: true)
         }
     }

@@ -100,6 +100,24 @@ public final class ProgressModel: Sendable {
         Dictionary(uniqueKeysWithValues: values.map { ($0.channel, $0.value) })
     }
 
+    /// The value of the channel at `index` (the engine's accessors; no name lookup).
+    func value(at index: Int) -> Double {
+        state.withLock { $0.values[index] }
+    }
+
+    /// Sets the channel at `index` to a finite `value`, clamped (the engine's accessors).
+    func set(at index: Int, to value: Double) {
+        let clamped = channels[index].clamp(value)
+        let (old, observers) = state.withLock { state -> (Double, [@Sendable (ProgressChange) -> Void]) in
+            let old = state.values[index]
+            state.values[index] = clamped
+            return (old, old == clamped || state.journal != nil ? [] : state.observers.map(\.body))
+        }
+        guard !observers.isEmpty else { return }
+        let change = ProgressChange(channel: channels[index].name, oldValue: old, newValue: clamped)
+        for observer in observers { observer(change) }
+    }
+
     /// Sets `channel` to `value` clamped to its range and returns the stored value. A non-finite
     /// value is an `.invalidArgument` error and changes nothing. Observers hear of a real change.
     @discardableResult
@@ -108,16 +126,9 @@ public final class ProgressModel: Sendable {
             throw MacroError(code: .invalidArgument, message: "progress value for '\(channel)' must be a finite number, got \(value)")
         }
         let index = try index(of: channel)
-        let clamped = channels[index].clamp(value)
-        let (old, observers) = state.withLock { state -> (Double, [@Sendable (ProgressChange) -> Void]) in
-            let old = state.values[index]
-            state.values[index] = clamped
-            // Inside a turn, observers hear of the change when the turn commits.
-            return (old, old == clamped || state.journal != nil ? [] : state.observers.map(\.body))
-        }
-        let change = ProgressChange(channel: channel, oldValue: old, newValue: clamped)
-        for observer in observers { observer(change) }
-        return clamped
+        // Inside a turn, observers hear of the change when the turn commits.
+        set(at: index, to: value)
+        return channels[index].clamp(value)
     }
 
     // MARK: Turns (atomic changes from macros)
