@@ -43,6 +43,12 @@ struct BenchCommand: ParsableCommand {
     @Flag(help: "Leave Redis out (its columns show n/a).")
     var noRedis = false
 
+    @Option(help: "Extra YAML lines for the benchmarked macrod's config (e.g. 'fsync: always').")
+    var macrodConfig = ""
+
+    @Flag(help: "Skip the second pass of scenarios 1 and 2 with io_thread: engine.")
+    var noEngineThread = false
+
     mutating func run() throws {
         let binaries = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent().path
         var template = Array("/tmp/macro-bench-XXXXXX".utf8CString)
@@ -52,7 +58,7 @@ struct BenchCommand: ParsableCommand {
         var report = Report()
         report.header(binaries: binaries)
 
-        let macrod = try Macrod(binaries: binaries, directory: "\(directory)/macrod")
+        let macrod = try Macrod(binaries: binaries, directory: "\(directory)/macrod", extraConfig: macrodConfig)
         defer { macrod.stop() }
         usleep(500_000)
         let idleRSS = macrod.child.residentMiB
@@ -107,6 +113,25 @@ struct BenchCommand: ParsableCommand {
             report.note("\(count) clients: server CPU per call: macrod \(format(oursLoad.serverCPUMicros)) us, Redis \(redisLoad.map { format($0.serverCPUMicros) } ?? "n/a") us")
             report.row("\(count) clients: calls/s vs bare socket", ours: oursLoad.callsPerSecond, anchor: bareLoad.callsPerSecond,
                        unit: "/s", lowerIsBetter: false, target: nil)
+        }
+
+        // 1 and 2 again with the connections on the engine's thread (io_thread: engine).
+        if !noEngineThread {
+            let shared = try Macrod(binaries: binaries, directory: "\(directory)/macrod-engine-thread", extraConfig: "io_thread: engine\n" + macrodConfig)
+            defer { shared.stop() }
+            report.section("1+2 again with io_thread: engine (connections on the engine's thread; macro.cancel waits for a runaway macro)")
+            let sequential = try runLoad(path: shared.socketPath, wire: ours, clients: 1, callsPerClient: calls, server: shared.child)
+            report.row("p50 round trip vs bare socket", ours: sequential.percentile(0.5), anchor: bareSequential.percentile(0.5),
+                       unit: "us", lowerIsBetter: true, target: 2.5)
+            report.row("calls/s vs Redis FCALL", ours: sequential.callsPerSecond, anchor: redisSequential?.callsPerSecond,
+                       unit: "/s", lowerIsBetter: false, target: 1)
+            for count in clients {
+                let load = try runLoad(path: shared.socketPath, wire: ours, clients: count, callsPerClient: callsPerClient, server: shared.child)
+                let redisLoad = try redis.map { try runLoad(path: $0.socketPath, wire: fcall, clients: count, callsPerClient: callsPerClient) }
+                report.row("\(count) clients: calls/s vs Redis FCALL", ours: load.callsPerSecond, anchor: redisLoad?.callsPerSecond,
+                           unit: "/s", lowerIsBetter: false, target: 1)
+            }
+            report.note("Server CPU per call with io_thread: engine: \(format(sequential.serverCPUMicros)) us sequential")
         }
 
         // 6 (part). Memory after 100,000 calls and with 50 connected clients.

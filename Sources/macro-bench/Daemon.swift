@@ -33,7 +33,6 @@ final class Macrod {
         macros_dir: \(macrosDirectory)
         state_file: \(statePath)
         log_level: warning
-        \(ProcessInfo.processInfo.environment["MACROBENCH_CONFIG"] ?? "")
         \(extraConfig)
         """
         try config.write(toFile: "\(directory)/macroengine.yaml", atomically: true, encoding: .utf8)
