@@ -9,6 +9,7 @@ let package = Package(
         .executable(name: "macro", targets: ["macro"]),
         .executable(name: "macrod", targets: ["macrod"]),
         .executable(name: "macro-bench", targets: ["macro-bench"]),
+        .executable(name: "macro-fuzz", targets: ["macro-fuzz"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -85,6 +86,19 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // libFuzzer's driver entry point, declared for `macro-fuzz` (make fuzz).
+        .target(name: "CLibFuzzer"),
+        // The fuzz targets (JSON-RPC lines, macro files); `macro-fuzz` runs them, tests replay the corpus.
+        .target(
+            name: "MacroFuzz",
+            dependencies: [
+                "MacroDaemon", "MacroEngineCore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ]
+        ),
+        .executableTarget(name: "macro-fuzz", dependencies: ["MacroFuzz", "CLibFuzzer"]),
         // Helpers shared by the test targets: temporary directories, running the built binaries.
         .target(
             name: "MacroTestSupport",
@@ -101,7 +115,7 @@ let package = Package(
         ),
         .testTarget(
             name: "MacroDaemonTests",
-            dependencies: ["MacroTestSupport", "MacroEngineCore", "MacroRPC"]
+            dependencies: ["MacroTestSupport", "MacroEngineCore", "MacroRPC", "MacroFuzz"]
         ),
     ],
     swiftLanguageModes: [.v6]

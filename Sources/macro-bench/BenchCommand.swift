@@ -8,9 +8,18 @@ import Glibc
 /// `macro-bench`: macrod side by side with Redis Functions and the physical limit (a bare
 /// Unix-socket ping-pong), printed as one table. Run by `make bench`.
 @main
-struct BenchCommand: ParsableCommand {
+struct MacroBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "macro-bench",
+        abstract: "macrod's benchmark (make bench) and leak soak (make soak).",
+        subcommands: [BenchCommand.self, SoakCommand.self],
+        defaultSubcommand: BenchCommand.self)
+}
+
+/// `macro-bench run`: the benchmark table.
+struct BenchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
         abstract: "Benchmark macrod against Redis FCALL, a bare Unix-socket ping-pong and a minimal JavaScriptCore process.",
         discussion: """
         Starts a private macrod (from the same build folder) and a private redis-server (appendonly yes, \
@@ -50,10 +59,8 @@ struct BenchCommand: ParsableCommand {
     var noEngineThread = false
 
     mutating func run() throws {
-        let binaries = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent().path
-        var template = Array("/tmp/macro-bench-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { throw BenchError("mkdtemp failed") }
-        let directory = String(cString: made)
+        let binaries = binaryDirectory()
+        let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         var report = Report()
         report.header(binaries: binaries)
@@ -188,25 +195,7 @@ struct BenchCommand: ParsableCommand {
     }
 
     private func measureReload(macrod: Macrod, saves: Int) throws -> (p50: Double, p99: Double) {
-        let socket = try BlockingSocket(path: macrod.socketPath)
-        let request = Macrod.call("reloaded", "")
-        var times: [Double] = []
-        for version in 1...saves {
-            let source = "function () { return \(version); }\n"
-            let temporary = "\(macrod.macrosDirectory)/.reloaded.js.tmp"
-            let start = monotonicSeconds()
-            try source.write(toFile: temporary, atomically: false, encoding: .utf8)
-            rename(temporary, "\(macrod.macrosDirectory)/reloaded.js")
-            let expected = Array("\"result\":\(version)}".utf8)
-            while true {
-                try socket.send(request)
-                let reply = try socket.receive(BlockingSocket.line)
-                if reply.count > expected.count, Array(reply[(reply.count - 1 - expected.count)..<(reply.count - 1)]) == expected { break }
-                if monotonicSeconds() - start > 5 { throw BenchError("reload: version \(version) not live after 5 s") }
-            }
-            times.append((monotonicSeconds() - start) * 1000)
-            usleep(20_000)
-        }
+        var times = try reloadTimes(macrod: macrod, saves: saves)
         times.sort()
         return (times[times.count / 2], times[min(times.count - 1, Int(Double(times.count) * 0.99))])
     }
@@ -222,4 +211,41 @@ struct BenchCommand: ParsableCommand {
         runs.sort { $0.0 < $1.0 }
         return runs[runs.count / 2]
     }
+}
+
+/// Saves `reloaded.js` `saves` times (write a temporary file, rename it over) and after each
+/// save calls it until it returns the new version: milliseconds from write to that reply.
+func reloadTimes(macrod: Macrod, saves: Int, first: Int = 1) throws -> [Double] {
+    let socket = try BlockingSocket(path: macrod.socketPath)
+    let request = Macrod.call("reloaded", "")
+    var times: [Double] = []
+    for version in first..<(first + saves) {
+        let source = "function () { return \(version); }\n"
+        let temporary = "\(macrod.macrosDirectory)/.reloaded.js.tmp"
+        let start = monotonicSeconds()
+        try source.write(toFile: temporary, atomically: false, encoding: .utf8)
+        rename(temporary, "\(macrod.macrosDirectory)/reloaded.js")
+        let expected = Array("\"result\":\(version)}".utf8)
+        while true {
+            try socket.send(request)
+            let reply = try socket.receive(BlockingSocket.line)
+            if reply.count > expected.count, Array(reply[(reply.count - 1 - expected.count)..<(reply.count - 1)]) == expected { break }
+            if monotonicSeconds() - start > 5 { throw BenchError("reload: version \(version) not live after 5 s") }
+        }
+        times.append((monotonicSeconds() - start) * 1000)
+        usleep(20_000)
+    }
+    return times
+}
+
+/// The folder of this executable (macrod and macro are built beside it).
+func binaryDirectory() -> String {
+    URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent().path
+}
+
+/// A new directory under /tmp (short, so socket paths fit).
+func makeTemporaryDirectory() throws -> String {
+    var template = Array("/tmp/macro-bench-XXXXXX".utf8CString)
+    guard let made = mkdtemp(&template) else { throw BenchError("mkdtemp failed") }
+    return String(cString: made)
 }

@@ -169,3 +169,28 @@ struct ProtocolTests {
         #expect(error.code == -32000)
     }
 }
+
+/// Guarantee 9 on the socket: lines that are JSON only in part, or JSON with surprises.
+@Suite("macrod hostile lines")
+struct HostileLineTests {
+    @Test func hugeNumbersDuplicateKeysAndHugeArgumentsAreHandled() throws {
+        let daemon = try DaemonProcess(files: ["len.js": "function (s) { return s.length }", "id.js": "function (x) { return x }"])
+        let client = try daemon.client()
+        func reply(_ line: String) throws -> MacroValue {
+            try client.send(raw: line)
+            return try #require(try client.readMessage())
+        }
+        #expect(try reply(#"{"jsonrpc":"2.0","id":1e400,"method":"progress.get"}"#)["error"]
+            == ["code": -32700, "message": "Parse error: the line is not valid JSON: the number is too large for a double at byte 24"])
+        // A repeated key: the last value counts, as in JSON.parse.
+        #expect(try reply(#"{"jsonrpc":"2.0","id":1,"id":2,"method":"progress.get"}"#)["id"] == 2)
+        #expect(try reply(#"{"jsonrpc":"2.0","id":3,"method":"macro.call","params":{"name":"id","args":[1.7976931348623157e308]}}"#)["result"]
+            == .number(1.7976931348623157e308))
+        #expect(try reply(#"{"jsonrpc":"2.0","id":4,"method":"macro.call","params":{"name":"id","args":[{"b":1,"a":[true,null,"\u00e9"]}]}}"#)["result"]
+            == ["b": 1, "a": [true, .null, "é"]])
+        let big = String(repeating: "x", count: 900_000)
+        #expect(try reply(#"{"jsonrpc":"2.0","id":5,"method":"macro.call","params":{"name":"len","args":["\#(big)"]}}"#)["result"] == 900_000)
+        #expect(try reply(#"{"jsonrpc":"2.0","id":6,"method":"macro.call","params":{"name":"id","args":"nope"}}"#)["error"]["code"] == -32602)
+        #expect(try client.call("progress.get") == ["inner": 0, "middle": 0, "outer": 0])
+    }
+}

@@ -3,14 +3,14 @@ import MacroEngineCore
 import MacroRPC
 
 /// One JSON-RPC request. `id == nil` marks a notification (no reply).
-struct RPCRequest: Sendable {
-    var id: MacroValue?
-    var method: String
-    var params: MacroValue
+package struct RPCRequest: Sendable {
+    package var id: MacroValue?
+    package var method: String
+    package var params: MacroValue
 }
 
 /// What one line held.
-enum RPCLine: Sendable {
+package enum RPCLine: Sendable {
     /// One request, or the error to answer it with.
     case single(Result<RPCRequest, RPCFailure>)
     /// A batch: one result per element, in order.
@@ -18,17 +18,17 @@ enum RPCLine: Sendable {
 }
 
 /// An error to answer with, and the id to answer it under (null when unknown).
-struct RPCFailure: Error, Sendable {
-    var id: MacroValue
-    var error: RPCError
+package struct RPCFailure: Error, Sendable {
+    package var id: MacroValue
+    package var error: RPCError
 }
 
 /// Turns request lines into requests, and replies into lines.
-enum RPCCodec {
+package enum RPCCodec {
     /// JSON deeper than this is refused before it is parsed (no recursion on hostile input).
-    static let maximumDepth = 128
+    package static let maximumDepth = 128
 
-    static func parse(_ bytes: [UInt8]) -> RPCLine {
+    package static func parse(_ bytes: [UInt8]) -> RPCLine {
         // ASCII (nearly every request) is valid UTF-8; anything else is checked as a whole.
         if !bytes.allSatisfy({ $0 < 0x80 }), String(validating: bytes, as: UTF8.self) == nil {
             return .single(.failure(RPCFailure(id: .null, error: RPCError(code: RPCError.parseError, message: "Parse error: the line is not valid UTF-8"))))
@@ -52,7 +52,7 @@ enum RPCCodec {
         return .single(request(from: value))
     }
 
-    static func request(from value: MacroValue) -> Result<RPCRequest, RPCFailure> {
+    package static func request(from value: MacroValue) -> Result<RPCRequest, RPCFailure> {
         guard case .object(let fields) = value else {
             return .failure(RPCFailure(id: .null, error: RPCError(code: RPCError.invalidRequest, message: "Invalid Request: expected a JSON object")))
         }
@@ -80,15 +80,15 @@ enum RPCCodec {
         return .success(RPCRequest(id: id, method: method, params: params))
     }
 
-    static func response(id: MacroValue, result: MacroValue) -> MacroValue {
+    package static func response(id: MacroValue, result: MacroValue) -> MacroValue {
         .object(["jsonrpc": "2.0", "id": id, "result": result == .undefined ? .null : result])
     }
 
-    static func response(id: MacroValue, error: RPCError) -> MacroValue {
+    package static func response(id: MacroValue, error: RPCError) -> MacroValue {
         .object(["jsonrpc": "2.0", "id": id, "error": error.json])
     }
 
-    static func notification(_ method: String, _ params: MacroValue) -> MacroValue {
+    package static func notification(_ method: String, _ params: MacroValue) -> MacroValue {
         .object(["jsonrpc": "2.0", "method": .string(method), "params": params])
     }
 }

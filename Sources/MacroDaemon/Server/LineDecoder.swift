@@ -1,7 +1,7 @@
 import NIOCore
 
 /// A line of the protocol, or the news that a line was longer than allowed.
-enum LineEvent: Sendable {
+package enum LineEvent: Sendable {
     case line([UInt8])
     case tooLong
 }
@@ -9,14 +9,14 @@ enum LineEvent: Sendable {
 /// Splits the stream at `\n` (a trailing `\r` is dropped). A line longer than `maximumLength`
 /// yields `.tooLong` once, without buffering it, and the rest of the stream is ignored (the
 /// connection handler answers and closes).
-struct LineDecoder: ByteToMessageDecoder {
-    typealias InboundOut = LineEvent
-    let maximumLength: Int
+package struct LineDecoder: ByteToMessageDecoder {
+    package typealias InboundOut = LineEvent
+    package let maximumLength: Int
     private var overflowed = false
 
-    init(maximumLength: Int) { self.maximumLength = maximumLength }
+    package init(maximumLength: Int) { self.maximumLength = maximumLength }
 
-    mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
+    package mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
         if overflowed {
             buffer.moveReaderIndex(to: buffer.writerIndex)
             return .needMoreData
@@ -38,7 +38,7 @@ struct LineDecoder: ByteToMessageDecoder {
         return .needMoreData
     }
 
-    mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws -> DecodingState {
+    package mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws -> DecodingState {
         while try decode(context: context, buffer: &buffer) == .continue {}
         if !overflowed, buffer.readableBytes > 0, let bytes = buffer.readBytes(length: buffer.readableBytes) {
             context.fireChannelRead(NIOAny(LineEvent.line(bytes)))

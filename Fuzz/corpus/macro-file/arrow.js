@@ -1,0 +1,1 @@
+async (a, ...rest) => { await sleep(1); return [a, rest] }

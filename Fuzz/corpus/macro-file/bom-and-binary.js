@@ -1,0 +1,1 @@
+ï»¿function () { return 'ÿ' }

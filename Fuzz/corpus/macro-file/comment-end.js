@@ -1,0 +1,1 @@
+function () { return 1 } // trailing comment

@@ -1,0 +1,1 @@
+(function () { return function () { return 1 } })()

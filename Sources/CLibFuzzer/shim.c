@@ -1,0 +1,1 @@
+// CLibFuzzer has no code of its own: its header declares libFuzzer's driver.

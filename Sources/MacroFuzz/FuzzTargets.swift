@@ -1,0 +1,95 @@
+import Foundation
+import Logging
+import MacroDaemon
+import MacroEngineCore
+import NIOCore
+import NIOEmbedded
+
+/// The fuzz targets: each takes arbitrary bytes, must never crash, and checks an invariant that
+/// fails loudly (`fatalError`, which libFuzzer reports as a crash with the input saved).
+public enum FuzzTargets {
+    /// The targets by name, for `macro-fuzz NAME`.
+    public static let all: [String: @Sendable (UnsafeRawBufferPointer) -> Void] = [
+        "rpc-line": rpcLines,
+        "macro-file": macroFile,
+    ]
+
+    /// The socket's input path: bytes through the line decoder (short limit, so over-long lines
+    /// happen), every line through the JSON-RPC codec. Invariant: every value the parser accepts
+    /// survives `jsonText` and a second parse unchanged, and every reply is valid JSON.
+    public static func rpcLines(_ data: UnsafeRawBufferPointer) {
+        let channel = EmbeddedChannel()
+        defer { _ = try? channel.finish() }
+        do {
+            try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineDecoder(maximumLength: 512)))
+            var buffer = channel.allocator.buffer(capacity: data.count)
+            buffer.writeBytes(data)
+            try channel.writeInbound(buffer)
+            while let event = try channel.readInbound(as: LineEvent.self) {
+                guard case .line(let bytes) = event else { continue }
+                check(line: bytes)
+            }
+        } catch {
+            fatalError("the line decoder threw: \(error)")
+        }
+    }
+
+    static func check(line bytes: [UInt8]) {
+        if let value = try? JSONParser.parse(bytes) {
+            let text = value.jsonText()
+            guard let again = try? JSONParser.parse(text), again == value else {
+                fatalError("JSON round trip changed \(bytes) -> \(text)")
+            }
+        }
+        let replies: [MacroValue]
+        switch RPCCodec.parse(bytes) {
+        case .single(let result): replies = [reply(result)]
+        case .batch(let results): replies = results.map(reply)
+        }
+        for reply in replies where (try? JSONParser.parse(reply.jsonText())) == nil {
+            fatalError("a reply is not valid JSON: \(reply.jsonText())")
+        }
+    }
+
+    static func reply(_ result: Result<RPCRequest, RPCFailure>) -> MacroValue {
+        switch result {
+        case .success(let request): RPCCodec.response(id: request.id ?? .null, result: request.params)
+        case .failure(let failure): RPCCodec.response(id: failure.id, error: failure.error)
+        }
+    }
+
+    /// Macro-file loading: the bytes as `macros/fuzz.js`, loaded by a ``MacroLibrary`` on one
+    /// long-lived engine (100 ms time limit). Invariant: the file either loads or is reported
+    /// with an error naming it, and the engine still runs a known-good macro afterwards.
+    public static func macroFile(_ data: UnsafeRawBufferPointer) {
+        let fixture = MacroFileFixture.shared
+        let path = fixture.directory + "/fuzz.js"
+        guard FileManager.default.createFile(atPath: path, contents: Data(data)) else { fatalError("cannot write \(path)") }
+        let entry = fixture.library.load(file: path)
+        if entry.status == .error, entry.error?.file != path, entry.error?.code != .invalidName {
+            fatalError("an error that does not name the file: \(String(describing: entry.error))")
+        }
+        guard (try? fixture.library.call("probe")) == .number(42) else { fatalError("the engine stopped working") }
+    }
+}
+
+/// One engine and macros directory for all macro-file inputs (creating an engine per input
+/// would make the fuzzer measure JavaScriptCore's start-up).
+final class MacroFileFixture: Sendable {
+    static let shared = MacroFileFixture()
+    let directory: String
+    let library: MacroLibrary
+
+    private init() {
+        directory = NSTemporaryDirectory() + "macro-fuzz-\(getpid())"
+        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        _ = FileManager.default.createFile(atPath: directory + "/probe.js", contents: Data("function () { return 42 }".utf8))
+        var logger = Logger(label: "fuzz")
+        logger.logLevel = .critical
+        let engine = MacroEngine(configuration: .init(timeLimit: .milliseconds(100), memoryLimit: 256 << 20), logger: logger)
+        engine.exceptionHandler = { _ in }
+        engine.consoleHandler = { _ in }
+        library = MacroLibrary(directory: directory, engine: engine, logger: logger)
+        _ = try? library.reload()
+    }
+}
