@@ -181,7 +181,7 @@ struct HostileLineTests {
             return try #require(try client.readMessage())
         }
         #expect(try reply(#"{"jsonrpc":"2.0","id":1e400,"method":"progress.get"}"#)["error"]
-            == ["code": -32700, "message": "Parse error: the line is not valid JSON: the number is too large for a double at byte 24"])
+            == ["code": -32700, "message": "Parse error: the line is not valid JSON: the number is too large for a double at byte 22"])
         // A repeated key: the last value counts, as in JSON.parse.
         #expect(try reply(#"{"jsonrpc":"2.0","id":1,"id":2,"method":"progress.get"}"#)["id"] == 2)
         #expect(try reply(#"{"jsonrpc":"2.0","id":3,"method":"macro.call","params":{"name":"id","args":[1.7976931348623157e308]}}"#)["result"]
