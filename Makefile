@@ -35,8 +35,11 @@ deps:
 build: deps
 	$(SWIFT) build
 
+# Release binaries link the Swift runtime and Foundation statically: `macro` starts ~30% faster
+# (README, Performance), and the binaries do not depend on the toolchain's shared libraries.
+RELEASE_FLAGS := -c release --static-swift-stdlib
 release: deps
-	$(SWIFT) build -c release
+	$(SWIFT) build $(RELEASE_FLAGS)
 
 # The main job: macrod in the foreground with the repo's config/ and macros/ (Ctrl-C stops it).
 run: release

@@ -58,6 +58,9 @@ struct BenchCommand: ParsableCommand {
     @Flag(help: "Skip the second pass of scenarios 1 and 2 with io_thread: engine.")
     var noEngineThread = false
 
+    @Flag(help: "Run scenario 1 only (e.g. to compare fsync policies with --macrod-config).")
+    var roundTripOnly = false
+
     mutating func run() throws {
         let binaries = binaryDirectory()
         let directory = try makeTemporaryDirectory()
@@ -105,6 +108,11 @@ struct BenchCommand: ParsableCommand {
         report.row("calls/s vs bare socket", ours: oursSequential.callsPerSecond, anchor: bareSequential.callsPerSecond,
                    unit: "/s", lowerIsBetter: false, target: nil)
         report.note("Server CPU per call: macrod \(format(oursSequential.serverCPUMicros)) us, Redis \(redisSequential.map { format($0.serverCPUMicros) } ?? "n/a") us. Client CPU per call: \(format(oursSequential.clientCPUMicros)) us with macrod, \(redisSequential.map { format($0.clientCPUMicros) } ?? "n/a") us with Redis.")
+
+        if roundTripOnly {
+            report.print()
+            return
+        }
 
         // 2. Concurrent clients.
         report.section("2. Throughput, concurrent clients (\(callsPerClient) calls each)")
