@@ -111,9 +111,9 @@ fuzz: deps
 # The test suite under AddressSanitizer, then ThreadSanitizer (separate build folders).
 sanitize: deps
 	$(SWIFT) build --build-tests --scratch-path .build-asan -Xswiftc -sanitize=address -Xswiftc -use-ld=lld
-	ASAN_OPTIONS=detect_leaks=0 $(SWIFT) test --skip-build --scratch-path .build-asan
+	ASAN_OPTIONS=detect_leaks=0 MACROENGINE_LOAD_RSS_BOUND_MIB=2048 $(SWIFT) test --skip-build --scratch-path .build-asan
 	$(SWIFT) build --build-tests --scratch-path .build-tsan -Xswiftc -sanitize=thread -Xswiftc -use-ld=lld
-	TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --skip-build --scratch-path .build-tsan
+	TSAN_OPTIONS=halt_on_error=1 MACROENGINE_LOAD_RSS_BOUND_MIB=2048 $(SWIFT) test --skip-build --scratch-path .build-tsan
 
 # The leak soak (README, Reliability): fails when the daemon's RSS grows past the bound.
 soak: release

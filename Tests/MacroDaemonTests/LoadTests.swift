@@ -107,7 +107,9 @@ struct LoadTests {
         #expect(status["errors"] == 0)
         let peak = try Self.peakResidentMiB(pid: daemon.pid)
         print("load: \(Self.clients) clients x \(Self.requestsPerClient) requests, peak RSS \(peak) MiB, \(status["seq"].intValue ?? 0) published changes")
-        #expect(peak < 512)
+        // Sanitizer builds (make sanitize) keep freed memory in quarantine and say so here.
+        let bound = ProcessInfo.processInfo.environment["MACROENGINE_LOAD_RSS_BOUND_MIB"].flatMap(Int.init) ?? 512
+        #expect(peak < bound)
     }
 
     /// VmHWM of a process, in MiB.
