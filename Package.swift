@@ -26,11 +26,13 @@ let package = Package(
             pkgConfig: "javascriptcoregtk-4.1",
             providers: [.apt(["libjavascriptcoregtk-4.1-dev"])]
         ),
+        // ThreadSanitizer's annotation functions, declared for `make sanitize` builds (-DTSAN).
+        .target(name: "CThreadSanitizer"),
         // The engine, the progress model, macro files on disk and the config.
         .target(
             name: "MacroEngineCore",
             dependencies: [
-                "CJavaScriptCore",
+                "CJavaScriptCore", "CThreadSanitizer",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

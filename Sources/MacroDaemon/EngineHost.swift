@@ -70,7 +70,7 @@ final class EngineHost: Sendable {
         }
     }
 
-    func update(_ body: (inout Settings) -> Void) { settings.withLock { body(&$0) } }
+    func update(_ body: (inout Settings) -> Void) { settings.locked { body(&$0) } }
 
     /// Requests waiting for or running on the engine.
     var pending: Int { queued.load(ordering: .relaxed) }
@@ -91,7 +91,7 @@ final class EngineHost: Sendable {
                 return loop.makeSucceededFuture(RPCCodec.response(id: id, error: rpcError(error, method: request.method)))
             }
         }
-        let limit = settings.withLock { $0.queueLimit }
+        let limit = settings.locked { $0.queueLimit }
         if queued.add(1, ordering: .relaxed).newValue > limit {
             queued.subtract(1, ordering: .relaxed)
             countError()
@@ -161,19 +161,19 @@ final class EngineHost: Sendable {
     /// publish one notification.
     private func modelChanged() {
         let values = model.valuesByName
-        let policy = settings.withLock { $0.fsync }
+        let policy = settings.locked { $0.fsync }
         do {
             // Appended to the journal before the reply leaves; fsync per the policy.
             try journal.append(values, durable: policy == .always)
-            counters.withLock { $0.stateError = nil }
+            counters.locked { $0.stateError = nil }
         } catch {
-            let first = counters.withLock { counters -> Bool in
+            let first = counters.locked { counters -> Bool in
                 defer { counters.stateError = "\(error)" }
                 return counters.stateError == nil
             }
             if first { logger.error("cannot save the state: \(error)") }
         }
-        let seq = counters.withLock { counters -> Int in
+        let seq = counters.locked { counters -> Int in
             counters.seq += 1
             return counters.seq
         }
@@ -186,7 +186,7 @@ final class EngineHost: Sendable {
         hub.publish(.progress, "progress.changed", params)
     }
 
-    private func countError() { counters.withLock { $0.errors += 1 } }
+    private func countError() { counters.locked { $0.errors += 1 } }
 
     /// For the `interval` policy: fsyncs the state if a change was written since the last sync.
     func syncIfNeeded() {
@@ -228,7 +228,7 @@ final class EngineHost: Sendable {
             guard limit >= 0 else { throw RPCError(code: RPCError.invalidParams, message: "Invalid params: limit must be a whole number >= 0") }
             return .array(hub.recentLogs(limit: limit))
         case "engine.eval":
-            guard settings.withLock({ $0.engineEval }) else {
+            guard settings.locked({ $0.engineEval }) else {
                 throw RPCError(code: RPCError.forbidden, message: "engine.eval is disabled; set engine_eval: true in the config (development only)")
             }
             let source = try params.string("source")
@@ -241,7 +241,7 @@ final class EngineHost: Sendable {
     private func callAsync(_ params: Params) throws -> EventLoopFuture<MacroValue> {
         let name = try params.string("name")
         let arguments = try params.array("args") ?? []
-        counters.withLock { $0.calls += 1 }
+        counters.locked { $0.calls += 1 }
         return library.callFuture(name, arguments: arguments, deadline: try params.timeLimit())
     }
 
@@ -293,13 +293,13 @@ final class EngineHost: Sendable {
 
     private func status() -> MacroValue {
         let entries = library.entries
-        let (calls, errors, seq, stateError) = counters.withLock { ($0.calls, $0.errors, $0.seq, $0.stateError) }
+        let (calls, errors, seq, stateError) = counters.locked { ($0.calls, $0.errors, $0.seq, $0.stateError) }
         let uptime = ContinuousClock.now - started
         var fields: OrderedFields = [
             "version": .string(version),
             "pid": .number(Double(getpid())),
             "uptime": .number(((Double(uptime.components.seconds) + Double(uptime.components.attoseconds) / 1e18) * 1000).rounded() / 1000),
-            "socket": .string(settings.withLock { $0.socket }),
+            "socket": .string(settings.locked { $0.socket }),
             "macrosDir": .string(library.directory),
             "macros": ["ok": .number(Double(entries.filter { $0.status == .ok }.count)), "broken": .number(Double(entries.filter { $0.status == .error }.count))],
             "calls": .number(Double(calls)),

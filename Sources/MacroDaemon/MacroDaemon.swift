@@ -88,27 +88,27 @@ public final class MacroDaemon: Service, Sendable {
             engine.eventLoop.execute {
                 switch event {
                 case .file(let name):
-                    guard pending.withLock({ $0.insert(name).inserted }) else { return }
+                    guard pending.locked({ $0.insert(name).inserted }) else { return }
                     engine.eventLoop.scheduleTask(in: debounce) {
-                        _ = pending.withLock { $0.remove(name) }
+                        _ = pending.locked { $0.remove(name) }
                         library.refresh(filename: name)
                     }
                 case .lib:
-                    guard pending.withLock({ $0.insert("\u{0}lib").inserted }) else { return }
+                    guard pending.locked({ $0.insert("\u{0}lib").inserted }) else { return }
                     engine.eventLoop.assumeIsolated().scheduleTask(in: debounce) {
-                        _ = pending.withLock { $0.remove("\u{0}lib") }
+                        _ = pending.locked { $0.remove("\u{0}lib") }
                         library.refreshLib()
                     }
                 case .rescan:
-                    guard pending.withLock({ $0.insert("\u{0}rescan").inserted }) else { return }
+                    guard pending.locked({ $0.insert("\u{0}rescan").inserted }) else { return }
                     engine.eventLoop.scheduleTask(in: debounce) {
-                        _ = pending.withLock { $0.remove("\u{0}rescan") }
-                        self.rescan(library: library, watcher: watcherBox.withLock { $0 })
+                        _ = pending.locked { $0.remove("\u{0}rescan") }
+                        self.rescan(library: library, watcher: watcherBox.locked { $0 })
                     }
                 }
             }
         }
-        watcherBox.withLock { $0 = watcher }
+        watcherBox.locked { $0 = watcher }
         watcher.start()
         defer { watcher.stop() }
 

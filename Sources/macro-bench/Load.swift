@@ -63,9 +63,9 @@ func runLoad(path: String, wire: Wire, clients: Int, callsPerClient: Int, warmup
                         latencies[i] = monotonicNanoseconds() - start
                     }
                 }
-                results.withLock { $0.append(latencies) }
+                results.locked { $0.append(latencies) }
             } catch {
-                failures.withLock { $0.append("\(error)") }
+                failures.locked { $0.append("\(error)") }
                 ready.signal()
             }
         }
@@ -73,7 +73,7 @@ func runLoad(path: String, wire: Wire, clients: Int, callsPerClient: Int, warmup
         thread.start()
     }
     for _ in 0..<clients { ready.wait() }
-    if let failure = failures.withLock({ $0.first }) {
+    if let failure = failures.locked({ $0.first }) {
         for _ in 0..<clients { go.signal() }
         done.wait()
         throw BenchError(failure)
@@ -86,8 +86,8 @@ func runLoad(path: String, wire: Wire, clients: Int, callsPerClient: Int, warmup
     let seconds = monotonicSeconds() - start
     let cpu = processCPUSeconds() - cpuBefore
     let serverCPU = (server?.cpuSeconds ?? .nan) - serverBefore
-    if let failure = failures.withLock({ $0.first }) { throw BenchError(failure) }
-    let all = results.withLock { $0.flatMap { $0 } }.sorted()
+    if let failure = failures.locked({ $0.first }) { throw BenchError(failure) }
+    let all = results.locked { $0.flatMap { $0 } }.sorted()
     return LoadResult(clients: clients, calls: all.count, seconds: seconds, latencies: all,
                       clientCPUMicros: cpu / Double(max(all.count, 1)) * 1e6,
                       serverCPUMicros: serverCPU / Double(max(all.count, 1)) * 1e6)

@@ -83,19 +83,19 @@ struct LoadTests {
                             guard let note = try connection.nextNotification() else { break }
                             seen.append(note["params"]["seq"].intValue ?? -1)
                         }
-                        seqs.withLock { $0.append(seen) }
+                        seqs.locked { $0.append(seen) }
                     }
                 } catch {
-                    failures.withLock { $0.append("client \(client): \(error)") }
+                    failures.locked { $0.append("client \(client): \(error)") }
                 }
             }
             thread.stackSize = 1 << 20
             thread.start()
         }
         group.wait()
-        #expect(failures.withLock { $0 } == [])
+        #expect(failures.locked { $0 } == [])
         #expect(answered.load(ordering: .relaxed) == Self.clients * Self.requestsPerClient)
-        let all = seqs.withLock { $0 }
+        let all = seqs.locked { $0 }
         #expect(all.count == Self.subscribers)
         for seen in all {
             // Every published change, once, in order: seq goes up by exactly one each time.

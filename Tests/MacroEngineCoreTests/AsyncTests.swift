@@ -91,12 +91,12 @@ struct AsyncTests {
         try engine.evaluate("async function slow() { await sleep(300); return 'slow' } function fast() { return 'fast' }")
         let order = Mutex<[String]>([])
         let slow = engine.callFuture("slow")
-        slow.whenSuccess { value in order.withLock { $0.append(value.stringValue!) } }
+        slow.whenSuccess { value in order.locked { $0.append(value.stringValue!) } }
         let fast = engine.callFuture("fast")
-        fast.whenSuccess { value in order.withLock { $0.append(value.stringValue!) } }
+        fast.whenSuccess { value in order.locked { $0.append(value.stringValue!) } }
         #expect(try fast.wait() == "fast")
         #expect(try slow.wait() == "slow")
-        #expect(order.withLock { $0 } == ["fast", "slow"])
+        #expect(order.locked { $0 } == ["fast", "slow"])
     }
 
     @Test(arguments: [
@@ -145,7 +145,7 @@ struct AsyncTests {
     @Test func consoleGoesToTheHandlerFormattedLikeNode() throws {
         let (engine, _, _) = try makeEngine()
         let messages = Mutex<[ConsoleMessage]>([])
-        engine.consoleHandler = { message in messages.withLock { $0.append(message) } }
+        engine.consoleHandler = { message in messages.locked { $0.append(message) } }
         try engine.evaluate("""
             function talk() {
               var o = { a: 1, s: 'x', deep: [1, [2, [3, [4]]]], f: function named() {} };
@@ -158,7 +158,7 @@ struct AsyncTests {
             }
             """)
         try engine.call("talk")
-        let got = messages.withLock { $0 }
+        let got = messages.locked { $0 }
         #expect(got.map(\.level) == [.info, .info, .warning, .error, .debug])
         #expect(got.map(\.message) == [
             "plain 42 { a: 1, s: 'x', deep: [ 1, [ 2, [Array] ] ], f: [Function: named], self: [Circular] }",

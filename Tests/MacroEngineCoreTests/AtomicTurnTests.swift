@@ -8,8 +8,8 @@ import Testing
 struct AtomicTurnTests {
     final class ChangeLog: Sendable {
         private let changes = Mutex<[ProgressChange]>([])
-        func append(_ change: ProgressChange) { changes.withLock { $0.append(change) } }
-        func withLock<R>(_ body: ([ProgressChange]) -> R) -> R { changes.withLock { body($0) } }
+        func append(_ change: ProgressChange) { changes.locked { $0.append(change) } }
+        func locked<R>(_ body: ([ProgressChange]) -> R) -> R { changes.locked { body($0) } }
     }
 
     func recording(_ model: ProgressModel) -> ChangeLog {
@@ -24,7 +24,7 @@ struct AtomicTurnTests {
         try engine.evaluate("function half() { progress.inner = 5; setOuterProgress(7); throw new Error('halfway') }")
         #expect(throws: MacroError.self) { try engine.call("half") }
         #expect(model.valuesByName == ["inner": 0, "middle": 0, "outer": 0])
-        #expect(seen.withLock { $0 }.isEmpty)
+        #expect(seen.locked { $0 }.isEmpty)
     }
 
     @Test func aTimedOutTurnIsRolledBack() throws {
@@ -34,7 +34,7 @@ struct AtomicTurnTests {
         let error = try #require(throws: MacroError.self) { try engine.call("stuck", timeLimit: .milliseconds(50)) }
         #expect(error.code == .timeout)
         #expect(model.valuesByName == ["inner": 0, "middle": 0, "outer": 0])
-        #expect(seen.withLock { $0 }.isEmpty)
+        #expect(seen.locked { $0 }.isEmpty)
     }
 
     @Test func onlyTheFailingTurnSinceTheLastAwaitIsUndone() throws {
@@ -53,7 +53,7 @@ struct AtomicTurnTests {
         let error = try #require(throws: MacroError.self) { try engine.call("steps") }
         #expect(error.errorName == "RangeError")
         #expect(model.valuesByName == ["inner": 2, "middle": 0, "outer": 3])
-        #expect(seen.withLock { $0 } == [
+        #expect(seen.locked { $0 } == [
             ProgressChange(channel: "inner", oldValue: 0, newValue: 2),
             ProgressChange(channel: "outer", oldValue: 0, newValue: 3),
         ])
@@ -70,7 +70,7 @@ struct AtomicTurnTests {
         let (_, model, _) = try makeEngine()
         let seen = recording(model)
         try model.set("inner", to: 1)
-        #expect(seen.withLock { $0 } == [ProgressChange(channel: "inner", oldValue: 0, newValue: 1)])
+        #expect(seen.locked { $0 } == [ProgressChange(channel: "inner", oldValue: 0, newValue: 1)])
     }
 
     @Test func unboundedRecursionIsARangeErrorAndTheEngineIsFine() throws {

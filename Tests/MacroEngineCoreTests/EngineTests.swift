@@ -167,8 +167,8 @@ struct NativeFunctionTests {
 /// A tiny thread-safe list for closures that record what they see.
 final class ErrorRecorderBox: Sendable {
     private let storage = Mutex<[Double]>([])
-    func append(_ value: Double) { storage.withLock { $0.append(value) } }
-    var values: [Double] { storage.withLock { $0 } }
+    func append(_ value: Double) { storage.locked { $0.append(value) } }
+    var values: [Double] { storage.locked { $0 } }
 }
 
 import Synchronization

@@ -26,7 +26,7 @@ final class RecordingLogHandler: LogHandler, Sendable {
     }
     func log(event: LogEvent) {
         let flat = (event.metadata ?? [:]).mapValues { "\($0)" }
-        entries.withLock { $0.append(Entry(level: event.level, message: "\(event.message)", metadata: flat)) }
+        entries.locked { $0.append(Entry(level: event.level, message: "\(event.message)", metadata: flat)) }
     }
 }
 
@@ -43,7 +43,7 @@ struct LifecycleTests {
         let engine = MacroEngine(logger: Logger(label: "t") { _ in handler })
         _ = try? engine.setMethod(javascript: "function() {\n  throw new TypeError('bad')\n}", key: "failing", file: "/m/failing.js")
         #expect(throws: MacroError.self) { try engine.call("failing") }
-        let entries = handler.entries.withLock { $0 }
+        let entries = handler.entries.locked { $0 }
         #expect(entries.count == 1)
         let entry = try #require(entries.first)
         #expect(entry.level == .error)

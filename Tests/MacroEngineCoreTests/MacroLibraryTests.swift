@@ -192,9 +192,9 @@ struct MacroLibraryTests {
         #expect(model.valuesByName == ["inner": 0, "middle": 0, "outer": 0])
         // The animated macro: ten steps to the target, observers see each one.
         let steps = Mutex<[Double]>([])
-        model.addObserver { change in steps.withLock { $0.append(change.newValue) } }
+        model.addObserver { change in steps.locked { $0.append(change.newValue) } }
         #expect(try library.call("animate", arguments: ["middle", 5]) == 5)
-        #expect(steps.withLock { $0 } == [0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5, 5])
+        #expect(steps.locked { $0 } == [0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5, 5])
         let error = try #require(throws: MacroError.self) { try library.call("bump", arguments: ["sideways"]) }
         #expect(error.headline == "RangeError: unknown channel 'sideways'; use inner, middle or outer")
     }

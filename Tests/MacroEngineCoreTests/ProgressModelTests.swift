@@ -16,8 +16,8 @@ struct ProgressModelTests {
     @Test func observersHearEveryChangeWithOldAndNewValue() throws {
         let model = ProgressModel()
         let first = Mutex<[ProgressChange]>([]), second = Mutex<[ProgressChange]>([])
-        let token = model.addObserver { change in first.withLock { $0.append(change) } }
-        model.addObserver { change in second.withLock { $0.append(change) } }
+        let token = model.addObserver { change in first.locked { $0.append(change) } }
+        model.addObserver { change in second.locked { $0.append(change) } }
         try model.set("inner", to: 3)
         try model.set("inner", to: 3)  // unchanged: nobody is told
         try model.set("outer", to: 20)
@@ -27,8 +27,8 @@ struct ProgressModelTests {
             ProgressChange(channel: "inner", oldValue: 0, newValue: 3),
             ProgressChange(channel: "outer", oldValue: 0, newValue: 10),
         ]
-        #expect(first.withLock { $0 } == expected)
-        #expect(second.withLock { $0 } == expected + [ProgressChange(channel: "middle", oldValue: 0, newValue: 1)])
+        #expect(first.locked { $0 } == expected)
+        #expect(second.locked { $0 } == expected + [ProgressChange(channel: "middle", oldValue: 0, newValue: 1)])
     }
 
     @Test func rejectsNonFiniteValuesAndUnknownChannels() throws {

@@ -8,9 +8,9 @@ public final class ErrorRecorder: Sendable {
     /// Creates an empty recorder.
     public init() {}
     /// Everything recorded so far.
-    public var recorded: [MacroError] { errors.withLock { $0 } }
+    public var recorded: [MacroError] { errors.locked { $0 } }
     /// Records one error.
-    public func record(_ error: MacroError) { errors.withLock { $0.append(error) } }
+    public func record(_ error: MacroError) { errors.locked { $0.append(error) } }
 }
 
 /// A logger that drops everything (tests assert on values, not on log noise).

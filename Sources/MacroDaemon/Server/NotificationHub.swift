@@ -19,9 +19,9 @@ final class Connection: Sendable {
         self.id = id
     }
 
-    var subscriptions: Set<EventKind> { events.withLock { $0 } }
-    func subscribe(_ kinds: [EventKind]) -> Set<EventKind> { events.withLock { $0.formUnion(kinds); return $0 } }
-    func unsubscribe(_ kinds: [EventKind]) -> Set<EventKind> { events.withLock { $0.subtract(kinds); return $0 } }
+    var subscriptions: Set<EventKind> { events.locked { $0 } }
+    func subscribe(_ kinds: [EventKind]) -> Set<EventKind> { events.locked { $0.formUnion(kinds); return $0 } }
+    func unsubscribe(_ kinds: [EventKind]) -> Set<EventKind> { events.locked { $0.subtract(kinds); return $0 } }
 
     /// Writes one JSON message as a line. Safe from any thread; NIO keeps the order of writes
     /// made from one thread.
@@ -40,20 +40,20 @@ final class NotificationHub: Sendable {
 
     func register(_ channel: any Channel) -> Connection {
         let connection = Connection(channel: channel, id: nextID.add(1, ordering: .relaxed).newValue)
-        connections.withLock { $0[connection.id] = connection }
+        connections.locked { $0[connection.id] = connection }
         return connection
     }
 
     func unregister(_ connection: Connection) {
-        _ = connections.withLock { $0.removeValue(forKey: connection.id) }
+        _ = connections.locked { $0.removeValue(forKey: connection.id) }
     }
 
-    var count: Int { connections.withLock { $0.count } }
-    var all: [Connection] { connections.withLock { Array($0.values) } }
+    var count: Int { connections.locked { $0.count } }
+    var all: [Connection] { connections.locked { Array($0.values) } }
 
     /// Sends `method(params)` to every connection subscribed to `kind`.
     func publish(_ kind: EventKind, _ method: String, _ params: MacroValue) {
-        let targets = connections.withLock { $0.values.filter { $0.subscriptions.contains(kind) } }
+        let targets = connections.locked { $0.values.filter { $0.subscriptions.contains(kind) } }
         guard !targets.isEmpty else { return }
         let message = RPCCodec.notification(method, params)
         for connection in targets {
@@ -69,7 +69,7 @@ final class NotificationHub: Sendable {
 
     /// True when someone listens to `kind` (so callers can skip building the message).
     func hasSubscribers(_ kind: EventKind) -> Bool {
-        connections.withLock { $0.values.contains { $0.subscriptions.contains(kind) } }
+        connections.locked { $0.values.contains { $0.subscriptions.contains(kind) } }
     }
 
     private let recent = Mutex<[MacroValue]>([])
@@ -77,7 +77,7 @@ final class NotificationHub: Sendable {
 
     /// Keeps a log record for `log.recent` and sends it to `log` subscribers.
     func log(_ params: MacroValue) {
-        recent.withLock { entries in
+        recent.locked { entries in
             entries.append(params)
             if entries.count > Self.recentLimit { entries.removeFirst(entries.count - Self.recentLimit) }
         }
@@ -86,7 +86,7 @@ final class NotificationHub: Sendable {
 
     /// The last `limit` log records, oldest first.
     func recentLogs(limit: Int) -> [MacroValue] {
-        recent.withLock { Array($0.suffix(limit)) }
+        recent.locked { Array($0.suffix(limit)) }
     }
 }
 

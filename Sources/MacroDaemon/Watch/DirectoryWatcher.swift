@@ -36,7 +36,7 @@ final class DirectoryWatcher: Sendable {
         let parent = (self.directory as NSString).deletingLastPathComponent
         let parentWatch = inotify_add_watch(fd, parent, Self.parentMask)
         if parentWatch < 0 { logger.warning("cannot watch \(parent) for the macros directory being replaced: \(String(cString: strerror(errno)))") }
-        watches.withLock { $0.parent = parentWatch }
+        watches.locked { $0.parent = parentWatch }
         rewatchDirectory()
     }
 
@@ -45,7 +45,7 @@ final class DirectoryWatcher: Sendable {
     func rewatchDirectory() -> Bool {
         let wd = inotify_add_watch(fd, directory, Self.fileMask | UInt32(IN_ONLYDIR))
         let lib = inotify_add_watch(fd, directory + "/lib", Self.fileMask | UInt32(IN_ONLYDIR))
-        watches.withLock { $0.directory = wd; $0.lib = lib }
+        watches.locked { $0.directory = wd; $0.lib = lib }
         return wd >= 0
     }
 
@@ -53,7 +53,7 @@ final class DirectoryWatcher: Sendable {
     func start() {
         let thread = Thread { [self] in
             self.loop()
-            self.finished.withLock { $0 = true }
+            self.finished.locked { $0 = true }
         }
         thread.name = "macrod-inotify"
         thread.start()
@@ -75,7 +75,7 @@ final class DirectoryWatcher: Sendable {
             if n <= 0 { continue }
             var offset = 0
             var events: [Event] = []
-            let (dirWatch, parentWatch, libWatch) = watches.withLock { ($0.directory, $0.parent, $0.lib) }
+            let (dirWatch, parentWatch, libWatch) = watches.locked { ($0.directory, $0.parent, $0.lib) }
             while offset + 16 <= n {
                 let wd = buffer.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: Int32.self) }
                 let mask = buffer.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self) }

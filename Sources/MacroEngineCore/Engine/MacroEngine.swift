@@ -128,45 +128,45 @@ public final class MacroEngine: Sendable {
     /// The default logs it at `error` level with message, name, macro, file, line, column and stack
     /// as metadata (like `JSContext.exceptionHandler`).
     public var exceptionHandler: @Sendable (MacroError) -> Void {
-        get { settings.withLock { $0.exceptionHandler } }
-        set { settings.withLock { $0.exceptionHandler = newValue } }
+        get { settings.locked { $0.exceptionHandler } }
+        set { settings.locked { $0.exceptionHandler = newValue } }
     }
 
     /// Receives every `console.log/info/warn/error/debug` of the macros. The default logs it at the
     /// matching level with the macro's name as metadata.
     public var consoleHandler: @Sendable (ConsoleMessage) -> Void {
-        get { settings.withLock { $0.consoleHandler } }
-        set { settings.withLock { $0.consoleHandler = newValue } }
+        get { settings.locked { $0.consoleHandler } }
+        set { settings.locked { $0.consoleHandler = newValue } }
     }
 
     /// The time limit for evaluations and calls that do not give their own.
     public var timeLimit: Duration {
-        get { settings.withLock { $0.timeLimit } }
-        set { settings.withLock { $0.timeLimit = newValue } }
+        get { settings.locked { $0.timeLimit } }
+        set { settings.locked { $0.timeLimit = newValue } }
     }
 
     /// The deadline of a whole call (awaited time included) when the call does not give one.
     public var callDeadline: Duration {
-        get { settings.withLock { $0.callDeadline } }
-        set { settings.withLock { $0.callDeadline = newValue } }
+        get { settings.locked { $0.callDeadline } }
+        set { settings.locked { $0.callDeadline = newValue } }
     }
 
     /// Called on the engine loop after every synchronous run of JavaScript (a call, a timer
     /// callback, a promise continuation): the place to publish what a turn changed.
     public func onTurnEnd(_ observer: (@Sendable () -> Void)?) {
-        settings.withLock { $0.turnObserver = observer }
+        settings.locked { $0.turnObserver = observer }
     }
 
     /// Adds native state that takes part in turns: begun before each outermost run of
     /// JavaScript, committed when it succeeds, rolled back when it throws, rejects or times out.
     public func addTurnParticipant(_ participant: any TurnParticipant) {
-        settings.withLock { $0.participants.append(participant) }
+        settings.locked { $0.participants.append(participant) }
     }
 
     /// Runs `body` as one atomic turn of the participants (only at the outermost entry).
     func transaction<T>(_ runtime: JSRuntime, _ body: () throws -> T) throws -> T {
         guard runtime.entryDepth == 0 else { return try body() }
-        let participants = settings.withLock { $0.participants }
+        let participants = settings.locked { $0.participants }
         participants.forEach { $0.beginTurn() }
         runtime.turnFailed = false
         runtime.inTransaction = true
@@ -187,7 +187,7 @@ public final class MacroEngine: Sendable {
     }
 
     func turnEnded() {
-        settings.withLock { $0.turnObserver }?()
+        settings.locked { $0.turnObserver }?()
     }
 
     /// The default exception handler: one log line with the fields as metadata.

@@ -33,19 +33,19 @@ public final class MacroMethod: Sendable {
 
     /// The source. Setting it re-registers the function (see ``update(javascript:)``).
     public var javascript: String {
-        get { state.withLock { $0.javascript } }
+        get { state.locked { $0.javascript } }
         set { _ = try? update(javascript: newValue) }
     }
 
     /// The error of the last change that did not load, nil once a change loads.
-    public var lastError: MacroError? { state.withLock { $0.lastError } }
+    public var lastError: MacroError? { state.locked { $0.lastError } }
     /// Counts the versions that loaded (1 after the first good source).
-    public var version: Int { state.withLock { $0.version } }
+    public var version: Int { state.locked { $0.version } }
     /// The live version's function, nil when none ever loaded.
-    public var liveFunction: MacroFunction? { state.withLock { $0.function } }
+    public var liveFunction: MacroFunction? { state.locked { $0.function } }
 
     /// True when a version is live.
-    public var isLoaded: Bool { state.withLock { $0.function != nil } }
+    public var isLoaded: Bool { state.locked { $0.function != nil } }
 
     /// Replaces the source and re-registers. On failure the previous version stays live and the
     /// error is thrown (and kept in ``lastError``).
@@ -53,7 +53,7 @@ public final class MacroMethod: Sendable {
     public func update(javascript: String) throws -> Int {
         do {
             let function = try engine.setMethod(javascript: javascript, key: key, file: file)
-            return state.withLock { state in
+            return state.locked { state in
                 state.javascript = javascript
                 state.function = function
                 state.lastError = nil
@@ -61,7 +61,7 @@ public final class MacroMethod: Sendable {
                 return state.version
             }
         } catch let error as MacroError {
-            state.withLock { state in
+            state.locked { state in
                 state.javascript = javascript
                 state.lastError = error
                 // setMethod replaced nothing; put the previous version back under the global name.
@@ -74,7 +74,7 @@ public final class MacroMethod: Sendable {
     /// the load error.
     @discardableResult
     public func call(_ arguments: [MacroValue], timeLimit: Duration? = nil) throws -> MacroValue {
-        let (function, error) = state.withLock { ($0.function, $0.lastError) }
+        let (function, error) = state.locked { ($0.function, $0.lastError) }
         guard let function else {
             throw error ?? MacroError(code: .noSuchMacro, message: "macro '\(key)' is not loaded", macro: key, file: file)
         }

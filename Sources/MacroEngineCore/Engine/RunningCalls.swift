@@ -23,18 +23,18 @@ extension MacroEngine {
 
     func registerRunning(_ context: CallContext) {
         let macro = context.macro ?? "<anonymous>"
-        running.calls.withLock { $0[context.id] = (macro, context.started) }
+        running.calls.locked { $0[context.id] = (macro, context.started) }
     }
 
     func unregisterRunning(_ id: Int) {
-        _ = running.calls.withLock { $0.removeValue(forKey: id) }
+        _ = running.calls.locked { $0.removeValue(forKey: id) }
     }
 
     /// The calls in flight (started from Swift and not settled), oldest first. Thread-safe; answers
     /// even while a macro keeps the engine's thread busy.
     public var runningCalls: [RunningCall] {
         let now = NIODeadline.now()
-        return running.calls.withLock { calls in
+        return running.calls.locked { calls in
             calls.map { RunningCall(id: $0.key, macro: $0.value.macro, elapsedMilliseconds: Int((now - $0.value.started).nanoseconds / 1_000_000)) }
         }.sorted { $0.id < $1.id }
     }
@@ -44,7 +44,7 @@ extension MacroEngine {
     /// caller gets a `.cancelled` error. Returns false when no such call is running.
     @discardableResult
     public func cancel(call id: Int) -> Bool {
-        guard running.calls.withLock({ $0[id] != nil }) else { return false }
+        guard running.calls.locked({ $0[id] != nil }) else { return false }
         onLoopEventually { runtime in
             // Seen by the watchdog if the call's JavaScript is running now...
             runtime.watchdog.cancellations.insert(id)

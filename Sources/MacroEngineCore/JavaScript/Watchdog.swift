@@ -97,9 +97,9 @@ extension Watchdog {
 /// Thread-safe set of call ids to cancel.
 final class CancellationRequests: Sendable {
     private let ids = Mutex<Set<Int>>([])
-    func insert(_ id: Int) { _ = ids.withLock { $0.insert(id) } }
-    func remove(_ id: Int) { _ = ids.withLock { $0.remove(id) } }
-    func contains(_ id: Int) -> Bool { ids.withLock { $0.contains(id) } }
+    func insert(_ id: Int) { _ = ids.locked { $0.insert(id) } }
+    func remove(_ id: Int) { _ = ids.locked { $0.remove(id) } }
+    func contains(_ id: Int) -> Bool { ids.locked { $0.contains(id) } }
 }
 
 private func watchdogShouldTerminate(_ ctx: JSContextRef?, _ data: UnsafeMutableRawPointer?) -> Bool {

@@ -31,11 +31,11 @@ public final class MacroLibrary: Sendable {
 
     /// Called after each change (on the thread that made it).
     public func onChange(_ body: (@Sendable (Change) -> Void)?) {
-        observer.withLock { $0 = body }
+        observer.locked { $0 = body }
     }
 
     private func notify(_ change: Change) {
-        observer.withLock { $0 }?(change)
+        observer.locked { $0 }?(change)
     }
 
     private struct Item {
@@ -91,7 +91,7 @@ public final class MacroLibrary: Sendable {
 
     /// Entries of the lib files (name `lib/FILE` without `.js`), by name.
     public var libEntries: [MacroEntry] {
-        libState.withLock { Array($0.values) }.sorted { $0.name < $1.name }
+        libState.locked { Array($0.values) }.sorted { $0.name < $1.name }
     }
 
     private let libState = Mutex<[String: MacroEntry]>([:])
@@ -104,9 +104,9 @@ public final class MacroLibrary: Sendable {
     public func reloadLib() -> [MacroEntry] {
         for file in libFiles() { loadLib(file: "\(libDirectory)/\(file)") }
         let present = Set(libFiles().map { "lib/" + Self.macroName(forFile: $0) })
-        for name in libState.withLock({ Array($0.keys) }) where !present.contains(name) {
-            libState.withLock { _ = $0.removeValue(forKey: name) }
-            libSources.withLock { _ = $0.removeValue(forKey: name) }
+        for name in libState.locked({ Array($0.keys) }) where !present.contains(name) {
+            libState.locked { _ = $0.removeValue(forKey: name) }
+            libSources.locked { _ = $0.removeValue(forKey: name) }
             notify(.removed(name: name))
         }
         return libEntries
@@ -115,12 +115,12 @@ public final class MacroLibrary: Sendable {
     @discardableResult
     func loadLib(file path: String) -> MacroEntry {
         let name = "lib/" + Self.macroName(forFile: (path as NSString).lastPathComponent)
-        let previous = libState.withLock { $0[name] }
+        let previous = libState.locked { $0[name] }
         var entry = MacroEntry(name: name, file: path, status: .ok, version: previous?.version ?? 0)
         do {
             let source = try SourceFile.read(path, macro: name)
-            if libSources.withLock({ $0[name] }) == source, let previous { return previous }
-            libSources.withLock { $0[name] = source }
+            if libSources.locked({ $0[name] }) == source, let previous { return previous }
+            libSources.locked { $0[name] = source }
             try engine.evaluateLibrary(source, file: path)
             entry.version += 1
         } catch let error as MacroError {
@@ -133,7 +133,7 @@ public final class MacroLibrary: Sendable {
             entry.status = .error
             entry.error = MacroError(code: .io, message: "\(error)", macro: name, file: path)
         }
-        libState.withLock { $0[name] = entry }
+        libState.locked { $0[name] = entry }
         if let error = entry.error { notify(.failed(name: name, error: error)) } else { notify(.loaded(name: name, version: entry.version)) }
         return entry
     }
@@ -146,7 +146,7 @@ public final class MacroLibrary: Sendable {
         reloadLib()
         let present = Set(files.map(Self.macroName(forFile:)))
         for file in files { load(file: "\(directory)/\(file)") }
-        for name in state.withLock({ Array($0.keys) }) where !present.contains(name) { remove(name) }
+        for name in state.locked({ Array($0.keys) }) where !present.contains(name) { remove(name) }
         return entries
     }
 
@@ -157,7 +157,7 @@ public final class MacroLibrary: Sendable {
     public func load(file path: String, requireInsideDirectory: Bool = true) -> MacroEntry {
         let filename = (path as NSString).lastPathComponent
         let name = filename.hasSuffix(".js") ? Self.macroName(forFile: filename) : (filename as NSString).deletingPathExtension
-        let existing = state.withLock { $0[name] }
+        let existing = state.locked { $0[name] }
         var entry = MacroEntry(name: name, file: path, status: .ok, error: nil, version: existing?.entry.version ?? 0)
         var method = existing?.method
         do {
@@ -184,7 +184,7 @@ public final class MacroLibrary: Sendable {
             entry.error = MacroError(code: .io, message: "\(error)", macro: name, file: path)
         }
         let item = Item(entry: entry, method: method)
-        state.withLock { $0[name] = item }
+        state.locked { $0[name] = item }
         if let error = entry.error {
             notify(.failed(name: name, error: error))
         } else {
@@ -195,7 +195,7 @@ public final class MacroLibrary: Sendable {
 
     /// Removes a macro (its file is gone): the global is deleted.
     public func remove(_ name: String) {
-        let removed = state.withLock { $0.removeValue(forKey: name) }
+        let removed = state.locked { $0.removeValue(forKey: name) }
         if removed?.method != nil { try? engine.removeMethod(key: name) }
         if removed != nil { notify(.removed(name: name)) }
     }
@@ -234,22 +234,22 @@ public final class MacroLibrary: Sendable {
 
     /// Removes every macro (the directory is gone).
     public func removeAll() {
-        for name in state.withLock({ Array($0.keys) }) { remove(name) }
+        for name in state.locked({ Array($0.keys) }) { remove(name) }
     }
 
     /// Every entry, by name.
     public var entries: [MacroEntry] {
-        state.withLock { $0.values.map(\.entry) }.sorted { $0.name < $1.name }
+        state.locked { $0.values.map(\.entry) }.sorted { $0.name < $1.name }
     }
 
     /// The entry for `name`.
-    public func entry(named name: String) -> MacroEntry? { state.withLock { $0[name]?.entry } }
+    public func entry(named name: String) -> MacroEntry? { state.locked { $0[name]?.entry } }
 
     /// Calls macro `name`. Throws `.noSuchMacro` (naming the available macros) when there is no
     /// live version, the load error when its file never loaded, and the macro's own errors.
     @discardableResult
     public func call(_ name: String, arguments: [MacroValue] = [], timeLimit: Duration? = nil) throws -> MacroValue {
-        let item = state.withLock { $0[name] }
+        let item = state.locked { $0[name] }
         guard let item else {
             let available = entries.filter { $0.version > 0 }.map(\.name)
             throw MacroError(
@@ -266,7 +266,7 @@ public final class MacroLibrary: Sendable {
     /// Calls macro `name` as an asynchronous call (see ``MacroEngine/callFuture(_:arguments:deadline:)``):
     /// the future settles when the macro's promise does, or fails at the deadline.
     public func callFuture(_ name: String, arguments: [MacroValue] = [], deadline: Duration? = nil) -> EventLoopFuture<MacroValue> {
-        let item = state.withLock { $0[name] }
+        let item = state.locked { $0[name] }
         guard let item else {
             let available = entries.filter { $0.version > 0 }.map(\.name)
             return engine.eventLoop.makeFailedFuture(MacroError(

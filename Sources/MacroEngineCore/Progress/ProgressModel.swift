@@ -86,12 +86,12 @@ public final class ProgressModel: Sendable {
     /// The current value of `channel`.
     public func value(of channel: String) throws -> Double {
         let index = try index(of: channel)
-        return state.withLock { $0.values[index] }
+        return state.locked { $0.values[index] }
     }
 
     /// All values, in channel order.
     public var values: [(channel: String, value: Double)] {
-        let values = state.withLock { $0.values }
+        let values = state.locked { $0.values }
         return zip(channels, values).map { ($0.name, $1) }
     }
 
@@ -102,13 +102,13 @@ public final class ProgressModel: Sendable {
 
     /// The value of the channel at `index` (the engine's accessors; no name lookup).
     func value(at index: Int) -> Double {
-        state.withLock { $0.values[index] }
+        state.locked { $0.values[index] }
     }
 
     /// Sets the channel at `index` to a finite `value`, clamped (the engine's accessors).
     func set(at index: Int, to value: Double) {
         let clamped = channels[index].clamp(value)
-        let (old, observers) = state.withLock { state -> (Double, [@Sendable (ProgressChange) -> Void]) in
+        let (old, observers) = state.locked { state -> (Double, [@Sendable (ProgressChange) -> Void]) in
             let old = state.values[index]
             state.values[index] = clamped
             return (old, old == clamped || state.journal != nil ? [] : state.observers.map(\.body))
@@ -136,13 +136,13 @@ public final class ProgressModel: Sendable {
     /// Starts a turn: changes from now on are told to observers only when the turn commits, and
     /// are undone if it rolls back.
     public func beginTurn() {
-        state.withLock { $0.journal = $0.values }
+        state.locked { $0.journal = $0.values }
     }
 
     /// Ends a turn keeping its changes; observers hear one change per channel that differs from
     /// the turn's start (old value = at the start, new = now).
     public func commitTurn() {
-        let (changes, observers) = state.withLock { state -> ([ProgressChange], [@Sendable (ProgressChange) -> Void]) in
+        let (changes, observers) = state.locked { state -> ([ProgressChange], [@Sendable (ProgressChange) -> Void]) in
             guard let start = state.journal else { return ([], []) }
             state.journal = nil
             let changes = channels.indices.compactMap { i -> ProgressChange? in
@@ -155,7 +155,7 @@ public final class ProgressModel: Sendable {
 
     /// Ends a turn undoing its changes; nobody ever hears of them.
     public func rollbackTurn() {
-        state.withLock { state in
+        state.locked { state in
             if let start = state.journal { state.values = start }
             state.journal = nil
         }
@@ -164,7 +164,7 @@ public final class ProgressModel: Sendable {
     /// Replaces values (e.g. from the state file) without telling observers. Unknown channels
     /// and non-finite values are ignored; values are clamped.
     public func restore(_ saved: [String: Double]) {
-        state.withLock { state in
+        state.locked { state in
             for (index, channel) in channels.enumerated() {
                 if let value = saved[channel.name], value.isFinite { state.values[index] = channel.clamp(value) }
             }
@@ -174,7 +174,7 @@ public final class ProgressModel: Sendable {
     /// Adds an observer, told of every change (channel, old and new value).
     @discardableResult
     public func addObserver(_ observer: @escaping @Sendable (ProgressChange) -> Void) -> ProgressObserverToken {
-        state.withLock { state in
+        state.locked { state in
             state.nextObserver += 1
             state.observers.append((state.nextObserver, observer))
             return ProgressObserverToken(id: state.nextObserver)
@@ -183,6 +183,6 @@ public final class ProgressModel: Sendable {
 
     /// Removes an observer.
     public func removeObserver(_ token: ProgressObserverToken) {
-        state.withLock { state in state.observers.removeAll { $0.id == token.id } }
+        state.locked { state in state.observers.removeAll { $0.id == token.id } }
     }
 }

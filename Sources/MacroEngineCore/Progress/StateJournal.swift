@@ -31,13 +31,13 @@ public final class StateJournal: Sendable {
     /// A journal for `store`'s state file; the file is opened on the first append.
     public init(store: StateStore) { self.store = store }
 
-    deinit { file.withLock { if $0.fd >= 0 { Glibc.close($0.fd) } } }
+    deinit { file.locked { if $0.fd >= 0 { Glibc.close($0.fd) } } }
 
     /// Appends `values` as one line; `durable` adds an `fdatasync`. Throws a `.io` ``MacroError``
     /// naming the journal; after a failure the file is as it was before the call.
     public func append(_ values: [String: Double], durable: Bool) throws {
         var line = StateJournal.line(values)
-        try file.withLock { file in
+        try file.locked { file in
             if file.fd < 0 { try open(&file) }
             if file.size + line.utf8.count > Self.compactionBytes {
                 try store.writeSnapshot(values, durable: durable)
@@ -64,7 +64,7 @@ public final class StateJournal: Sendable {
     /// `fdatasync`s the journal when something was appended since the last sync (the `interval`
     /// fsync policy calls this once per period).
     public func sync() throws {
-        try file.withLock { file in
+        try file.locked { file in
             guard file.unsynced, file.fd >= 0 else { return }
             file.unsynced = false
             guard fdatasync(file.fd) == 0 else { throw AtomicFile.failure("cannot fsync", path) }
@@ -73,7 +73,7 @@ public final class StateJournal: Sendable {
 
     /// Closes the journal, writes `values` as the snapshot (durably) and removes the journal.
     public func close(saving values: [String: Double]) throws {
-        file.withLock { file in
+        file.locked { file in
             if file.fd >= 0 { Glibc.close(file.fd) }
             file = OpenFile()
         }
