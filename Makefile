@@ -113,7 +113,7 @@ sanitize: deps
 	$(SWIFT) build --build-tests --scratch-path .build-asan -Xswiftc -sanitize=address -Xswiftc -use-ld=lld
 	ASAN_OPTIONS=detect_leaks=0 MACROENGINE_LOAD_RSS_BOUND_MIB=2048 $(SWIFT) test --skip-build --scratch-path .build-asan
 	$(SWIFT) build --build-tests --scratch-path .build-tsan -Xswiftc -sanitize=thread -Xswiftc -DTSAN -Xswiftc -use-ld=lld
-	TSAN_OPTIONS=halt_on_error=1 MACROENGINE_LOAD_RSS_BOUND_MIB=2048 $(SWIFT) test --skip-build --scratch-path .build-tsan
+	TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/Tests/tsan-suppressions.txt" MACROENGINE_LOAD_RSS_BOUND_MIB=2048 $(SWIFT) test --skip-build --scratch-path .build-tsan
 
 # The leak soak (README, Reliability): fails when the daemon's RSS grows past the bound.
 soak: release

@@ -12,9 +12,13 @@ extension Mutex where Value: ~Copyable {
     public borrowing func locked<Result: ~Copyable, E: Error>(
         _ body: (inout sending Value) throws(E) -> sending Result
     ) throws(E) -> sending Result {
-        try withLock { (value: inout sending Value) throws(E) -> sending Result in
+        #if TSAN
+        // The Mutex's own address names the lock; no access to the value happens before the
+        // acquire (taking the value's address would be one).
+        let address = withUnsafePointer(to: self) { UnsafeMutableRawPointer(mutating: $0) }
+        #endif
+        return try withLock { (value: inout sending Value) throws(E) -> sending Result in
             #if TSAN
-            let address = withUnsafeMutablePointer(to: &value) { UnsafeMutableRawPointer($0) }
             __tsan_acquire(address)
             defer { __tsan_release(address) }
             #endif
