@@ -13,11 +13,7 @@ enum Bridge {
 
     /// Nanoseconds per call through MacroEngine (best of `rounds`).
     static func engine(calls: Int, rounds: Int = 3) throws -> Double {
-        var logger = Logger(label: "bench")
-        logger.logLevel = .critical
-        let engine = MacroEngine(configuration: .init(timeLimit: .seconds(120)), logger: logger)
-        let model = ProgressModel(channels: ProgressChannel.seed)
-        try engine.add(model)
+        let (engine, model) = try makeBenchEngine()
         var best = Double.infinity
         for _ in 0..<rounds {
             let start = monotonicNanoseconds()
@@ -78,11 +74,7 @@ extension Double {
 /// on the engine's loop, N times in a row (best of `rounds`), in nanoseconds per call.
 enum InProcessCall {
     static func measure(calls: Int, rounds: Int = 3) throws -> Double {
-        var logger = Logger(label: "bench")
-        logger.logLevel = .critical
-        let engine = MacroEngine(configuration: .init(timeLimit: .seconds(120)), logger: logger)
-        let model = ProgressModel(channels: ProgressChannel.seed)
-        try engine.add(model)
+        let (engine, _) = try makeBenchEngine()
         _ = try engine.setMethod(javascript: Macrod.addMacro, key: "add")
         var best = Double.infinity
         for _ in 0..<rounds {
@@ -95,4 +87,14 @@ enum InProcessCall {
         }
         return best
     }
+}
+
+/// An in-process engine with the seed's progress model, silent, with a long time limit.
+func makeBenchEngine() throws -> (MacroEngine, ProgressModel) {
+    var logger = Logger(label: "bench")
+    logger.logLevel = .critical
+    let engine = MacroEngine(configuration: .init(timeLimit: .seconds(120)), logger: logger)
+    let model = ProgressModel(channels: ProgressChannel.seed)
+    try engine.add(model)
+    return (engine, model)
 }

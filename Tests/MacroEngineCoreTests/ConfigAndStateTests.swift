@@ -87,6 +87,13 @@ struct StateStoreTests {
         (#"{"version": 2, "progress": {}}"#, "unknown state file version 2"),
         (#"{"progress": {"inner": 1}}"#, "not valid state JSON"),
         (#"[1, 2]"#, "not valid state JSON"),
+        // Truncated, mistyped, binary, out of range.
+        (#"{"version": 1, "progress": {"inn"#, "not valid state JSON"),
+        (#"{"version": 1, "progress": {"inner": null}}"#, "not valid state JSON"),
+        (#"{"version": "1", "progress": {}}"#, "not valid state JSON"),
+        (#"{"version": 1, "progress": []}"#, "not valid state JSON"),
+        ("\u{0}\u{0}\u{0}\u{0}", "not valid state JSON"),
+        (#"{"version": 1, "progress": {"inner": 1e999}}"#, "not valid state JSON"),
     ])
     func corruptFilesAreMovedAsideNeverDeleted(_ contents: String, _ reason: String) throws {
         let dir = TemporaryDirectory()

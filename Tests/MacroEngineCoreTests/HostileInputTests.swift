@@ -72,26 +72,6 @@ struct HostileInputTests {
         #expect(try engine.call("good") == "ok")
         #expect(try model.value(of: "outer") == 4)
     }
-
-    @Test(arguments: [
-        (#"{"version": 1, "progress": {"inn"#, "not valid state JSON"),
-        (#"{"version": 1, "progress": {"inner": null}}"#, "not valid state JSON"),
-        (#"{"version": "1", "progress": {}}"#, "not valid state JSON"),
-        (#"{"version": 1, "progress": []}"#, "not valid state JSON"),
-        ("\u{0}\u{0}\u{0}\u{0}", "not valid state JSON"),
-        (#"{"version": 1, "progress": {"inner": 1e999}}"#, "not valid state JSON"),
-    ])
-    func truncatedAndMistypedStateFilesAreKeptAside(_ contents: String, _ reason: String) throws {
-        let dir = TemporaryDirectory()
-        let path = try dir.write("state.json", contents)
-        let result = try StateStore(path: path).load()
-        guard case .corrupt(let found, let movedTo) = result else {
-            Issue.record("expected corrupt, got \(result)")
-            return
-        }
-        #expect(found.hasPrefix(reason))
-        #expect(try String(contentsOfFile: movedTo, encoding: .utf8) == contents)
-    }
 }
 
 /// Guarantee 6: macros get no file, network or process access.
