@@ -117,16 +117,17 @@ public final class MacroDaemon: Service, Sendable {
         umask(0o177)
         do {
             let allowed = config.allowedUIDs, maxLine = config.maxLineBytes, logger = logger
+            let inFlight = config.connectionInFlight, buffer = config.connectionBufferBytes
             server = try await ServerBootstrap(group: group)
                 .serverChannelOption(.backlog, value: 256)
                 .childChannelOption(.allowRemoteHalfClosure, value: true)
-                .childChannelOption(.writeBufferWaterMark, value: .init(low: 256 * 1024, high: 1024 * 1024))
+                .childChannelOption(.writeBufferWaterMark, value: .init(low: buffer / 4, high: buffer))
                 .childChannelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandler(BackPressureHandler())
                         try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineDecoder(maximumLength: maxLine)))
                         try channel.pipeline.syncOperations.addHandler(
-                            ConnectionHandler(host: host, allowedUIDs: allowed, maxLineBytes: maxLine, logger: logger))
+                            ConnectionHandler(host: host, allowedUIDs: allowed, maxLineBytes: maxLine, maxInFlight: inFlight, logger: logger))
                     }
                 }
                 .bind(unixDomainSocketPath: socketPath, cleanupExistingSocketFile: false)

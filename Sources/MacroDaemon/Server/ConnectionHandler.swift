@@ -26,15 +26,16 @@ final class ConnectionHandler: ChannelDuplexHandler {
     private let allowedUIDs: [UInt32]
     private let maxLineBytes: Int
     private let logger: Logger
-    private let maxInFlight = 64
+    private let maxInFlight: Int
     private var connection: Connection?
     private var inFlight = 0
     private var readHeld = false
     private var inputClosed = false
     private var refused = false
 
-    init(host: EngineHost, allowedUIDs: [UInt32], maxLineBytes: Int, logger: Logger) {
+    init(host: EngineHost, allowedUIDs: [UInt32], maxLineBytes: Int, maxInFlight: Int, logger: Logger) {
         self.host = host
+        self.maxInFlight = maxInFlight
         self.allowedUIDs = allowedUIDs
         self.maxLineBytes = maxLineBytes
         self.logger = logger

@@ -57,7 +57,7 @@ final class NotificationHub: Sendable {
         guard !targets.isEmpty else { return }
         let message = RPCCodec.notification(method, params)
         for connection in targets {
-            // Writability drops at the 1 MiB high-water mark: a subscriber that far behind is
+            // Writability drops at the connection_buffer_bytes high-water mark (1 MiB): a subscriber that far behind is
             // not reading; drop the connection instead of buffering without bound.
             guard connection.channel.isWritable else {
                 connection.channel.close(promise: nil)

@@ -29,6 +29,7 @@ struct ConfigFile: Decodable {
         "macros_dir", "state_file", "time_limit_ms", "log_level", "allow_eval", "progress",
         "socket", "shutdown_grace_ms", "max_line_bytes", "allowed_uids", "engine_eval", "queue_limit",
         "call_deadline_ms", "fsync", "fsync_interval_ms", "memory_limit_mb", "io_thread",
+        "connection_in_flight", "connection_buffer_bytes",
     ]
     var macrosDir: String?
     var stateFile: String?
@@ -47,6 +48,8 @@ struct ConfigFile: Decodable {
     var fsyncIntervalMs: Int?
     var memoryLimitMB: Int?
     var ioThread: String?
+    var connectionInFlight: Int?
+    var connectionBufferBytes: Int?
 
     enum CodingKeys: String, CodingKey {
         case macrosDir = "macros_dir", stateFile = "state_file", timeLimitMs = "time_limit_ms"
@@ -55,6 +58,7 @@ struct ConfigFile: Decodable {
         case allowedUIDs = "allowed_uids", engineEval = "engine_eval", queueLimit = "queue_limit"
         case callDeadlineMs = "call_deadline_ms", fsync, fsyncIntervalMs = "fsync_interval_ms"
         case memoryLimitMB = "memory_limit_mb", ioThread = "io_thread"
+        case connectionInFlight = "connection_in_flight", connectionBufferBytes = "connection_buffer_bytes"
     }
 
     init(from decoder: any Decoder) throws {
@@ -77,6 +81,8 @@ struct ConfigFile: Decodable {
         fsyncIntervalMs = try c.decodeIfPresent(Int.self, forKey: .fsyncIntervalMs)
         memoryLimitMB = try c.decodeIfPresent(Int.self, forKey: .memoryLimitMB)
         ioThread = try c.decodeIfPresent(String.self, forKey: .ioThread)
+        connectionInFlight = try c.decodeIfPresent(Int.self, forKey: .connectionInFlight)
+        connectionBufferBytes = try c.decodeIfPresent(Int.self, forKey: .connectionBufferBytes)
     }
 
     struct ChannelFile: Decodable {
@@ -156,6 +162,18 @@ struct ConfigFile: Decodable {
                 throw ConfigError(code: .invalidValue, file: file, key: "shutdown_grace_ms", message: "must be between 0 and 3600000, got \(shutdownGraceMs)")
             }
             config.shutdownGrace = .milliseconds(shutdownGraceMs)
+        }
+        if let connectionInFlight {
+            guard (1...65_536).contains(connectionInFlight) else {
+                throw ConfigError(code: .invalidValue, file: file, key: "connection_in_flight", message: "must be between 1 and 65536, got \(connectionInFlight)")
+            }
+            config.connectionInFlight = connectionInFlight
+        }
+        if let connectionBufferBytes {
+            guard ((64 << 10)...(1 << 30)).contains(connectionBufferBytes) else {
+                throw ConfigError(code: .invalidValue, file: file, key: "connection_buffer_bytes", message: "must be between 65536 and 1073741824, got \(connectionBufferBytes)")
+            }
+            config.connectionBufferBytes = connectionBufferBytes
         }
         if let maxLineBytes {
             guard (1024...(256 << 20)).contains(maxLineBytes) else {

@@ -47,6 +47,12 @@ public struct MacroConfig: Sendable, Equatable {
     /// every ``fsyncInterval`` (default; a crash of the process loses nothing, a power loss at
     /// most that long), `never` leaves it to the kernel.
     public var fsync: FsyncPolicy = .interval
+    /// Requests of one connection that may be unanswered before macrod stops reading from it
+    /// (`connection_in_flight`, 64).
+    public var connectionInFlight: Int = 64
+    /// Replies and notifications that may wait to be written to one connection before macrod
+    /// stops reading from it, or drops it when it is only subscribed (`connection_buffer_bytes`, 1 MiB).
+    public var connectionBufferBytes: Int = 1 << 20
     /// Which thread serves macrod's connections (`io_thread`, default `separate`).
     public var ioThread: IOThread = .separate
     /// The `interval` policy's period (`fsync_interval_ms`, default 1000).
