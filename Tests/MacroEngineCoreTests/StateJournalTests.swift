@@ -55,3 +55,18 @@ struct StateJournalTests {
         #expect(try dir.read("blocker") == "not a directory")
     }
 }
+
+@Suite("State journal, removed under the daemon")
+struct StateJournalRemovedTests {
+    @Test func aJournalRemovedByAnotherWriterIsStartedAgain() throws {
+        let dir = TemporaryDirectory(prefix: "journal")
+        let store = StateStore(path: dir.url("state.json"))
+        let journal = StateJournal(store: store)
+        try journal.append(["inner": 1], durable: false)
+        // Another writer (macro run --local) saves the file and removes the journal.
+        try store.save(["inner": 5])
+        try journal.append(["inner": 6], durable: false)
+        #expect(try dir.read("state.json.journal") == "{\"inner\":6}\n")
+        #expect(try store.load() == .loaded(["inner": 6]))
+    }
+}

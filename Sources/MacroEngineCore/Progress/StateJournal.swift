@@ -38,6 +38,15 @@ public final class StateJournal: Sendable {
     public func append(_ values: [String: Double], durable: Bool) throws {
         var line = StateJournal.line(values)
         try file.locked { file in
+            // Removed under us (e.g. `macro run --local` saved the same state file): start a new
+            // journal rather than append to a file nobody will read.
+            if file.fd >= 0 {
+                var info = stat()
+                if fstat(file.fd, &info) == 0, info.st_nlink == 0 {
+                    Glibc.close(file.fd)
+                    file = OpenFile()
+                }
+            }
             if file.fd < 0 { try open(&file) }
             if file.size + line.utf8.count > Self.compactionBytes {
                 try store.writeSnapshot(values, durable: durable)
