@@ -190,6 +190,8 @@ struct BenchCommand: ParsableCommand {
         let bridged = try Bridge.engine(calls: bridgeCalls)
         let raw = try Bridge.raw(calls: bridgeCalls)
         report.row("ns per call vs raw JSC C callback", ours: bridged, anchor: raw, unit: "ns", lowerIsBetter: true, target: 1.5)
+        let rawClass = try Bridge.rawClass(calls: bridgeCalls)
+        report.note("The same loop through a raw JSClass callAsFunction (the mechanism MacroEngine's functions use): \(format(rawClass)) ns per call")
         let inProcess = try InProcessCall.measure(calls: 20_000)
         report.note("One whole macro call in-process (engine.callFuture of the benchmark macro on the engine's loop, no socket, no journal): \(format(inProcess / 1000)) us")
 

@@ -60,6 +60,39 @@ enum Bridge {
     }
 }
 
+extension Bridge {
+    /// Nanoseconds per call through a raw JSClass `callAsFunction` (the mechanism MacroEngine's
+    /// native functions use, so the bridge's own overhead can be told from the class's).
+    static func rawClass(calls: Int, rounds: Int = 3) throws -> Double {
+        let context = JSGlobalContextCreate(nil)!
+        defer { JSGlobalContextRelease(context) }
+        var definition = kJSClassDefinitionEmpty
+        definition.callAsFunction = { context, _, _, count, arguments, exception in
+            guard count >= 1, let arguments else { return JSValueMakeUndefined(context) }
+            let number = JSValueToNumber(context, arguments[0], exception)
+            RawStore.value = min(10, max(0, number))
+            return JSValueMakeUndefined(context)
+        }
+        let jsClass = JSClassCreate(&definition)
+        defer { JSClassRelease(jsClass) }
+        let name = JSStringCreateWithUTF8CString("setInnerProgress")
+        defer { JSStringRelease(name) }
+        let function = JSObjectMake(context, jsClass, nil)
+        JSObjectSetProperty(context, JSContextGetGlobalObject(context), name, function, 0, nil)
+        let script = JSStringCreateWithUTF8CString(loop(calls))
+        defer { JSStringRelease(script) }
+        var best = Double.infinity
+        for _ in 0..<rounds {
+            var exception: JSValueRef?
+            let start = monotonicNanoseconds()
+            JSEvaluateScript(context, script, nil, nil, 1, &exception)
+            best = min(best, Double(monotonicNanoseconds() - start) / Double(calls))
+            if exception != nil { throw BenchError("bridge: the raw class loop threw") }
+        }
+        return best
+    }
+}
+
 /// Where the raw callback stores its value. Only the benchmark's main thread, which runs the raw
 /// context, touches it.
 enum RawStore {
