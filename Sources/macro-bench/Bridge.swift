@@ -45,16 +45,7 @@ enum Bridge {
             return JSValueMakeUndefined(context)
         }
         JSObjectSetProperty(context, JSContextGetGlobalObject(context), name, function, 0, nil)
-        let script = JSStringCreateWithUTF8CString(loop(calls))
-        defer { JSStringRelease(script) }
-        var best = Double.infinity
-        for _ in 0..<rounds {
-            var exception: JSValueRef?
-            let start = monotonicNanoseconds()
-            JSEvaluateScript(context, script, nil, nil, 1, &exception)
-            best = min(best, Double(monotonicNanoseconds() - start) / Double(calls))
-            if exception != nil { throw BenchError("bridge: the raw loop threw") }
-        }
+        let best = try timeLoop(context, calls: calls, rounds: rounds)
         guard RawStore.value == Double((calls - 1) % 12).clamped(to: 0...10) else { throw BenchError("bridge: raw loop did not store") }
         return best
     }
@@ -79,6 +70,11 @@ extension Bridge {
         defer { JSStringRelease(name) }
         let function = JSObjectMake(context, jsClass, nil)
         JSObjectSetProperty(context, JSContextGetGlobalObject(context), name, function, 0, nil)
+        return try timeLoop(context, calls: calls, rounds: rounds)
+    }
+
+    /// Runs ``loop(_:)`` in `context` `rounds` times: the best nanoseconds per call.
+    private static func timeLoop(_ context: JSGlobalContextRef, calls: Int, rounds: Int) throws -> Double {
         let script = JSStringCreateWithUTF8CString(loop(calls))
         defer { JSStringRelease(script) }
         var best = Double.infinity
@@ -87,7 +83,7 @@ extension Bridge {
             let start = monotonicNanoseconds()
             JSEvaluateScript(context, script, nil, nil, 1, &exception)
             best = min(best, Double(monotonicNanoseconds() - start) / Double(calls))
-            if exception != nil { throw BenchError("bridge: the raw class loop threw") }
+            if exception != nil { throw BenchError("bridge: the raw loop threw") }
         }
         return best
     }
