@@ -92,14 +92,15 @@ public final class StateJournal: Sendable {
     private func open(_ file: inout OpenFile) throws {
         let directory = (path as NSString).deletingLastPathComponent
         try AtomicFile.createDirectory(directory.isEmpty ? "." : directory)
-        let fd = Glibc.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+        let fd = Glibc.open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw AtomicFile.failure("cannot open", path) }
         var info = stat()
         fstat(fd, &info)
         file.fd = fd
         file.size = Int(info.st_size)
         // A torn last line (no newline) must not swallow the next one.
-        if file.size > 0, let data = FileManager.default.contents(atPath: path), data.last != UInt8(ascii: "\n") {
+        var last: UInt8 = 0
+        if file.size > 0, pread(fd, &last, 1, off_t(file.size - 1)) == 1, last != UInt8(ascii: "\n") {
             _ = Glibc.write(fd, "\n", 1)
             file.size += 1
         }
