@@ -32,6 +32,13 @@ JS_EXPORT void JSGlobalContextSetName(JSGlobalContextRef ctx, JSStringRef name);
 /* Enables or disables eval() and new Function(); `message` is the EvalError text when disabled. */
 JS_EXPORT void JSGlobalContextSetEvalEnabled(JSGlobalContextRef ctx, bool enabled, JSStringRef message);
 
+/* The JavaScript stack of the context's VM as text ("#0 f() at file:line", one frame a line).
+ * Public in JSContextRef.h of newer WebKit; declared here for 2.50.6. */
+JS_EXPORT JSStringRef JSContextCreateBacktrace(JSContextRef ctx, unsigned maxStackSize);
+
+/* Runs a full garbage collection now, on the calling (engine) thread, and returns when it is done. */
+JS_EXPORT void JSSynchronousGarbageCollectForDebugging(JSContextRef ctx);
+
 /* Returns an object with heapSize, heapCapacity, extraMemorySize, objectCount, ... */
 JS_EXPORT JSObjectRef JSGetMemoryUsageStatistics(JSContextRef ctx);
 

@@ -30,6 +30,7 @@ struct ConfigFile: Decodable {
         "socket", "shutdown_grace_ms", "max_line_bytes", "allowed_uids", "engine_eval", "queue_limit",
         "call_deadline_ms", "fsync", "fsync_interval_ms", "memory_limit_mb", "io_thread",
         "connection_in_flight", "connection_buffer_bytes",
+        "harden_builtins", "stall_grace_ms",
     ]
     var macrosDir: String?
     var stateFile: String?
@@ -50,6 +51,8 @@ struct ConfigFile: Decodable {
     var ioThread: String?
     var connectionInFlight: Int?
     var connectionBufferBytes: Int?
+    var hardenBuiltins: Bool?
+    var stallGraceMs: Int?
 
     enum CodingKeys: String, CodingKey {
         case macrosDir = "macros_dir", stateFile = "state_file", timeLimitMs = "time_limit_ms"
@@ -59,6 +62,7 @@ struct ConfigFile: Decodable {
         case callDeadlineMs = "call_deadline_ms", fsync, fsyncIntervalMs = "fsync_interval_ms"
         case memoryLimitMB = "memory_limit_mb", ioThread = "io_thread"
         case connectionInFlight = "connection_in_flight", connectionBufferBytes = "connection_buffer_bytes"
+        case hardenBuiltins = "harden_builtins", stallGraceMs = "stall_grace_ms"
     }
 
     init(from decoder: any Decoder) throws {
@@ -75,6 +79,8 @@ struct ConfigFile: Decodable {
         maxLineBytes = try c.decodeIfPresent(Int.self, forKey: .maxLineBytes)
         allowedUIDs = try c.decodeIfPresent([UInt32].self, forKey: .allowedUIDs)
         engineEval = try c.decodeIfPresent(Bool.self, forKey: .engineEval)
+        hardenBuiltins = try c.decodeIfPresent(Bool.self, forKey: .hardenBuiltins)
+        stallGraceMs = try c.decodeIfPresent(Int.self, forKey: .stallGraceMs)
         queueLimit = try c.decodeIfPresent(Int.self, forKey: .queueLimit)
         callDeadlineMs = try c.decodeIfPresent(Int.self, forKey: .callDeadlineMs)
         fsync = try c.decodeIfPresent(String.self, forKey: .fsync)
@@ -182,6 +188,13 @@ struct ConfigFile: Decodable {
             config.maxLineBytes = maxLineBytes
         }
         if let allowedUIDs { config.allowedUIDs = allowedUIDs }
+        if let hardenBuiltins { config.hardenBuiltins = hardenBuiltins }
+        if let stallGraceMs {
+            guard (0...600_000).contains(stallGraceMs) else {
+                throw ConfigError(code: .invalidValue, file: file, key: "stall_grace_ms", message: "must be between 0 and 600000, got \(stallGraceMs)")
+            }
+            config.stallGrace = .milliseconds(stallGraceMs)
+        }
         if let engineEval { config.engineEval = engineEval }
         if let queueLimit {
             guard (1...1_000_000).contains(queueLimit) else {

@@ -69,6 +69,11 @@ public struct MacroConfig: Sendable, Equatable {
     public var engineEval: Bool = false
     /// How many requests may wait for the engine before macrod answers -32005 busy (`queue_limit`, 1024).
     public var queueLimit: Int = 1024
+    /// Freeze JavaScript's built-ins before any macro runs (`harden_builtins`, default true).
+    public var hardenBuiltins: Bool = true
+    /// How long past its budget (or past a cancel) the engine may stay inside JavaScript before
+    /// the last resort takes over: macrod restarts its engine, the CLI stops (`stall_grace_ms`, 2000).
+    public var stallGrace: Duration = .seconds(2)
 
     /// The built-in defaults: `./macros`, the seed's three channels, 5 s, `info`.
     public init(

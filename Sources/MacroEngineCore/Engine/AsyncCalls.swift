@@ -71,12 +71,17 @@ extension MacroEngine {
             let args = try runtime.jsValue(.array(arguments))
             // One API call runs the macro *and* attaches the handlers, so a rejection among this
             // turn's microtasks is seen in this turn (JSC drains microtasks at each API exit).
-            let result = try turn(context, runtime: runtime) {
-                try runtime.call(runtime.invokeHelper(), arguments: [function, args.ref, fulfilled.ref, rejected.ref], macro: macro)
+            // A plain result is converted inside the same armed entry: its getters and proxy
+            // traps are JavaScript that may loop too.
+            let result = try turn(context, runtime: runtime) { () -> Result<MacroValue, any Error>? in
+                let value = try runtime.call(runtime.invokeHelper(), arguments: [function, args.ref, fulfilled.ref, rejected.ref], macro: macro)
+                if runtime.isPendingSentinel(value) { return nil }
+                do { return .success(try runtime.macroValue(value)) } catch let error as MacroError where error.code == .conversion {
+                    if runtime.watchdog.fired != nil { throw error }
+                    return .failure(error)
+                }
             }
-            if !runtime.isPendingSentinel(result) {
-                finish(context, Result { try runtime.macroValue(result) }, runtime: runtime)
-            }
+            if let result { finish(context, result, runtime: runtime) }
         } catch {
             finish(context, .failure(error), runtime: runtime)
         }

@@ -33,6 +33,8 @@ public final class MacroEngine: Sendable {
     /// The watchdog's cancellation set, reachable from any thread.
     let runtimeCancellations: CancellationRequests
     let runtime: NIOLoopBound<JSRuntime>
+    /// What the engine's thread is doing, readable from any thread (for ``StallWatch``).
+    public let occupancy = EngineOccupancy()
     private let settings: Mutex<Settings>
 
     private struct Settings {
@@ -56,13 +58,16 @@ public final class MacroEngine: Sendable {
         public var name: String
         /// A macro is stopped once the JS heap passes this many bytes (512 MiB; nil: no limit).
         public var memoryLimit: Int?
+        /// Freeze the JavaScript built-ins before any macro runs (see `Lockdown`).
+        public var hardenBuiltins: Bool
 
         /// Creates a configuration.
         public init(
             timeLimit: Duration = .seconds(5), callDeadline: Duration = .seconds(30), evalEnabled: Bool = false,
-            name: String = "MacroEngine", memoryLimit: Int? = 512 << 20
+            name: String = "MacroEngine", memoryLimit: Int? = 512 << 20, hardenBuiltins: Bool = true
         ) {
             self.memoryLimit = memoryLimit
+            self.hardenBuiltins = hardenBuiltins
             self.timeLimit = timeLimit
             self.callDeadline = callDeadline
             self.evalEnabled = evalEnabled
@@ -88,8 +93,9 @@ public final class MacroEngine: Sendable {
         self.logger = logger
         self.configuration = configuration
         let loop = self.eventLoop
+        let occupancy = self.occupancy
         let makeRuntime: @Sendable () -> NIOLoopBound<JSRuntime> = {
-            let runtime = JSRuntime(name: configuration.name)
+            let runtime = JSRuntime(name: configuration.name, occupancy: occupancy)
             runtime.watchdog.memoryLimit = configuration.memoryLimit
             withJSString("eval and new Function are disabled in macros (config: allow_eval)") {
                 JSGlobalContextSetEvalEnabled(runtime.globalContext, configuration.evalEnabled, $0)
@@ -112,6 +118,8 @@ public final class MacroEngine: Sendable {
             runtime.engine = unownedSelf
             try! unownedSelf.installTimers(runtime: runtime)
             try! unownedSelf.installConsole(runtime: runtime)
+            // Last, once the engine's own helpers exist and before any macro or lib file runs.
+            if configuration.hardenBuiltins { _ = try! runtime.evaluateRaw(Lockdown.source, file: nil) }
         }
         if !loop.inEventLoop { try? loop.submit {}.wait() }
     }
@@ -479,7 +487,14 @@ public final class MacroEngine: Sendable {
     public func evaluateLibrary(_ source: String, file: String) throws {
         try sync { runtime in
             try runtime.checkSyntax(source, file: file)
-            _ = try self.entering(runtime, timeLimit: nil, macro: nil) { try runtime.evaluateRaw(source, file: file) }
+            do {
+                _ = try runtime.loading(file) {
+                    try self.entering(runtime, timeLimit: nil, macro: nil) { try runtime.evaluateRaw(source, file: file) }
+                }
+            } catch var error as MacroError where error.code == .timeout || error.code == .memoryLimit {
+                error.message = JSRuntime.stoppedAtLoad(error)
+                throw error
+            }
         }
     }
 

@@ -53,8 +53,10 @@ extension MacroEngine {
                 self.finish(context, .failure(MacroError(code: .cancelled, message: "cancelled", macro: context.macro)), runtime: runtime)
             }
         }
-        // The loop may be busy with that very call: tell the watchdog now, from this thread.
+        // The loop may be busy with that very call: tell the watchdog now, from this thread, and
+        // start the stall watch's grace in case JavaScriptCore cannot stop it (a promise-job chain).
         runtimeCancellations.insert(id)
+        occupancy.noteCancel(of: id)
         return true
     }
 }

@@ -10,8 +10,11 @@ final class JSRuntime {
     let globalContext: JSGlobalContextRef
     let context: JSContext
     let watchdog: Watchdog
-    /// Set by the owner; used to wrap JS functions as ``MacroFunction``s.
-    unowned(unsafe) var engine: MacroEngine!
+    /// What the engine thread is doing, for the stall watch on another thread.
+    let occupancy: EngineOccupancy
+    /// Set by the owner; used to wrap JS functions as ``MacroFunction``s. Weak: the engine owns
+    /// the runtime (through its loop-bound box), never the other way round.
+    weak var engine: MacroEngine?
     /// How deep we are in evaluations started from Swift (0 = idle).
     private(set) var entryDepth = 0
     private var closed = false
@@ -35,8 +38,9 @@ final class JSRuntime {
     /// Calls started from Swift that have not settled yet.
     var pendingCalls: [ObjectIdentifier: CallContext] = [:]
 
-    init(name: String) {
+    init(name: String, occupancy: EngineOccupancy) {
         precondition(JSCOptions.applied)
+        self.occupancy = occupancy
         group = JSContextGroupCreate()
         globalContext = JSGlobalContextCreateInGroup(group, nil)
         context = JSContext(globalContext)
@@ -147,11 +151,24 @@ final class JSRuntime {
 
     /// Runs `body` as a top-level entry from Swift: arms the watchdog (nested entries share the
     /// outer budget), and turns a watchdog termination into a `.timeout` error.
+    ///
+    /// Every way into JavaScript goes through here (calls, timer callbacks, file evaluation at
+    /// load, converting results, whose getters and proxy traps are JavaScript too), so nothing
+    /// runs unarmed. The outermost entry is also recorded in ``occupancy`` for the stall watch:
+    /// the one runaway shape the watchdog cannot see (an endless chain of promise jobs, each its
+    /// own VM entry on JavaScriptCore 2.50.6) shows there as an entry that never ends.
     func enter<T>(timeLimit: Duration, macro: String?, _ body: () throws -> T) throws -> T {
         precondition(!closed, "MacroEngine used after it was shut down")
-        if entryDepth == 0 { watchdog.arm(timeLimit) }
+        let outermost = entryDepth == 0
+        if outermost {
+            watchdog.arm(timeLimit)
+            occupancy.begin(budget: UInt64(max(0, timeLimit.nanoseconds)), call: watchdog.runningCall)
+        }
         entryDepth += 1
-        defer { entryDepth -= 1 }
+        defer {
+            entryDepth -= 1
+            if outermost { occupancy.end() }
+        }
         do {
             return try body()
         } catch let error as MacroError where entryDepth == 1 && watchdog.fired != nil {
@@ -160,14 +177,23 @@ final class JSRuntime {
             case .cancelled: (code, message) = (.cancelled, "cancelled")
             case .timeout: (code, message) = (.timeout, "timed out after \(timeLimit.milliseconds) ms")
             case .memory(let used):
-                // Give the memory back before anything else runs.
-                JSGarbageCollect(context.ref)
+                // Collect what the stopped macro held before anything else runs, so the next
+                // macro starts from live memory only.
+                watchdog.collectAfterStop(context.ref)
                 let mib = { (bytes: Int) in bytes / (1 << 20) }
                 (code, message) = (.memoryLimit, "stopped: the engine's memory reached \(mib(used)) MiB, over the \(mib(watchdog.memoryLimit ?? 0)) MiB limit (memory_limit_mb)")
             }
+            // The termination itself has no position: take it from where the watchdog found the
+            // script (the innermost frame of ours, the engine's helpers left out).
+            var (file, line, column, stack) = (error.file, error.line, error.column, error.stack)
+            let frames = (watchdog.firedBacktrace ?? []).filter { !$0.function.hasPrefix("__macroengine_") && $0.file != nil && $0.file != "" }
+            if line == nil, let top = frames.first {
+                (file, line, column) = (top.file, top.line, nil)
+                stack = frames.map(\.stackLine).joined(separator: "\n")
+            }
             throw MacroError(
                 code: code, message: message,
-                macro: macro ?? error.macro, file: error.file, line: error.line, column: error.column, stack: error.stack)
+                macro: macro ?? error.macro, file: file, line: line, column: column, stack: stack)
         }
     }
 
@@ -298,6 +324,7 @@ final class JSRuntime {
         }
         guard let object = value.objectRef else { return .undefined }
         if JSObjectIsFunction(ctx, object) {
+            guard let engine else { throw MacroError.conversion("cannot convert a function: the engine is shutting down") }
             return .function(MacroFunction(engine: engine, object: object, runtime: self))
         }
         if JSValueIsDate(ctx, value.ref) {

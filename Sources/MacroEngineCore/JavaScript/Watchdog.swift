@@ -14,7 +14,11 @@ final class Watchdog {
     enum Reason: Equatable { case timeout, cancelled, memory(Int) }
 
     private let group: JSContextGroupRef
-    private(set) var fired: Reason?
+    private(set) var fired: Reason? {
+        didSet { if fired == nil { firedBacktrace = nil } }
+    }
+    /// Where the script was when the watchdog stopped it (JSC's termination carries no position).
+    private(set) var firedBacktrace: [BacktraceFrame]?
     private var deadline: NIODeadline = .distantFuture
     /// Call ids whose cancellation was requested; checked at every tick.
     let cancellations = CancellationRequests()
@@ -22,6 +26,8 @@ final class Watchdog {
     var runningCall = 0
     /// Stop a script once the heap (plus memory its objects hold outside it) passes this.
     var memoryLimit: Int?
+    /// The resident size past which the next tick measures live memory (see ``overMemoryLimit``).
+    private var memoryGate = 0
     static let tick = 0.01
 
     init(group: JSContextGroupRef) { self.group = group }
@@ -39,29 +45,62 @@ final class Watchdog {
     }
 
     fileprivate func check(_ ctx: JSContextRef?) -> Bool {
-        // The process's resident size (a cheap read) includes the JS heap; only when it has passed
-        // the limit is the heap itself measured (JSGetMemoryUsageStatistics walks the heap, far
-        // too slow to run every tick).
-        if let memoryLimit, let ctx, Self.residentBytes() > memoryLimit {
-            let used = Self.heapBytes(ctx)
-            if used > memoryLimit {
-                fired = .memory(used)
-                return true
-            }
-        }
+        if let memoryLimit, let ctx, overMemoryLimit(ctx, limit: memoryLimit) { return stop(ctx) }
         if runningCall != 0, cancellations.contains(runningCall) {
             fired = .cancelled
-            return true
+            return stop(ctx)
         }
         let now = NIODeadline.now()
         if now >= deadline {
             fired = .timeout
-            return true
+            return stop(ctx)
         }
         // Not yet: another tick (the callback must re-arm to let the script go on).
         rearm(min(Self.tick, Double((deadline - now).nanoseconds) / 1e9))
         return false
     }
+
+    /// Records where the script is (we are on the engine thread, at the watchdog's safe point),
+    /// then tells JavaScriptCore to terminate it.
+    private func stop(_ ctx: JSContextRef?) -> Bool {
+        if let ctx, let text = JSContextCreateBacktrace(ctx, 32) {
+            firedBacktrace = BacktraceFrame.parse(String(jsString: text))
+            JSStringRelease(text)
+        }
+        return true
+    }
+
+    /// The memory verdict judges *live* memory: the resident size is only a cheap gate (JSC keeps
+    /// freed pages and capacity long after a collection, so neither says what is alive). Past the
+    /// gate, a full synchronous collection runs here, on the engine thread at the watchdog's safe
+    /// point, and the heap's size plus the memory its objects hold outside it (typed arrays,
+    /// array buffers, long strings: extraMemorySize) is what is compared with the limit. The gate
+    /// then moves to the resident size plus a margin, so a macro that keeps a large live state
+    /// does not pay for a collection every tick, and what an earlier stop left resident does not
+    /// stop the next macro.
+    private func overMemoryLimit(_ ctx: JSContextRef, limit: Int) -> Bool {
+        let resident = Self.residentBytes()
+        guard resident > max(limit, memoryGate) else { return false }
+        JSSynchronousGarbageCollectForDebugging(ctx)
+        let live = Self.liveBytes(ctx)
+        memoryGate = Self.residentBytes() + Self.gateMargin(limit)
+        guard live > limit else { return false }
+        fired = .memory(live)
+        return true
+    }
+
+    /// After a memory stop (outside JavaScript): collect what the stopped macro held and move the
+    /// gate to what stays resident. Returns the live bytes afterwards.
+    @discardableResult
+    func collectAfterStop(_ ctx: JSContextRef) -> Int {
+        JSSynchronousGarbageCollectForDebugging(ctx)
+        memoryGate = Self.residentBytes() + Self.gateMargin(memoryLimit ?? 0)
+        return Self.liveBytes(ctx)
+    }
+
+    /// Resident growth allowed past the last verdict before the next one: 1/16 of the limit, at
+    /// least 16 MiB (a stopped bomb's peak stays within the limit plus about 2 margins).
+    static func gateMargin(_ limit: Int) -> Int { max(16 << 20, limit / 16) }
 }
 
 extension Watchdog {
@@ -80,17 +119,51 @@ extension Watchdog {
         return pages * pageSize
     }
 
-    /// max(heapSize, heapCapacity) + extraMemorySize from JSGetMemoryUsageStatistics.
-    static func heapBytes(_ ctx: JSContextRef) -> Int {
+    /// heapSize + extraMemorySize from JSGetMemoryUsageStatistics: live bytes right after a
+    /// full collection (it walks the heap, so it is read only after one).
+    static func liveBytes(_ ctx: JSContextRef) -> Int {
         guard let stats = JSGetMemoryUsageStatistics(ctx) else { return 0 }
         func read(_ name: String) -> Double {
             withJSString(name) { key in
                 JSObjectGetProperty(ctx, stats, key, nil).map { JSValueToNumber(ctx, $0, nil) } ?? 0
             }
         }
-        // heapSize is only brought up to date by a collection; heapCapacity follows allocation.
-        let total = max(read("heapSize"), read("heapCapacity")) + read("extraMemorySize")
+        let total = read("heapSize") + read("extraMemorySize")
         return total.isFinite ? Int(total) : 0
+    }
+}
+
+/// One frame of `JSContextCreateBacktrace`'s text: `#0 spin() at /m/spin.js:3`.
+struct BacktraceFrame: Equatable {
+    var function: String
+    var file: String?
+    var line: Int?
+
+    /// Parses the text, innermost frame first; lines that are not frames are skipped.
+    static func parse(_ text: String) -> [BacktraceFrame] {
+        text.split(separator: "\n").compactMap { raw in
+            guard raw.hasPrefix("#"), let space = raw.firstIndex(of: " ") else { return nil }
+            var rest = raw[raw.index(after: space)...]
+            var frame = BacktraceFrame(function: String(rest))
+            if let at = rest.range(of: "() at ", options: .backwards) {
+                frame.function = String(rest[..<at.lowerBound])
+                rest = rest[at.upperBound...]
+                if let colon = rest.lastIndex(of: ":"), let line = Int(rest[rest.index(after: colon)...]) {
+                    frame.file = String(rest[..<colon])
+                    frame.line = line
+                } else {
+                    frame.file = String(rest)
+                }
+            }
+            return frame
+        }
+    }
+
+    /// JSC's own stack-line form, `function@file:line`.
+    var stackLine: String {
+        let name = function == "global code" ? "global code" : function
+        guard let file else { return name }
+        return "\(name)@\(file)" + (line.map { ":\($0)" } ?? "")
     }
 }
 

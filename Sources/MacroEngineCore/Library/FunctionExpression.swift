@@ -13,7 +13,11 @@ extension JSRuntime {
         wrappedFiles.insert(file)
         do {
             try checkSyntax(wrapped, file: file)
-            let value = try evaluateRaw(wrapped, file: file, macro: macro)
+            // Evaluating the file runs whatever its expression computes (an IIFE, a getter):
+            // armed like any other run, and named for the stall watch.
+            let value = try loading(file) {
+                try enter(timeLimit: engine?.timeLimit ?? .seconds(5), macro: macro) { try evaluateRaw(wrapped, file: file, macro: macro) }
+            }
             guard value.isFunction else {
                 let (line, column) = FunctionExpression.firstTokenPosition(in: source)
                 throw MacroError(
@@ -30,6 +34,7 @@ extension JSRuntime {
         } catch var error as MacroError {
             if error.file == nil || error.file == "" { error.file = file }
             error.macro = macro
+            if error.code == .timeout || error.code == .memoryLimit { error.message = Self.stoppedAtLoad(error) }
             // An error on the wrapper's closing line means the file ended too early.
             let bodyLines = trimmed.split(separator: "\n", omittingEmptySubsequences: false)
             if error.code == .syntax, let line = error.line, line > bodyLines.count {
@@ -39,6 +44,21 @@ extension JSRuntime {
             }
             throw error
         }
+    }
+}
+
+extension JSRuntime {
+    /// The message for code that a file runs while it loads and that was stopped.
+    static func stoppedAtLoad(_ error: MacroError) -> String {
+        "stopped while loading: the file's own code \(error.code == .timeout ? "ran past the time limit (\(error.message.replacingOccurrences(of: "timed out after ", with: "")))" : "passed the memory limit (\(error.message))"); a macro file should only define its function"
+    }
+
+    /// Runs `body` (an evaluation of `file` at load) with the file named in ``occupancy``.
+    func loading<T>(_ file: String, _ body: () throws -> T) throws -> T {
+        let outermost = entryDepth == 0
+        if outermost { occupancy.setLoading(file) }
+        defer { if outermost { occupancy.setLoading(nil) } }
+        return try body()
     }
 }
 

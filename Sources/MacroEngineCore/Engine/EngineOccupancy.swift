@@ -1,0 +1,70 @@
+import NIOCore
+import Synchronization
+
+/// What the engine's thread is doing, readable from any thread: when its current outermost entry
+/// into JavaScript began, the budget of that entry, the call it serves, the file it loads, and
+/// whether that call was cancelled. The engine writes it at the start and end of every outermost
+/// entry; ``StallWatch`` reads it to notice an engine that JavaScriptCore itself cannot stop.
+public final class EngineOccupancy: Sendable {
+    /// One reading.
+    public struct Snapshot: Sendable, Equatable {
+        /// When the entry began (uptime nanoseconds); nil while the engine is idle in its loop.
+        public var since: UInt64?
+        /// The entry's budget: the time limit, or what was left of the call's deadline.
+        public var budgetNanoseconds: UInt64
+        /// The call being served (0: none, e.g. loading a file).
+        public var call: Int
+        /// The macro or lib file being evaluated at load, if that is what the entry does.
+        public var loadingFile: String?
+        /// When a cancel of ``call`` was requested during this entry (uptime nanoseconds).
+        public var cancelledAt: UInt64?
+    }
+
+    private let since = Atomic<UInt64>(0)
+    private let budget = Atomic<UInt64>(0)
+    private let call = Atomic<Int>(0)
+    private let cancelledAt = Atomic<UInt64>(0)
+    private let loading = Mutex<String?>(nil)
+
+    /// Creates an idle record.
+    public init() {}
+
+    /// Uptime in nanoseconds (the clock every field uses).
+    public static func now() -> UInt64 { UInt64(NIODeadline.now().uptimeNanoseconds) }
+
+    /// The current state.
+    public var snapshot: Snapshot {
+        let start = since.load(ordering: .acquiring)
+        let cancelled = cancelledAt.load(ordering: .relaxed)
+        return Snapshot(
+            since: start == 0 ? nil : start,
+            budgetNanoseconds: budget.load(ordering: .relaxed),
+            call: call.load(ordering: .relaxed),
+            loadingFile: loading.locked { $0 },
+            cancelledAt: cancelled == 0 ? nil : cancelled)
+    }
+
+    /// An outermost entry starts (engine thread).
+    func begin(budget nanoseconds: UInt64, call id: Int) {
+        budget.store(nanoseconds, ordering: .relaxed)
+        call.store(id, ordering: .relaxed)
+        cancelledAt.store(0, ordering: .relaxed)
+        since.store(max(1, Self.now()), ordering: .releasing)
+    }
+
+    /// The outermost entry returned to Swift (engine thread).
+    func end() {
+        since.store(0, ordering: .releasing)
+        call.store(0, ordering: .relaxed)
+        cancelledAt.store(0, ordering: .relaxed)
+    }
+
+    /// Names the file being evaluated at load (nil when done).
+    func setLoading(_ file: String?) { loading.locked { $0 = file } }
+
+    /// A cancel of call `id` was requested (any thread): recorded when that call occupies the engine.
+    func noteCancel(of id: Int) {
+        guard id != 0, call.load(ordering: .relaxed) == id, since.load(ordering: .acquiring) != 0 else { return }
+        _ = cancelledAt.compareExchange(expected: 0, desired: Self.now(), ordering: .relaxed)
+    }
+}

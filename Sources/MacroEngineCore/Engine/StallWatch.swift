@@ -1,0 +1,84 @@
+import Foundation
+import Synchronization
+
+/// The last line of defence: a thread of its own that notices when the engine has not come back
+/// from JavaScript by its budget plus a grace period, and then hands over to `onStall` (macrod
+/// re-executes itself; the CLI reports and exits or re-runs without the file at fault).
+///
+/// Why this exists: on WebKitGTK 2.50.6 every promise job drained at API exit is its own
+/// outermost VM entry, and JavaScriptCore's watchdog restarts its budget at every entry, so an
+/// endless chain of short jobs (`for (;;) await null`, `function f() { Promise.resolve().then(f) }`)
+/// never reaches the time-limit callback, and the API lock is held through the whole drain, so no
+/// other thread can change the limit either (see shared/notes/jsc-runaways.md). The in-process
+/// watchdog stops every other runaway (loops, recursion, allocation) at its deadline; this watch
+/// needs nothing from JavaScriptCore: it reads ``EngineOccupancy`` (atomics) every `tick`.
+public final class StallWatch: Sendable {
+    /// What the engine was doing when it stalled.
+    public struct Stall: Sendable {
+        /// The occupancy reading that crossed the line.
+        public var occupancy: EngineOccupancy.Snapshot
+        /// How long the engine had been in that entry, in milliseconds.
+        public var stuckMilliseconds: Int
+        /// Whether the stuck call had been cancelled (the cancel's grace ran out, not the budget's).
+        public var cancelled: Bool
+    }
+
+    private let occupancy: EngineOccupancy
+    private let graceNanoseconds: UInt64
+    private let tick: Duration
+    private let onStall: @Sendable (Stall) -> Void
+    private let onTick: (@Sendable (_ healthy: Bool) -> Void)?
+    private let stopped = Atomic<Bool>(false)
+
+    /// Starts watching. `onStall` runs once, on the watch's thread; `onTick` after every reading
+    /// (healthy: the engine is idle or within its budget plus grace), e.g. for systemd heartbeats.
+    public init(
+        occupancy: EngineOccupancy, grace: Duration, tick: Duration = .milliseconds(20),
+        onTick: (@Sendable (_ healthy: Bool) -> Void)? = nil,
+        onStall: @escaping @Sendable (Stall) -> Void
+    ) {
+        self.occupancy = occupancy
+        self.graceNanoseconds = UInt64(max(0, grace.nanoseconds))
+        self.tick = tick
+        self.onTick = onTick
+        self.onStall = onStall
+        let thread = Thread { [self] in self.loop() }
+        thread.name = "macroengine-stallwatch"
+        thread.start()
+    }
+
+    /// Stops the thread at its next tick.
+    public func stop() { stopped.store(true, ordering: .relaxed) }
+
+    /// The stall verdict for one reading at `now` (nil: no stall). Exposed for tests.
+    public static func verdict(_ reading: EngineOccupancy.Snapshot, now: UInt64, graceNanoseconds: UInt64) -> Stall? {
+        guard let since = reading.since else { return nil }
+        var line = since &+ reading.budgetNanoseconds &+ graceNanoseconds
+        if let cancelled = reading.cancelledAt { line = min(line, cancelled &+ graceNanoseconds) }
+        guard now > line else { return nil }
+        let byCancel = reading.cancelledAt.map { $0 &+ graceNanoseconds <= since &+ reading.budgetNanoseconds &+ graceNanoseconds } ?? false
+        return Stall(occupancy: reading, stuckMilliseconds: Int((now - since) / 1_000_000), cancelled: byCancel)
+    }
+
+    private func loop() {
+        while !stopped.load(ordering: .relaxed) {
+            Thread.sleep(forTimeInterval: Double(tick.nanoseconds) / 1e9)
+            let stall = Self.verdict(occupancy.snapshot, now: EngineOccupancy.now(), graceNanoseconds: graceNanoseconds)
+            onTick?(stall == nil)
+            if let stall {
+                stopped.store(true, ordering: .relaxed)
+                onStall(stall)
+                return
+            }
+        }
+    }
+}
+
+extension Duration {
+    /// Whole nanoseconds (saturating at Int64's range).
+    var nanoseconds: Int64 {
+        let (seconds, overflow) = components.seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        if overflow { return components.seconds < 0 ? .min : .max }
+        return seconds.addingReportingOverflow(components.attoseconds / 1_000_000_000).overflow ? .max : seconds + components.attoseconds / 1_000_000_000
+    }
+}

@@ -1,0 +1,74 @@
+/// Hardened built-ins, in the spirit of Hardened JavaScript's `lockdown()` (SES) and Redis 7's
+/// read-only Lua globals: before any macro or lib file runs, the built-in constructors, their
+/// prototypes and the namespace objects are frozen, so no macro can change them for the others.
+///
+/// Two details make it usable from ordinary (sloppy-mode) macro code:
+/// - Each writable data property becomes a non-configurable accessor. Its setter throws a
+///   `TypeError` naming the property when a macro assigns to the built-in itself
+///   (`Array.prototype.map = null`, `JSON.stringify = ...`); a plain frozen property would fail
+///   silently in sloppy mode.
+/// - The same setter fixes the "override mistake": assigning `obj.toString = f` on an ordinary
+///   object (whose prototype chain reaches a frozen built-in) defines `toString` on `obj`, as it
+///   would without the freeze.
+/// The global bindings of the built-ins (`JSON`, `Math`, `Array`, ...) become read-only too.
+enum Lockdown {
+    static let source = #"""
+    (function () {
+      "use strict";
+      var g = globalThis;
+      var constructors = ["Object", "Array", "Function", "String", "Number", "Boolean", "Symbol", "Promise",
+        "RegExp", "Date", "Map", "Set", "WeakMap", "WeakSet", "WeakRef", "FinalizationRegistry", "BigInt", "Proxy",
+        "Error", "EvalError", "RangeError", "ReferenceError", "SyntaxError", "TypeError", "URIError", "AggregateError",
+        "ArrayBuffer", "SharedArrayBuffer", "DataView", "Int8Array", "Uint8Array", "Uint8ClampedArray", "Int16Array",
+        "Uint16Array", "Int32Array", "Uint32Array", "Float32Array", "Float64Array", "BigInt64Array", "BigUint64Array"];
+      var namespaces = ["JSON", "Math", "Reflect", "Intl", "Atomics"];
+      var roots = [];
+      constructors.forEach(function (name) {
+        var c = g[name];
+        if (typeof c !== "function") return;
+        roots.push([name, c]);
+        if (c.prototype) roots.push([name + ".prototype", c.prototype]);
+      });
+      namespaces.forEach(function (name) { if (g[name] && typeof g[name] === "object") roots.push([name, g[name]]); });
+      var typedArray = Object.getPrototypeOf(Int8Array);
+      roots.push(["TypedArray", typedArray], ["TypedArray.prototype", typedArray.prototype]);
+      var asyncFunction = Object.getPrototypeOf(async function () {});
+      var generatorFunction = Object.getPrototypeOf(function* () {});
+      var asyncGeneratorFunction = Object.getPrototypeOf(async function* () {});
+      roots.push(["AsyncFunction.prototype", asyncFunction], ["GeneratorFunction.prototype", generatorFunction],
+        ["Generator.prototype", generatorFunction.prototype], ["AsyncGeneratorFunction.prototype", asyncGeneratorFunction],
+        ["AsyncGenerator.prototype", asyncGeneratorFunction.prototype],
+        ["Iterator.prototype", Object.getPrototypeOf(Object.getPrototypeOf([][Symbol.iterator]()))],
+        ["ArrayIterator.prototype", Object.getPrototypeOf([][Symbol.iterator]())]);
+      if (g.Intl) Object.getOwnPropertyNames(g.Intl).forEach(function (name) {
+        var c = g.Intl[name];
+        if (typeof c === "function" && c.prototype) roots.push(["Intl." + name + ".prototype", c.prototype]);
+      });
+      var descriptors = Object.getOwnPropertyDescriptors, ownKeys = Reflect.ownKeys, define = Object.defineProperty;
+      var freeze = Object.freeze, isFrozen = Object.isFrozen, TypeErrorCtor = TypeError;
+      function harden(path, object) {
+        if (isFrozen(object)) return;
+        var all = descriptors(object);
+        ownKeys(all).forEach(function (key) {
+          var d = all[key];
+          if (!("value" in d) || !d.writable || !d.configurable) return;
+          var value = d.value, name = typeof key === "symbol" ? "[" + String(key) + "]" : String(key);
+          define(object, key, {
+            get: function () { return value; },
+            set: function __macroengine_frozen(v) {
+              if (this === object) throw new TypeErrorCtor("Cannot assign to read only property '" + name + "' of " + path + " (built-ins are frozen; config: harden_builtins)");
+              define(this, key, { value: v, writable: true, enumerable: true, configurable: true });
+            },
+            enumerable: d.enumerable, configurable: false
+          });
+        });
+        freeze(object);
+      }
+      roots.forEach(function (root) { harden(root[0], root[1]); });
+      constructors.concat(namespaces).forEach(function (name) {
+        if (name in g) define(g, name, { writable: false, configurable: false });
+      });
+      define(g, "globalThis", { writable: false, configurable: false });
+    })();
+    """#
+}
