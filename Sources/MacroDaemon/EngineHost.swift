@@ -75,20 +75,46 @@ final class EngineHost: Sendable {
     /// Requests waiting for or running on the engine.
     var pending: Int { queued.load(ordering: .relaxed) }
 
+    /// Requests on the engine (or waiting for a call to stop), answerable by a restart.
+    let inFlight = InFlightRequests()
+    /// Set once the engine is being restarted: new requests are answered -32006 at once.
+    let restarting = Atomic<Bool>(false)
+
     /// Handles one request on the engine loop. Answers -32005 at once when the queue is full.
+    /// The returned future completes on the connection's loop.
     func handle(_ request: RPCRequest, from connection: Connection) -> EventLoopFuture<MacroValue?> {
+        let replyLoop = connection.channel.eventLoop
+        if restarting.load(ordering: .relaxed) {
+            countError()
+            return replyLoop.makeSucceededFuture(request.id.map { RPCCodec.response(id: $0, error: Self.restartError) })
+        }
+        // The committed values, answered here while this connection waits for nothing else on the
+        // engine (so its own earlier requests are seen): no turn in progress is ever shown.
+        if request.method == "progress.get", connection.engineRequests.load(ordering: .relaxed) == 0,
+           case .undefined = request.params {
+            return replyLoop.makeSucceededFuture(request.id.map { RPCCodec.response(id: $0, result: progressJSON(committed: true)) })
+        }
         // Answered here, off the engine's thread: they must work while a macro keeps it busy.
         if request.method == "macro.running" || request.method == "macro.cancel" {
-            let loop = connection.channel.eventLoop
             guard let id = request.id else {
                 _ = try? control(request)
-                return loop.makeSucceededFuture(nil)
+                return replyLoop.makeSucceededFuture(nil)
             }
             do {
-                return loop.makeSucceededFuture(RPCCodec.response(id: id, result: try control(request)))
+                let result = try control(request)
+                guard request.method == "macro.cancel", let call = result["call"].intValue else {
+                    return replyLoop.makeSucceededFuture(RPCCodec.response(id: id, result: result))
+                }
+                // cancelled: true only once the call has actually stopped.
+                let promise = replyLoop.makePromise(of: MacroValue?.self)
+                let token = inFlight.add(.init(id: id, kind: .cancel(call), promise: promise))
+                engine.whenCallEnds(call) { [inFlight] in
+                    inFlight.take(token)?.promise.succeed(RPCCodec.response(id: id, result: result))
+                }
+                return promise.futureResult
             } catch {
                 countError()
-                return loop.makeSucceededFuture(RPCCodec.response(id: id, error: rpcError(error, method: request.method)))
+                return replyLoop.makeSucceededFuture(RPCCodec.response(id: id, error: rpcError(error, method: request.method)))
             }
         }
         let limit = settings.locked { $0.queueLimit }
@@ -96,32 +122,49 @@ final class EngineHost: Sendable {
             queued.subtract(1, ordering: .relaxed)
             countError()
             let reply = request.id.map { RPCCodec.response(id: $0, error: RPCError(code: RPCError.busy, message: "busy: \(limit) requests are already waiting; try again")) }
-            return engine.eventLoop.makeSucceededFuture(reply)
+            return replyLoop.makeSucceededFuture(reply)
         }
         let loop = engine.eventLoop
+        let callID = request.method == "macro.call" ? engine.reserveCallID() : nil
+        let promise = replyLoop.makePromise(of: MacroValue?.self)
+        let started = InFlightRequests.StartFlag()
+        let token = inFlight.add(.init(
+            id: request.id, kind: callID.map { .call($0) } ?? .other, promise: promise,
+            request: request, connection: connection, started: started))
+        connection.engineRequests.add(1, ordering: .relaxed)
         let run = { @Sendable [self] () -> EventLoopFuture<MacroValue> in
+            started.set()
             do {
-                if request.method == "macro.call" { return try callAsync(Params(request)) }
+                if request.method == "macro.call" { return try callAsync(Params(request), callID: callID) }
                 return loop.makeSucceededFuture(try dispatch(request, connection))
             } catch {
                 return loop.makeFailedFuture(error)
             }
         }
         // With io_thread: engine the request is already on the engine's thread: no hand-off.
-        return (loop.inEventLoop ? run() : loop.flatSubmit(run)).map { Result<MacroValue, any Error>.success($0) }
+        (loop.inEventLoop ? run() : loop.flatSubmit(run)).map { Result<MacroValue, any Error>.success($0) }
         .recover { .failure($0) }
-        .map { [self] outcome -> MacroValue? in
+        .whenSuccess { [self] outcome in
             queued.subtract(1, ordering: .relaxed)
+            connection.engineRequests.subtract(1, ordering: .relaxed)
             publishIfChanged()
-            guard let id = request.id else { return nil }
+            // A restart may have answered it already.
+            guard let entry = inFlight.take(token) else { return }
+            guard let id = request.id else { return entry.promise.succeed(nil) }
             switch outcome {
-            case .success(let result): return RPCCodec.response(id: id, result: result)
+            case .success(let result): entry.promise.succeed(RPCCodec.response(id: id, result: result))
             case .failure(let error):
                 countError()
-                return RPCCodec.response(id: id, error: rpcError(error, method: request.method))
+                entry.promise.succeed(RPCCodec.response(id: id, error: rpcError(error, method: request.method)))
             }
         }
+        return promise.futureResult
     }
+
+    /// The error of a request the engine restart overtook.
+    static let restartError = RPCError(
+        code: RPCError.engineRestarted,
+        message: "engine restarted: a macro kept the engine busy past its deadline and stall_grace_ms; this request did not complete and nothing of it was kept; send it again")
 
     /// `macro.running` and `macro.cancel {call}`.
     private func control(_ request: RPCRequest) throws -> MacroValue {
@@ -140,7 +183,7 @@ final class EngineHost: Sendable {
         return ["call": .number(Double(id)), "cancelled": true]
     }
 
-    private func rpcError(_ error: any Error, method: String) -> RPCError {
+    func rpcError(_ error: any Error, method: String) -> RPCError {
         switch error {
         case let error as RPCError: return error
         case let error as MacroError: return RPCError(error)
@@ -186,7 +229,7 @@ final class EngineHost: Sendable {
         hub.publish(.progress, "progress.changed", params)
     }
 
-    private func countError() { counters.locked { $0.errors += 1 } }
+    func countError() { counters.locked { $0.errors += 1 } }
 
     /// For the `interval` policy: fsyncs the state if a change was written since the last sync.
     func syncIfNeeded() {
@@ -197,9 +240,9 @@ final class EngineHost: Sendable {
         }
     }
 
-    func progressJSON() -> MacroValue {
+    func progressJSON(committed: Bool = false) -> MacroValue {
         var fields = OrderedFields()
-        for (channel, value) in model.values { fields[channel] = .number(value) }
+        for (channel, value) in committed ? model.committedValues : model.values { fields[channel] = .number(value) }
         return .object(fields)
     }
 
@@ -238,11 +281,11 @@ final class EngineHost: Sendable {
         }
     }
 
-    private func callAsync(_ params: Params) throws -> EventLoopFuture<MacroValue> {
+    private func callAsync(_ params: Params, callID: Int?) throws -> EventLoopFuture<MacroValue> {
         let name = try params.string("name")
         let arguments = try params.array("args") ?? []
         counters.locked { $0.calls += 1 }
-        return library.callFuture(name, arguments: arguments, deadline: try params.timeLimit())
+        return library.callFuture(name, arguments: arguments, deadline: try params.timeLimit(), callID: callID)
     }
 
     private func save(_ params: Params) throws -> MacroValue {

@@ -49,12 +49,15 @@ public final class MacroDaemon: Service, Sendable {
     /// Runs until graceful shutdown. Throws ``MacroDaemonError`` when it cannot start.
     public func run() async throws {
         umask(0o077)
+        // Started by a stalled macrod re-executing itself: its sockets and quarantine come along.
+        let handover = Handover.take()
+        let notifier = SystemdNotifier()
         do {
             try SocketPath.prepareDirectory(for: socketPath)
         } catch {
             throw MacroDaemonError(code: .permission, message: error.description)
         }
-        try Self.clearStaleSocket(socketPath)
+        if handover?.listener == nil { try Self.clearStaleSocket(socketPath) }
 
         // io_thread: engine — the connections share the engine's loop (no hand-off per request).
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
@@ -73,6 +76,14 @@ public final class MacroDaemon: Service, Sendable {
             engine: engine, model: model, library: library, store: store, hub: hub,
             settings: .init(engineEval: config.engineEval, queueLimit: config.queueLimit, socket: socketPath, fsync: config.fsync),
             version: version, logger: logger)
+        // The last line of defence, watching from its own thread from the first file loaded on.
+        let recovery = StallRecovery(host: host, hub: hub, socketPath: socketPath, previous: handover, logger: logger)
+        let stallWatch = StallWatch(
+            occupancy: engine.occupancy, grace: config.stallGrace,
+            onTick: { healthy in notifier.heartbeat(healthy: healthy) },
+            onStall: { recovery.recover($0) })
+        defer { stallWatch.stop() }
+        if let handover { library.setQuarantine(handover.quarantine) }
         rescan(library: library, watcher: nil)
         // fsync: interval — make the latest state durable at most once per period.
         let period = TimeAmount.nanoseconds(
@@ -115,23 +126,39 @@ public final class MacroDaemon: Service, Sendable {
         let server: any Channel
         // The socket is created 0600 (no window in which it has another mode).
         umask(0o177)
+        let allowed = config.allowedUIDs, maxLine = config.maxLineBytes, logger = logger
+        let inFlight = config.connectionInFlight, buffer = config.connectionBufferBytes
+        /// The pipeline of a client connection, accepted or handed over by a restart.
+        let setUp: @Sendable (any Channel, [EventKind]) -> EventLoopFuture<Void> = { channel, subscriptions in
+            channel.eventLoop.makeCompletedFuture {
+                let pending = PendingInput()
+                try channel.pipeline.syncOperations.addHandler(BackPressureHandler())
+                try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineDecoder(maximumLength: maxLine, pending: pending)))
+                try channel.pipeline.syncOperations.addHandler(
+                    ConnectionHandler(
+                        host: host, allowedUIDs: allowed, maxLineBytes: maxLine, maxInFlight: inFlight, logger: logger,
+                        pendingInput: pending, subscriptions: subscriptions))
+            }
+        }
         do {
-            let allowed = config.allowedUIDs, maxLine = config.maxLineBytes, logger = logger
-            let inFlight = config.connectionInFlight, buffer = config.connectionBufferBytes
-            server = try await ServerBootstrap(group: group)
+            let bootstrap = ServerBootstrap(group: group)
                 .serverChannelOption(.backlog, value: 256)
                 .childChannelOption(.allowRemoteHalfClosure, value: true)
                 .childChannelOption(.writeBufferWaterMark, value: .init(low: buffer / 4, high: buffer))
-                .childChannelInitializer { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandler(BackPressureHandler())
-                        try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineDecoder(maximumLength: maxLine)))
-                        try channel.pipeline.syncOperations.addHandler(
-                            ConnectionHandler(host: host, allowedUIDs: allowed, maxLineBytes: maxLine, maxInFlight: inFlight, logger: logger))
-                    }
-                }
-                .bind(unixDomainSocketPath: socketPath, cleanupExistingSocketFile: false)
-                .get()
+                .childChannelInitializer { setUp($0, []) }
+            if let listener = handover?.listener {
+                server = try await bootstrap.withBoundSocket(listener).get()
+            } else {
+                server = try await bootstrap.bind(unixDomainSocketPath: socketPath, cleanupExistingSocketFile: false).get()
+            }
+            if let provider = server as? any SocketOptionProvider {
+                let cookie: UInt64 = try await provider.unsafeGetSocketOption(
+                    level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SocketCookie.option)).get()
+                recovery.listenerCookie.store(cookie, ordering: .relaxed)
+            }
+            for client in handover?.clients ?? [] {
+                await adopt(client, group: group, buffer: buffer, setUp: setUp)
+            }
         } catch {
             umask(0o077)
             try? await group.shutdownGracefully()
@@ -141,6 +168,13 @@ public final class MacroDaemon: Service, Sendable {
         logger.info("macrod \(version) listening on \(socketPath)", metadata: [
             "macros": "\(config.macrosDirectory)", "state": "\(store.path)", "pid": "\(getpid())",
         ])
+        if let handover {
+            let elapsed = Int((Date().timeIntervalSince1970 - handover.stalledAt) * 1000)
+            logger.warning("engine restarted after a stall; serving again \(elapsed) ms after it was noticed, with \(handover.clients.count) connection(s) kept", metadata: [
+                "reason": "\(handover.reason)", "restarts": "\(handover.restarts.count)",
+            ])
+        }
+        notifier.notify("READY=1\nSTATUS=listening on \(socketPath)")
 
         await withTaskGroup(of: Void.self) { tasks in
             tasks.addTask {
@@ -174,6 +208,34 @@ public final class MacroDaemon: Service, Sendable {
         unlink(socketPath)
         try? await group.shutdownGracefully()
         logger.info("macrod stopped")
+    }
+
+    /// Takes over a client connection handed over by a restart: same pipeline, its subscriptions,
+    /// and the bytes of an unfinished line fed in before anything new is read.
+    private func adopt(_ client: Handover.Client, group: MultiThreadedEventLoopGroup, buffer: Int,
+                       setUp: @escaping @Sendable (any Channel, [EventKind]) -> EventLoopFuture<Void>) async {
+        let subscriptions = client.subscriptions.compactMap(EventKind.init(rawValue:))
+        do {
+            let channel = try await ClientBootstrap(group: group)
+                .channelOption(.autoRead, value: false)
+                .channelOption(.allowRemoteHalfClosure, value: true)
+                .channelOption(.writeBufferWaterMark, value: .init(low: buffer / 4, high: buffer))
+                .channelInitializer { setUp($0, subscriptions) }
+                .withConnectedSocket(client.fd)
+                .get()
+            let pending = client.pendingInput
+            try await channel.eventLoop.submit {
+                if !pending.isEmpty {
+                    var bytes = channel.allocator.buffer(capacity: pending.count)
+                    bytes.writeBytes(pending)
+                    channel.pipeline.fireChannelRead(bytes)
+                }
+            }.get()
+            try await channel.setOption(.autoRead, value: true).get()
+        } catch {
+            logger.warning("could not keep a connection across the engine restart: \(error)")
+            close(client.fd)
+        }
     }
 
     private func restoreState(model: ProgressModel, store: StateStore) {

@@ -38,6 +38,10 @@ public struct RPCError: Error, Sendable, Equatable, CustomStringConvertible {
     public static let forbidden = -32004
     /// -32005: the daemon's queue is full; try again.
     public static let busy = -32005
+    /// -32006: the engine was restarted (a macro kept it busy past its deadline plus
+    /// `stall_grace_ms`) while this request was in flight; it did not complete, and nothing of
+    /// it was kept. Sending it again is safe.
+    public static let engineRestarted = -32006
 
     /// The JSON object.
     public var json: MacroValue {

@@ -33,7 +33,15 @@ final class ConnectionHandler: ChannelDuplexHandler {
     private var inputClosed = false
     private var refused = false
 
-    init(host: EngineHost, allowedUIDs: [UInt32], maxLineBytes: Int, maxInFlight: Int, logger: Logger) {
+    private let pendingInput: PendingInput
+    private let adoptedSubscriptions: [EventKind]
+
+    /// `pendingInput` is the line decoder's; `subscriptions` restores those of a connection handed
+    /// over by an engine restart.
+    init(host: EngineHost, allowedUIDs: [UInt32], maxLineBytes: Int, maxInFlight: Int, logger: Logger,
+         pendingInput: PendingInput = PendingInput(), subscriptions: [EventKind] = []) {
+        self.pendingInput = pendingInput
+        self.adoptedSubscriptions = subscriptions
         self.host = host
         self.maxInFlight = maxInFlight
         self.allowedUIDs = allowedUIDs
@@ -42,7 +50,9 @@ final class ConnectionHandler: ChannelDuplexHandler {
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        connection = host.hub.register(context.channel)
+        let connection = host.hub.register(context.channel, pendingInput: pendingInput)
+        if !adoptedSubscriptions.isEmpty { _ = connection.subscribe(adoptedSubscriptions) }
+        self.connection = connection
     }
 
     func channelActive(context: ChannelHandlerContext) {
@@ -57,6 +67,10 @@ final class ConnectionHandler: ChannelDuplexHandler {
 
     private func checkPeer(context: ChannelHandlerContext) {
         guard let provider = context.channel as? any SocketOptionProvider else { return }
+        if let connection {
+            let cookie: EventLoopFuture<UInt64> = provider.unsafeGetSocketOption(level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SocketCookie.option))
+            cookie.whenSuccess { connection.cookie.store($0, ordering: .relaxed) }
+        }
         let future: EventLoopFuture<PeerCredentials> = provider.unsafeGetSocketOption(
             level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED))
         let own = getuid()

@@ -13,8 +13,18 @@ package struct LineDecoder: ByteToMessageDecoder {
     package typealias InboundOut = LineEvent
     package let maximumLength: Int
     private var overflowed = false
+    /// Where the unfinished line is kept for a restart's hand-over (nil: not kept).
+    let pending: PendingInput?
 
-    package init(maximumLength: Int) { self.maximumLength = maximumLength }
+    package init(maximumLength: Int) {
+        self.maximumLength = maximumLength
+        self.pending = nil
+    }
+
+    init(maximumLength: Int, pending: PendingInput) {
+        self.maximumLength = maximumLength
+        self.pending = pending
+    }
 
     package mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
         if overflowed {
@@ -35,6 +45,7 @@ package struct LineDecoder: ByteToMessageDecoder {
             return .continue
         }
         if buffer.readableBytes > maximumLength { overflow(context: context, buffer: &buffer) }
+        pending?.set(buffer.readableBytes > 0 ? buffer.getSlice(at: buffer.readerIndex, length: buffer.readableBytes) : nil)
         return .needMoreData
     }
 

@@ -12,11 +12,18 @@ enum EventKind: String, CaseIterable, Sendable {
 final class Connection: Sendable {
     let channel: any Channel
     let id: Int
+    /// The bytes read but not yet a whole line (handed over on an engine restart).
+    let pendingInput: PendingInput
+    /// The kernel's socket cookie (SO_COOKIE), which finds the descriptor again for a hand-over.
+    let cookie = Atomic<UInt64>(0)
+    /// This connection's requests waiting for or running on the engine.
+    let engineRequests = Atomic<Int>(0)
     private let events = Mutex<Set<EventKind>>([])
 
-    init(channel: any Channel, id: Int) {
+    init(channel: any Channel, id: Int, pendingInput: PendingInput) {
         self.channel = channel
         self.id = id
+        self.pendingInput = pendingInput
     }
 
     var subscriptions: Set<EventKind> { events.locked { $0 } }
@@ -38,8 +45,8 @@ final class NotificationHub: Sendable {
     private let connections = Mutex<[Int: Connection]>([:])
     private let nextID = Atomic<Int>(0)
 
-    func register(_ channel: any Channel) -> Connection {
-        let connection = Connection(channel: channel, id: nextID.add(1, ordering: .relaxed).newValue)
+    func register(_ channel: any Channel, pendingInput: PendingInput = PendingInput()) -> Connection {
+        let connection = Connection(channel: channel, id: nextID.add(1, ordering: .relaxed).newValue, pendingInput: pendingInput)
         connections.locked { $0[connection.id] = connection }
         return connection
     }

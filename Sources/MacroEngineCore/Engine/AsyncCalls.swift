@@ -31,13 +31,17 @@ final class TimerEntry {
     let arguments: [JSValueRef]
     let interval: TimeAmount?
     let context: CallContext?
+    /// Everything a call starts ends by the call's deadline: a timer (and any timer its callback
+    /// sets, however often it re-arms itself) stops firing here, even after the call settled.
+    let expires: NIODeadline
     var scheduled: Scheduled<Void>?
 
-    init(callback: JSObjectRef, arguments: [JSValueRef], interval: TimeAmount?, context: CallContext?) {
+    init(callback: JSObjectRef, arguments: [JSValueRef], interval: TimeAmount?, context: CallContext?, expires: NIODeadline) {
         self.callback = callback
         self.arguments = arguments
         self.interval = interval
         self.context = context
+        self.expires = expires
     }
 }
 
@@ -45,9 +49,9 @@ extension MacroEngine {
     /// Calls `function` as a macro call: a promise result settles the call when it settles; the
     /// whole call, awaited time included, must finish by `budget` (default: the engine's call
     /// deadline), else it fails with `.timeout` and its timers are cancelled. Must run on the loop.
-    func invoke(_ function: JSObjectRef, arguments: [MacroValue], macro: String?, budget: Duration?, runtime: JSRuntime) -> EventLoopFuture<MacroValue> {
+    func invoke(_ function: JSObjectRef, arguments: [MacroValue], macro: String?, budget: Duration?, callID: Int? = nil, runtime: JSRuntime) -> EventLoopFuture<MacroValue> {
         let promise = eventLoop.makePromise(of: MacroValue.self)
-        let context = CallContext(id: nextCallID(), macro: macro, budget: budget ?? callDeadline, promise: promise)
+        let context = CallContext(id: callID ?? nextCallID(), macro: macro, budget: budget ?? callDeadline, promise: promise)
         runtime.pendingCalls[ObjectIdentifier(context)] = context
         registerRunning(context)
         // Scheduled work holds the engine weakly: it may fire after the engine is released,
@@ -209,9 +213,12 @@ extension MacroEngine {
         let milliseconds = Int64(delay)
         let extra = args.dropFirst(2).map(\.ref)
         let context = runtime.currentCall
+        // A timer set by a timer inherits its expiry; one set by a call, the call's deadline;
+        // one set at load time or by a settled call's leftovers, a deadline of its own.
+        let expires = runtime.currentTimerExpiry ?? context?.deadline ?? (.now() + .nanoseconds(callDeadline.nanoseconds))
         let entry = TimerEntry(
             callback: object, arguments: Array(extra),
-            interval: repeating ? .milliseconds(max(1, milliseconds)) : nil, context: context)
+            interval: repeating ? .milliseconds(max(1, milliseconds)) : nil, context: context, expires: expires)
         JSValueProtect(runtime.context.ref, object)
         for value in extra { JSValueProtect(runtime.context.ref, value) }
         let id = runtime.nextTimerID()
@@ -229,10 +236,19 @@ extension MacroEngine {
             runtime.clearTimer(id)
             return
         }
+        if NIODeadline.now() >= entry.expires {
+            runtime.clearTimer(id)
+            let name = entry.context?.macro.map { "macro \($0)" } ?? "code run at load"
+            logger.warning("a timer of \(name) was stopped: it outlived the deadline of the call that set it (call_deadline_ms)")
+            return
+        }
         if entry.interval == nil {
             runtime.timers[id] = nil
             entry.context?.timers.remove(id)
         }
+        let previousExpiry = runtime.currentTimerExpiry
+        runtime.currentTimerExpiry = entry.expires
+        defer { runtime.currentTimerExpiry = previousExpiry }
         do {
             _ = try turn(entry.context.flatMap { $0.finished ? nil : $0 }, runtime: runtime) {
                 try runtime.call(entry.callback, arguments: entry.arguments, macro: entry.context?.macro)

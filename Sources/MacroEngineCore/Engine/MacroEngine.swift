@@ -298,10 +298,10 @@ public final class MacroEngine: Sendable {
     }
 
     /// Like ``callFuture(_:arguments:deadline:)`` for a function handle.
-    func callFuture(_ object: JSObjectRef, name: String, arguments: [MacroValue], deadline: Duration?) -> EventLoopFuture<MacroValue> {
+    func callFuture(_ object: JSObjectRef, name: String, arguments: [MacroValue], deadline: Duration?, callID: Int? = nil) -> EventLoopFuture<MacroValue> {
         let box = UncheckedObject(object: object)
         let start = { @Sendable [self] () -> EventLoopFuture<MacroValue> in
-            self.invoke(box.object, arguments: arguments, macro: name, budget: deadline, runtime: self.runtime.value)
+            self.invoke(box.object, arguments: arguments, macro: name, budget: deadline, callID: callID, runtime: self.runtime.value)
         }
         // Already on the engine's loop and outside JavaScript (a server sharing the loop): start now.
         guard eventLoop.inEventLoop, runtime.value.entryDepth == 0 else { return eventLoop.flatSubmit(start) }

@@ -16,10 +16,28 @@ public struct RunningCall: Sendable, Equatable {
 final class RunningRegistry: Sendable {
     let calls = Mutex<[Int: (macro: String, started: NIODeadline)]>([:])
     let counter = Atomic<Int>(0)
+    /// Callbacks waiting for a call to end (macro.cancel answers once the call has stopped).
+    let waiters = Mutex<[Int: [@Sendable () -> Void]]>([:])
 }
 
 extension MacroEngine {
     func nextCallID() -> Int { running.counter.add(1, ordering: .relaxed).newValue }
+
+    /// A fresh call id, for a caller that wants to know it before the call starts (any thread).
+    public func reserveCallID() -> Int { nextCallID() }
+
+    /// Runs `body` once call `id` has ended (at once when it is not running). Any thread.
+    public func whenCallEnds(_ id: Int, _ body: @escaping @Sendable () -> Void) {
+        let now = running.calls.locked { calls -> Bool in
+            guard calls[id] != nil else { return true }
+            running.waiters.locked { $0[id, default: []].append(body) }
+            return false
+        }
+        if now { body() }
+    }
+
+    /// True when call `id` has been asked to stop (``cancel(call:)``).
+    public func isCancelRequested(_ id: Int) -> Bool { runtimeCancellations.contains(id) }
 
     func registerRunning(_ context: CallContext) {
         let macro = context.macro ?? "<anonymous>"
@@ -27,7 +45,11 @@ extension MacroEngine {
     }
 
     func unregisterRunning(_ id: Int) {
-        _ = running.calls.locked { $0.removeValue(forKey: id) }
+        let waiters = running.calls.locked { calls -> [@Sendable () -> Void] in
+            calls.removeValue(forKey: id)
+            return running.waiters.locked { $0.removeValue(forKey: id) } ?? []
+        }
+        waiters.forEach { $0() }
     }
 
     /// The calls in flight (started from Swift and not settled), oldest first. Thread-safe; answers

@@ -1,5 +1,6 @@
 import CJavaScriptCore
 import Foundation
+import NIOCore
 import OrderedCollections
 
 /// Everything that touches JavaScriptCore: one context group, one global context, the watchdog.
@@ -27,6 +28,8 @@ final class JSRuntime {
     /// Pending setTimeout/setInterval timers by id.
     var timers: [Int: TimerEntry] = [:]
     var timerCounter = 0
+    /// While a timer callback runs: the expiry its own timers inherit.
+    var currentTimerExpiry: NIODeadline?
     /// Set when the running turn failed without throwing to Swift (a rejection seen in it).
     var turnFailed = false
     /// True while a turn's transaction is open.

@@ -17,6 +17,10 @@ public final class MacroLibrary: Sendable {
     public let engine: MacroEngine
     private let logger: Logger
     private let state: Mutex<[String: Item]>
+    private let quarantine = Mutex<Quarantine>(Quarantine())
+
+    /// Files not to evaluate while their content is what stalled the engine (see ``Quarantine``).
+    public func setQuarantine(_ list: Quarantine) { quarantine.locked { $0 = list } }
     private let observer = Mutex<(@Sendable (Change) -> Void)?>(nil)
 
     /// What changed in the library, for live reload notifications.
@@ -119,6 +123,7 @@ public final class MacroLibrary: Sendable {
         var entry = MacroEntry(name: name, file: path, status: .ok, version: previous?.version ?? 0)
         do {
             let source = try SourceFile.read(path, macro: name)
+            if let file = quarantine.locked({ $0.holds(path, content: source) }) { throw Quarantine.error(for: file, macro: name) }
             if libSources.locked({ $0[name] }) == source, let previous { return previous }
             libSources.locked { $0[name] = source }
             try engine.evaluateLibrary(source, file: path)
@@ -167,6 +172,7 @@ public final class MacroLibrary: Sendable {
             if let existing, let method, method.javascript == source, existing.entry.file == path {
                 return existing.entry
             }
+            if let file = quarantine.locked({ $0.holds(path, content: source) }) { throw Quarantine.error(for: file, macro: name) }
             if let method {
                 entry.version = try method.update(javascript: source)
             } else {
@@ -265,7 +271,8 @@ public final class MacroLibrary: Sendable {
 
     /// Calls macro `name` as an asynchronous call (see ``MacroEngine/callFuture(_:arguments:deadline:)``):
     /// the future settles when the macro's promise does, or fails at the deadline.
-    public func callFuture(_ name: String, arguments: [MacroValue] = [], deadline: Duration? = nil) -> EventLoopFuture<MacroValue> {
+    /// `callID` (from ``MacroEngine/reserveCallID()``) lets the caller know the call's id before it starts.
+    public func callFuture(_ name: String, arguments: [MacroValue] = [], deadline: Duration? = nil, callID: Int? = nil) -> EventLoopFuture<MacroValue> {
         let item = state.locked { $0[name] }
         guard let item else {
             let available = entries.filter { $0.version > 0 }.map(\.name)
@@ -277,7 +284,7 @@ public final class MacroLibrary: Sendable {
         guard let function = item.method?.liveFunction else {
             return engine.eventLoop.makeFailedFuture(item.entry.error ?? MacroError(code: .noSuchMacro, message: "macro '\(name)' is not loaded", macro: name))
         }
-        return function.callFuture(arguments, deadline: deadline)
+        return function.callFuture(arguments, deadline: deadline, callID: callID)
     }
 
     private func checkLocation(_ path: String, name: String, requireInsideDirectory: Bool) throws {

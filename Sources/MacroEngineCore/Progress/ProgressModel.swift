@@ -95,6 +95,13 @@ public final class ProgressModel: Sendable {
         return zip(channels, values).map { ($0.name, $1) }
     }
 
+    /// All values as of the last committed turn (during a turn, the values when it began): what
+    /// another thread may show while JavaScript runs, never a half-done turn.
+    public var committedValues: [(channel: String, value: Double)] {
+        let values = state.locked { $0.journal ?? $0.values }
+        return zip(channels, values).map { ($0.name, $1) }
+    }
+
     /// All values by channel name.
     public var valuesByName: [String: Double] {
         Dictionary(uniqueKeysWithValues: values.map { ($0.channel, $0.value) })

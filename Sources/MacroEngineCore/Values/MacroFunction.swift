@@ -57,8 +57,8 @@ public final class MacroFunction: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Calls the function as an asynchronous macro call (see ``MacroEngine/callFuture(_:arguments:deadline:)``).
-    public func callFuture(_ arguments: [MacroValue], deadline: Duration? = nil) -> EventLoopFuture<MacroValue> {
-        engine.callFuture(handle.object, name: name, arguments: arguments, deadline: deadline)
+    public func callFuture(_ arguments: [MacroValue], deadline: Duration? = nil, callID: Int? = nil) -> EventLoopFuture<MacroValue> {
+        engine.callFuture(handle.object, name: name, arguments: arguments, deadline: deadline, callID: callID)
     }
 
     /// Calls the function with variadic arguments.

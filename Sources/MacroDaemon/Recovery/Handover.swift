@@ -1,0 +1,72 @@
+import Foundation
+import MacroEngineCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What a stalled macrod hands to the process that replaces it (itself, re-executed): the
+/// listening socket, every client connection with its subscriptions and the bytes of an
+/// unfinished line, and the files that must not be evaluated again. It travels as a 0600 JSON
+/// file next to the socket, named by the environment variable ``environmentKey``; the
+/// descriptors stay open across `exec` (their close-on-exec flag is cleared).
+struct Handover: Codable, Sendable {
+    /// A client connection.
+    struct Client: Codable, Sendable {
+        var fd: Int32
+        var subscriptions: [String]
+        var pendingInput: [UInt8]
+    }
+
+    /// The listening socket (nil when the stall came before macrod listened).
+    var listener: Int32?
+    var clients: [Client] = []
+    var quarantine = Quarantine()
+    /// Restarts so far, with their times (uptime seconds of the machine), for the restart budget.
+    var restarts: [Double] = []
+    /// Why the last restart happened (logged by the new process).
+    var reason: String = ""
+    /// When the stall was noticed (wall clock, seconds since 1970): the new process logs the time to serve again.
+    var stalledAt: Double = 0
+
+    static let environmentKey = "MACROD_HANDOVER"
+
+    /// Writes the file, clears close-on-exec on the descriptors, and replaces this process with a
+    /// fresh macrod (same executable, same arguments). Returns only when `exec` failed.
+    func execute(directory: String) -> String {
+        let path = "\(directory)/macrod.handover.\(getpid()).json"
+        do {
+            let data = try JSONEncoder().encode(self)
+            let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+            guard fd >= 0 else { return "cannot write \(path): \(String(cString: strerror(errno)))" }
+            defer { close(fd) }
+            let written = data.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            guard written == data.count else { return "cannot write \(path)" }
+        } catch {
+            return "cannot encode the hand-over: \(error)"
+        }
+        for fd in ([listener].compactMap { $0 } + clients.map(\.fd)) {
+            _ = fcntl(fd, F_SETFD, 0)
+        }
+        setenv(Self.environmentKey, path, 1)
+        let arguments = CommandLine.arguments
+        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        execv("/proc/self/exe", &argv)
+        return "exec /proc/self/exe failed: \(String(cString: strerror(errno)))"
+    }
+
+    /// The hand-over this process was started with, if any (the file is removed and the
+    /// variable cleared, so a later restart starts clean).
+    static func take() -> Handover? {
+        guard let path = ProcessInfo.processInfo.environment[environmentKey] else { return nil }
+        unsetenv(environmentKey)
+        defer { unlink(path) }
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        let handover = try? JSONDecoder().decode(Handover.self, from: data)
+        // Descriptors we inherit must not leak into whatever this process runs later.
+        for fd in ([handover?.listener].compactMap { $0 } + (handover?.clients.map(\.fd) ?? [])) {
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        }
+        return handover
+    }
+}

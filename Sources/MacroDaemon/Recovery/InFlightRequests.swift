@@ -1,0 +1,63 @@
+import MacroEngineCore
+import MacroRPC
+import NIOCore
+import Synchronization
+
+/// Every request handed to the engine (or waiting for a call to stop) and not answered yet, with
+/// the promise its connection waits on. Whoever takes an entry out answers it: the engine when
+/// the request completes, or ``StallRecovery`` when the engine is restarted under it, so each
+/// request is answered exactly once either way.
+final class InFlightRequests: Sendable {
+    /// What a request is waiting for, which decides its answer when the engine restarts.
+    enum Kind: Sendable {
+        /// `macro.call` with its call id.
+        case call(Int)
+        /// `macro.cancel` of that call: answered once the call has stopped.
+        case cancel(Int)
+        /// Anything else that runs on the engine.
+        case other
+    }
+
+    struct Entry: Sendable {
+        var id: MacroValue?
+        var kind: Kind
+        var promise: EventLoopPromise<MacroValue?>
+        /// The request and its connection, to replay it in the next process if it never started.
+        var request: RPCRequest? = nil
+        var connection: Connection? = nil
+        var started: StartFlag? = nil
+    }
+
+    /// Set when the engine begins a request: one that never began can be sent to the next process.
+    final class StartFlag: Sendable {
+        private let value = Atomic<Bool>(false)
+        func set() { value.store(true, ordering: .relaxed) }
+        var isSet: Bool { value.load(ordering: .relaxed) }
+    }
+
+    private let entries = Mutex<[Int: Entry]>([:])
+    private let counter = Atomic<Int>(0)
+
+    /// Registers a request; returns its token.
+    func add(_ entry: Entry) -> Int {
+        let token = counter.add(1, ordering: .relaxed).newValue
+        entries.locked { $0[token] = entry }
+        return token
+    }
+
+    /// Takes the entry out (nil when someone else already answered it).
+    func take(_ token: Int) -> Entry? {
+        entries.locked { $0.removeValue(forKey: token) }
+    }
+
+    /// Takes every entry out (the engine is being restarted).
+    func takeAll() -> [Entry] {
+        entries.locked { entries in
+            defer { entries.removeAll() }
+            return entries.sorted { $0.key < $1.key }.map(\.value)
+        }
+    }
+
+    /// How many are waiting.
+    var count: Int { entries.locked { $0.count } }
+}
