@@ -66,6 +66,8 @@ struct Session {
     let library: MacroLibrary
     let store: StateStore
     let logger: Logger
+    /// Stops the command when JavaScript keeps the engine busy beyond what its watchdog can stop.
+    let stallWatch: StallWatch
 
     /// Builds the session. Exits 66 when the macros directory is missing and `needsDirectory`.
     init(options: EngineOptions, loadState: Bool = true, needsDirectory: Bool = true) throws {
@@ -96,6 +98,7 @@ struct Session {
             throw Exit.noSuchMacro
         }
         library = MacroLibrary(directory: config.macrosDirectory, engine: engine, logger: logger)
+        stallWatch = LocalStallGuard.install(engine: engine, library: library, grace: config.stallGrace, json: options.json)
     }
 
     static func restore(_ model: ProgressModel, from store: StateStore) throws {

@@ -36,11 +36,17 @@ final class Watchdog {
     func arm(_ limit: Duration) {
         fired = nil
         deadline = .now() + .nanoseconds(limit.components.seconds * 1_000_000_000 + limit.components.attoseconds / 1_000_000_000)
-        let seconds = max(0.001, Double(limit.components.seconds) + Double(limit.components.attoseconds) / 1e18)
+        let seconds = Double(limit.components.seconds) + Double(limit.components.attoseconds) / 1e18
         rearm(min(seconds, Self.tick))
     }
 
+    /// The shortest limit ever armed: JavaScriptCore 2.50.6 aborts in its trap-signal thread when
+    /// a limit of microseconds is re-armed from the callback (shared/notes/jsc-runaways.md), so
+    /// the last tick before a deadline may overshoot it by up to this much.
+    static let shortest = 0.005
+
     private func rearm(_ seconds: Double) {
+        let seconds = max(Self.shortest, seconds)
         JSContextGroupSetExecutionTimeLimit(group, seconds, watchdogShouldTerminate, Unmanaged.passUnretained(self).toOpaque())
     }
 

@@ -41,7 +41,7 @@ public struct Quarantine: Codable, Sendable, Equatable {
     public static func error(for file: File, macro: String) -> MacroError {
         MacroError(
             code: .timeout,
-            message: "not loaded: while it loaded, its code kept the engine busy for \(file.stuckMilliseconds) ms, past the time limit and stall_grace_ms, in a way the engine could not interrupt (an endless promise chain?), so the engine was restarted without it; fix the file and save it again",
+            message: "not loaded: while it loaded, its code kept the engine busy for \(file.stuckMilliseconds) ms, past the time limit and stall_grace_ms, in a way the engine could not interrupt (an endless promise chain?); it is skipped until it is fixed and saved again",
             macro: macro, file: file.path, line: 1, column: 1)
     }
 
