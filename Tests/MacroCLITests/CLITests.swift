@@ -85,7 +85,8 @@ struct CLITests {
         let f = try Fixture()
         let result = try f.run("run", "spin", "--timeout-ms", "300")
         #expect(result.status == 75, "\(result)")
-        #expect(result.stderr == "spin: error: timed out after 300 ms\n")
+        // The position is where the watchdog found it: the running function (JSC's backtrace).
+        #expect(result.stderr == "\(f.dir.url("macros/spin.js")):1: error: timed out after 300 ms\n    at spin (\(f.dir.url("macros/spin.js")):1)\n")
     }
 
     @Test func theTimeLimitComesFromTheConfig() throws {

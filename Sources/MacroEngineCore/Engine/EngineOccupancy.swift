@@ -18,6 +18,15 @@ public final class EngineOccupancy: Sendable {
         public var loadingFile: String?
         /// When a cancel of ``call`` was requested during this entry (uptime nanoseconds).
         public var cancelledAt: UInt64?
+
+        /// Creates a reading (the engine makes them; tests too).
+        public init(since: UInt64?, budgetNanoseconds: UInt64, call: Int, loadingFile: String?, cancelledAt: UInt64?) {
+            self.since = since
+            self.budgetNanoseconds = budgetNanoseconds
+            self.call = call
+            self.loadingFile = loadingFile
+            self.cancelledAt = cancelledAt
+        }
     }
 
     private let since = Atomic<UInt64>(0)

@@ -46,6 +46,9 @@ enum Lockdown {
       });
       var descriptors = Object.getOwnPropertyDescriptors, ownKeys = Reflect.ownKeys, define = Object.defineProperty;
       var freeze = Object.freeze, isFrozen = Object.isFrozen, TypeErrorCtor = TypeError;
+      var paths = new WeakMap();
+      roots.forEach(function (root) { if (!paths.has(root[1])) paths.set(root[1], root[0]); });
+      var hasPath = WeakMap.prototype.has.bind(paths), pathOf = WeakMap.prototype.get.bind(paths);
       function harden(path, object) {
         if (isFrozen(object)) return;
         var all = descriptors(object);
@@ -56,7 +59,8 @@ enum Lockdown {
           define(object, key, {
             get: function () { return value; },
             set: function __macroengine_frozen(v) {
-              if (this === object) throw new TypeErrorCtor("Cannot assign to read only property '" + name + "' of " + path + " (built-ins are frozen; config: harden_builtins)");
+              // On the built-in itself, or on another built-in that inherits it: refused by name.
+              if (this === object || hasPath(this)) throw new TypeErrorCtor("Cannot assign to read only property '" + name + "' of " + (this === object ? path : pathOf(this)) + " (built-ins are frozen; config: harden_builtins)");
               define(this, key, { value: v, writable: true, enumerable: true, configurable: true });
             },
             enumerable: d.enumerable, configurable: false

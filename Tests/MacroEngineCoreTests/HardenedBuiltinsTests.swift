@@ -1,0 +1,70 @@
+import MacroEngineCore
+import MacroTestSupport
+import Testing
+
+/// Issue #10, item 4: the built-ins are frozen before any macro runs (harden_builtins).
+@Suite("Hardened built-ins")
+struct HardenedBuiltinsTests {
+    @Test(arguments: [
+        ("Array.prototype.map = null", "Cannot assign to read only property 'map' of Array.prototype"),
+        ("JSON.stringify = function () { return 'x' }", "Cannot assign to read only property 'stringify' of JSON"),
+        ("Math.random = function () { return 4 }", "Cannot assign to read only property 'random' of Math"),
+        ("Object.prototype.toString = null", "Cannot assign to read only property 'toString' of Object.prototype"),
+        ("Promise.prototype.then = null", "Cannot assign to read only property 'then' of Promise.prototype"),
+        ("Uint8Array.prototype.fill = null", "Cannot assign to read only property 'fill' of Uint8Array.prototype"),
+        ("Error.prototype.message = 'x'", "Cannot assign to read only property 'message' of Error.prototype"),
+    ])
+    func changingABuiltInIsATypeErrorNamingIt(_ source: String, _ expected: String) throws {
+        let (engine, _, _) = try makeEngine()
+        try engine.evaluate("function tamper() { \(source) }")
+        let error = try #require(throws: MacroError.self) { try engine.call("tamper") }
+        #expect(error.errorName == "TypeError")
+        #expect(error.message.hasPrefix(expected))
+        // Nothing changed for the next macro.
+        #expect(try engine.evaluate("[1, 2].map(function (x) { return x * 2 }).concat(typeof Math.random(), JSON.stringify({a: 1}))")
+            == [2, 4, "number", "{\"a\":1}"])
+    }
+
+    @Test func freezingDoesNotBreakOrdinaryCode() throws {
+        let (engine, _, _) = try makeEngine()
+        // The override mistake: an ordinary object may still get its own toString, constructor, name...
+        let result = try engine.evaluate("""
+            (function () {
+              var o = {}; o.toString = function () { return "mine" };
+              var e = new Error("boom"); e.name = "MyError";
+              class A { toString() { return "A" } }
+              class B extends A { constructor() { super(); this.constructor = 5 } }
+              function F() {} F.prototype.valueOf = function () { return 42 };
+              var copy = Object.assign({}, {a: 1}, {b: 2});
+              var spread = [...[1, 2], ...new Set([3])];
+              return [String(o), String(e), String(new A()), new B().constructor, +new F(), copy.b, spread.length,
+                      [3, 1, 2].sort().join(""), Array.from({length: 2}, function (_, i) { return i }).join(",")];
+            })()
+            """)
+        #expect(result == ["mine", "MyError: boom", "A", 5, 42, 2, 3, "123", "0,1"])
+    }
+
+    @Test func aMacroCannotReplaceAGlobalBuiltIn() throws {
+        let (engine, _, _) = try makeEngine()
+        try engine.evaluate("function swap() { JSON = { stringify: function () { return 'x' } }; Math = null }")
+        _ = try? engine.call("swap")
+        #expect(try engine.evaluate("JSON.stringify([1]) + typeof Math") == "[1]object")
+    }
+
+    @Test func hardeningCanBeSwitchedOff() throws {
+        let engine = MacroEngine(configuration: .init(hardenBuiltins: false), logger: silentLogger)
+        try engine.evaluate("Array.prototype.double = function () { return this.map(function (x) { return x * 2 }) }")
+        #expect(try engine.evaluate("[1, 2].double()") == [2, 4])
+        #expect(try engine.evaluate("Object.isFrozen(Array.prototype)") == false)
+    }
+
+    @Test func theShippedMacrosAndLibFilesRunHardened() throws {
+        let (engine, model, _) = try makeEngine()
+        let library = MacroLibrary(directory: repositoryRoot + "/macros", engine: engine, logger: silentLogger)
+        let entries = try library.reload()
+        #expect(entries.filter { $0.status == .error }.map(\.name) == [])
+        #expect(library.libEntries.filter { $0.status == .error }.map(\.name) == [])
+        try library.call("random")
+        #expect(model.valuesByName.values.allSatisfy { $0 > 0 })
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+import MacroEngineCore
+import MacroTestSupport
+import Testing
+
+/// Issue #10, item 1: every runaway that the in-process watchdog can see ends at its deadline,
+/// wherever the JavaScript runs: at load, while a result is converted, in timers.
+@Suite("Runaways in process")
+struct RunawayTests {
+    @Test func aFileThatLoopsWhileItLoadsIsReportedWithItsPositionAndTheOthersLoad() throws {
+        let (engine, _, _) = try makeEngine(timeLimit: .milliseconds(200))
+        let dir = TemporaryDirectory(prefix: "runaway")
+        try dir.write("spin.js", "// runs while it loads\n(function () {\n  for (;;) {}\n})(), function () { return 1 }\n")
+        try dir.write("ok.js", "function () { return 2 }")
+        let library = MacroLibrary(directory: dir.path, engine: engine, logger: silentLogger)
+        let entries = try library.reload()
+        let spin = try #require(entries.first { $0.name == "spin" })
+        #expect(spin.status == .error)
+        #expect(spin.error?.code == .timeout)
+        #expect(spin.error?.file == dir.url("spin.js"))
+        #expect(spin.error?.line == 2)
+        #expect(spin.error?.message.hasPrefix("stopped while loading: the file's own code ran past the time limit (200 ms)") == true)
+        #expect(try library.call("ok") == 2)
+    }
+
+    @Test func aLibFileThatLoopsWhileItLoadsIsStopped() throws {
+        let (engine, _, _) = try makeEngine(timeLimit: .milliseconds(200))
+        let dir = TemporaryDirectory(prefix: "runaway")
+        try dir.write("lib/spin.js", "var x = 1;\nfunction spin() {\n  while (true) {}\n}\nspin();\n")
+        try dir.write("ok.js", "function () { return 3 }")
+        let library = MacroLibrary(directory: dir.path, engine: engine, logger: silentLogger)
+        _ = try library.reload()
+        let lib = try #require(library.libEntries.first)
+        #expect(lib.status == .error)
+        #expect(lib.error?.code == .timeout)
+        // JSC's backtrace names the running function by its first line, and each caller's call site.
+        #expect(lib.error?.line == 2)
+        #expect(lib.error?.stack == "spin@\(dir.url("lib/spin.js")):2\nglobal code@\(dir.url("lib/spin.js")):5")
+        #expect(try library.call("ok") == 3)
+    }
+
+    @Test(arguments: [
+        "function () { return { get x() { for (;;) {} } } }",
+        "function () { return { a: { b: { get c() { for (;;) {} } } } } }",
+        "function () { return [1, { get y() { while (true) {} } }] }",
+    ])
+    func aResultWhoseConversionLoopsIsStopped(_ source: String) throws {
+        let (engine, _, _) = try makeEngine(timeLimit: .milliseconds(200))
+        let method = MacroMethod(javascript: source, key: "conv", engine: engine)
+        let error = try #require(throws: MacroError.self) { try method.liveFunction!.callFuture([]).wait() }
+        #expect(error.code == .timeout)
+        #expect(try engine.evaluate("1 + 1") == 2)
+    }
+
+    @Test func timersThatReArmThemselvesStopAtTheirCallsDeadline() throws {
+        let (engine, model, _) = try makeEngine()
+        // The call returns at once; its timer re-arms itself every 0 ms, forever.
+        try engine.evaluate("function storm() { function tick() { progress.inner += 0.001; setTimeout(tick, 0) } setTimeout(tick, 0); return 'started' }")
+        #expect(try engine.callFuture("storm", deadline: .milliseconds(300)).wait() == "started")
+        // Bounded poll: the storm must end by itself (its values stop changing).
+        var last = -1.0, stableSince = Date()
+        let giveUp = Date().addingTimeInterval(20)
+        while Date() < giveUp {
+            let now = model.valuesByName["inner"]!
+            if now != last { last = now; stableSince = Date() }
+            if Date().timeIntervalSince(stableSince) > 1 { break }
+            usleep(50_000)
+        }
+        #expect(Date() < giveUp, "the timer storm never stopped")
+        #expect(last > 0)
+        #expect(try engine.evaluate("'still answering'") == "still answering")
+    }
+
+    @Test func theStallVerdictUsesTheBudgetThenTheCancel() {
+        let ms: UInt64 = 1_000_000
+        let busy = EngineOccupancy.Snapshot(since: 1000 * ms, budgetNanoseconds: 300 * ms, call: 7, loadingFile: nil, cancelledAt: nil)
+        #expect(StallWatch.verdict(busy, now: 1000 * ms + 799 * ms, graceNanoseconds: 500 * ms) == nil)
+        let stall = StallWatch.verdict(busy, now: 1000 * ms + 801 * ms, graceNanoseconds: 500 * ms)
+        #expect(stall?.stuckMilliseconds == 801)
+        #expect(stall?.cancelled == false)
+        var cancelled = busy
+        cancelled.cancelledAt = 1100 * ms
+        #expect(StallWatch.verdict(cancelled, now: 1599 * ms, graceNanoseconds: 500 * ms) == nil)
+        #expect(StallWatch.verdict(cancelled, now: 1601 * ms, graceNanoseconds: 500 * ms)?.cancelled == true)
+        let idle = EngineOccupancy.Snapshot(since: nil, budgetNanoseconds: 0, call: 0, loadingFile: nil, cancelledAt: nil)
+        #expect(StallWatch.verdict(idle, now: .max / 2, graceNanoseconds: 0) == nil)
+    }
+}
