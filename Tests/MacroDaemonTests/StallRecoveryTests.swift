@@ -1,0 +1,154 @@
+import Foundation
+import MacroEngineCore
+import MacroRPC
+import MacroTestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Issue #10, items 1 and 2: JavaScript that JavaScriptCore cannot interrupt (endless chains of
+/// promise jobs) is stopped by macrod's last resort, which restarts the engine under the clients'
+/// feet: the stuck call fails, everything else goes on, nothing answered is lost.
+@Suite("macrod recovers from a stalled engine", .serialized)
+struct StallRecoveryTests {
+    static let config = "time_limit_ms: 300\nstall_grace_ms: 300\n"
+    static let files = [
+        "bump.js": "function(channel, amount) { progress[channel] += amount; return progress[channel] }",
+        "slow.js": "async function() { var t = Date.now(); while (Date.now() - t < 200) {} await sleep(1); return 'ok' }",
+    ]
+
+    /// Every shape of endless promise-job chain we know, each as a macro.
+    static let runaways = [
+        "async function() { progress.inner = 9; for (;;) await null; }",
+        "function() { progress.inner = 9; function f() { Promise.resolve().then(f) } f(); return 1 }",
+        "async function() { progress.inner = 9; async function* g() { for (;;) yield 1 } for await (const x of g()) {} }",
+        "function() { progress.inner = 9; function f() { queueMicrotask(f) } f(); return new Promise(function () {}) }",
+        "function() { setTimeout(function () { progress.inner = 9; function f() { Promise.resolve().then(f) } f() }, 0); return new Promise(function () {}) }",
+    ]
+
+    func reply(_ client: RPCClient, id: Int) throws -> MacroValue {
+        client.setReceiveTimeout(seconds: 30)
+        while let message = try client.readMessage() {
+            if message["id"].intValue == id { return message }
+        }
+        throw RPCError(code: -1, message: "connection closed before reply \(id)")
+    }
+
+    @Test(arguments: runaways)
+    func anEndlessPromiseChainIsStoppedAndEverythingElseGoesOn(_ source: String) throws {
+        var files = Self.files
+        files["runaway.js"] = source
+        let daemon = try DaemonProcess(files: files, config: Self.config)
+        let pid = daemon.pid
+        let other = try daemon.client()
+        #expect(try other.call("macro.call", ["name": "bump", "args": ["outer", 2]]) == 2)
+        let subscriber = try daemon.client()
+        _ = try subscriber.call("subscribe", ["events": ["progress"]])
+
+        let caller = try daemon.client()
+        try caller.send(raw: #"{"jsonrpc":"2.0","id":7,"method":"macro.call","params":{"name":"runaway"}}"#)
+        let answer = try reply(caller, id: 7)
+        #expect(answer["error"]["code"] == .number(Double(RPCError.timeout)), "\(answer)")
+        #expect(answer["error"]["data"]["reason"] == "timeout")
+
+        // The same process (re-executed), serving again: a 200 ms macro runs normally, the
+        // connections opened before are still open, and the stuck turn's write is gone.
+        #expect(daemon.isRunning && daemon.pid == pid)
+        #expect(try caller.call("macro.call", ["name": "slow"]) == "ok")
+        #expect(try other.call("progress.get") == ["inner": 0, "middle": 0, "outer": 2])
+        #expect(try other.call("macro.call", ["name": "bump", "args": ["outer", 1]]) == 3)
+        let change = try subscriber.waitFor("progress.changed")
+        #expect(change["outer"] == 3)
+        #expect(daemon.log.contains("serving again"))
+    }
+
+    @Test func cancelFromAnotherConnectionStopsAnAwaitLoop() throws {
+        var files = Self.files
+        files["loop.js"] = "async function() { progress.middle = 5; for (;;) await null; }"
+        // Only the cancel can stop it: its budget is a minute.
+        let daemon = try DaemonProcess(files: files, config: "time_limit_ms: 60000\ncall_deadline_ms: 60000\nstall_grace_ms: 300\n")
+        let caller = try daemon.client()
+        try caller.send(raw: #"{"jsonrpc":"2.0","id":1,"method":"macro.call","params":{"name":"loop"}}"#)
+        let control = try daemon.client()
+        var running: [MacroValue] = []
+        for _ in 0..<200 where running.isEmpty {
+            running = try control.call("macro.running").arrayValue ?? []
+            if running.isEmpty { usleep(10_000) }
+        }
+        let call = try #require(running.first?["call"].intValue)
+        #expect(try control.call("macro.cancel", ["call": .number(Double(call))]) == ["call": .number(Double(call)), "cancelled": true])
+        let answer = try reply(caller, id: 1)
+        #expect(answer["error"]["code"] == .number(Double(RPCError.timeout)))
+        #expect(answer["error"]["data"]["reason"] == "cancelled")
+        #expect(try control.call("progress.get") == ["inner": 0, "middle": 0, "outer": 0])
+        #expect(try control.call("macro.running") == [])
+    }
+
+    @Test func requestsWaitingBehindTheStallAreAnsweredNotLost() throws {
+        var files = Self.files
+        files["loop.js"] = "async function() { for (;;) await null; }"
+        let daemon = try DaemonProcess(files: files, config: Self.config)
+        let caller = try daemon.client()
+        try caller.send(raw: #"{"jsonrpc":"2.0","id":1,"method":"macro.call","params":{"name":"loop"}}"#)
+        let control = try daemon.client()
+        for _ in 0..<200 where (try control.call("macro.running").arrayValue ?? []).isEmpty { usleep(10_000) }
+        // Queued while the engine is stuck, one of them cut in two at the moment of the restart.
+        let queued = try daemon.client()
+        try queued.send(raw: #"{"jsonrpc":"2.0","id":2,"method":"macro.call","params":{"name":"bump","args":["inner",1]}}"#)
+        try queued.send(bytes: Array(#"{"jsonrpc":"2.0","id":3,"method":"macro.call","#.utf8))
+        _ = try reply(caller, id: 1)
+        try queued.send(raw: #""params":{"name":"bump","args":["inner",2]}}"#)
+        #expect(try reply(queued, id: 2)["result"] == 1)
+        #expect(try reply(queued, id: 3)["result"] == 3)
+    }
+
+    @Test func aFileThatStallsWhileLoadingIsSkippedAtStartAndOnReload() throws {
+        var files = Self.files
+        files["chain.js"] = "(function () { function f() { Promise.resolve().then(f) } f() })(), function () { return 1 }"
+        let daemon = try DaemonProcess(files: files, config: Self.config)
+        let client = try daemon.client()
+        let list = try #require(try client.call("macro.list").arrayValue)
+        let chain = try #require(list.first { $0["name"] == "chain" })
+        #expect(chain["status"] == "error")
+        #expect(chain["error"]["message"].stringValue?.hasPrefix("not loaded: while it loaded, its code kept the engine busy") == true)
+        #expect(try client.call("macro.call", ["name": "bump", "args": ["inner", 1]]) == 1)
+
+        // Saved while macrod runs: stalls the reload, is skipped, and a fixed save loads.
+        try daemon.dir.write("macros/chain2.js", "(async function () { for (;;) await null })(), function () { return 2 }")
+        var status: MacroValue = .undefined
+        for _ in 0..<500 where status != "error" {
+            status = (try? client.call("macro.list"))?.arrayValue?.first { $0["name"] == "chain2" }?["status"] ?? .undefined
+            if status != "error" { usleep(20_000) }
+        }
+        #expect(status == "error")
+        try daemon.dir.write("macros/chain2.js", "function () { return 2 }")
+        var result: MacroValue = .undefined
+        for _ in 0..<500 where result != 2 {
+            result = (try? client.call("macro.call", ["name": "chain2"])) ?? .undefined
+            if result != 2 { usleep(20_000) }
+        }
+        #expect(result == 2)
+        #expect(try client.call("progress.get")["inner"] == 1)
+    }
+
+    @Test func aMemoryBombStaysNearTheCapAndLeavesNoAftermath() throws {
+        var files = Self.files
+        files["bomb.js"] = "function() { var a = []; for (;;) a.push(new Uint8Array(1 << 20).fill(7)) }"
+        files["fifty.js"] = "function() { var t = Date.now(), n = 0; while (Date.now() - t < 50) { n += [1, 2, 3].map(function (x) { return x }).length } return n > 0 }"
+        let daemon = try DaemonProcess(files: files, config: "time_limit_ms: 60000\nmemory_limit_mb: 256\n")
+        let client = try daemon.client()
+        #expect(throws: RPCError.self) { try client.call("macro.call", ["name": "bomb"]) }
+        let status = try String(contentsOfFile: "/proc/\(daemon.pid)/status", encoding: .utf8)
+        let peakKiB = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }
+            .flatMap { Int($0.split(separator: " ", omittingEmptySubsequences: true)[1]) } ?? .max
+        // The cap plus 25%, the daemon's own baseline included.
+        #expect(peakKiB < 320 * 1024, "peak RSS \(peakKiB / 1024) MiB")
+        var failures: [String] = []
+        for _ in 0..<100 {
+            do { if try client.call("macro.call", ["name": "fifty"]) != true { failures.append("wrong result") } } catch { failures.append("\(error)") }
+        }
+        #expect(failures == [])
+    }
+}
