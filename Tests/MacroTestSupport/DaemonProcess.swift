@@ -23,7 +23,10 @@ public final class DaemonProcess: @unchecked Sendable {
 
     /// Writes `files` into the macros directory and `config` (YAML, optional), starts macrod and
     /// waits until its socket answers (10 s at most).
-    public init(files: [String: String] = [:], config: String? = nil, extraArguments: [String] = [], dir: TemporaryDirectory = TemporaryDirectory(prefix: "macrod")) throws {
+    public init(
+        files: [String: String] = [:], config: String? = nil, extraArguments: [String] = [],
+        environment: [String: String] = [:], dir: TemporaryDirectory = TemporaryDirectory(prefix: "macrod")
+    ) throws {
         self.dir = dir
         socket = dir.url("macrod.sock")
         try FileManager.default.createDirectory(atPath: dir.url("macros"), withIntermediateDirectories: true)
@@ -38,6 +41,7 @@ public final class DaemonProcess: @unchecked Sendable {
         process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
         var env = ProcessInfo.processInfo.environment
         env["MACROENGINE_CONFIG"] = nil
+        for (key, value) in environment { env[key] = value }
         process.environment = env
         try process.run()
         let deadline = Date().addingTimeInterval(10)

@@ -1,0 +1,45 @@
+import Foundation
+import MacroEngineCore
+import MacroTestSupport
+import Testing
+
+/// Issue #10: `macro` without a daemon is not hung by JavaScript its watchdog cannot stop.
+@Suite("macro CLI stall guard")
+struct StallGuardTests {
+    final class Fixture: Sendable {
+        let dir = TemporaryDirectory()
+        init() throws {
+            try dir.write("macros/chain.js", "// loads forever\n(function () { function f() { Promise.resolve().then(f) } f() })(), function () { return 1 }\n")
+            try dir.write("macros/loop.js", "async function() { progress.inner = 4; for (;;) await null; }")
+            try dir.write("macros/ok.js", "function() { progress.outer += 1; return progress.outer }")
+            try dir.write("config.yaml", "time_limit_ms: 300\nstall_grace_ms: 300\n")
+        }
+        func run(_ arguments: String...) throws -> ProcessResult {
+            try BinaryRunner.macro(arguments: arguments + ["--macros", dir.url("macros"), "--state", dir.url("state.json"), "--config", dir.url("config.yaml")])
+        }
+    }
+
+    @Test func aFileThatStallsWhileLoadingIsReportedAndTheCommandGoesOn() throws {
+        let f = try Fixture()
+        let list = try f.run("list", "--local", "--json")
+        #expect(list.status == 0, "\(list)")
+        let entries = try #require(try MacroValue(jsonText: list.stdout).arrayValue)
+        #expect(entries.map { $0["name"] } == ["chain", "loop", "ok"])
+        #expect(entries[0]["status"] == "error")
+        #expect(entries[0]["error"]["message"].stringValue?.hasPrefix("not loaded: while it loaded, its code kept the engine busy") == true)
+        let run = try f.run("run", "ok", "--local", "--json")
+        #expect(run.status == 0, "\(run)")
+        #expect(try MacroValue(jsonText: run.stdout)["result"] == 1)
+    }
+
+    @Test func aStalledCallExits75AndSavesNothing() throws {
+        let f = try Fixture()
+        #expect(try f.run("run", "ok", "--local").status == 0)
+        let run = try f.run("run", "loop", "--local", "--json")
+        #expect(run.status == 75, "\(run)")
+        #expect(try MacroValue(jsonText: run.stdout)["error"]["code"] == "timeout")
+        let progress = try f.run("progress", "--local", "--json")
+        #expect(try MacroValue(jsonText: progress.stdout)["inner"] == 0, "\(progress)")
+        #expect(try MacroValue(jsonText: progress.stdout)["outer"] == 1, "\(progress)")
+    }
+}
