@@ -59,12 +59,14 @@ extension MacroEngine {
         context.deadlineTask = eventLoop.assumeIsolated().scheduleTask(deadline: context.deadline) { [weak self] in
             self?.finish(context, .failure(MacroError(code: .timeout, message: "timed out after \(context.budget.milliseconds) ms", macro: macro)), runtime: runtime)
         }
-        let fulfilled = runtime.makeFunction(name: "resolve") { [unowned self] args in
+        let fulfilled = runtime.makeFunction(name: "resolve") { [weak self] args in
+            guard let self else { throw MacroError.engineGone }
             let value = args.first ?? runtime.context.undefined
             self.finish(context, Result { try runtime.macroValue(value) }, runtime: runtime)
             return runtime.context.undefined
         }
-        let rejected = runtime.makeFunction(name: "reject") { [unowned self] args in
+        let rejected = runtime.makeFunction(name: "reject") { [weak self] args in
+            guard let self else { throw MacroError.engineGone }
             let reason = args.first ?? runtime.context.undefined
             // The turn in which the promise rejected is the failing one: undo its writes.
             runtime.turnFailed = true
@@ -156,18 +158,21 @@ extension MacroEngine {
     /// Installs setTimeout, clearTimeout, setInterval, clearInterval, queueMicrotask, sleep and
     /// the unhandled-rejection reporter. Called once from init, on the loop.
     func installTimers(runtime: JSRuntime) throws {
-        // The closures reach the runtime through the (unowned) engine: a closure kept by JSC
+        // The closures reach the runtime through the (weakly held) engine: a closure kept by JSC
         // that held the runtime strongly would keep the context from being torn down.
-        runtime.defineNativeGlobal("setTimeout") { [unowned self] args in
+        runtime.defineNativeGlobal("setTimeout") { [weak self] args in
+            guard let self else { throw MacroError.engineGone }
             let runtime = self.runtime.value
             return runtime.context.number(Double(try self.addTimer(args, repeating: false, name: "setTimeout", runtime: runtime)))
         }
-        runtime.defineNativeGlobal("setInterval") { [unowned self] args in
+        runtime.defineNativeGlobal("setInterval") { [weak self] args in
+            guard let self else { throw MacroError.engineGone }
             let runtime = self.runtime.value
             return runtime.context.number(Double(try self.addTimer(args, repeating: true, name: "setInterval", runtime: runtime)))
         }
         for name in ["clearTimeout", "clearInterval"] {
-            runtime.defineNativeGlobal(name) { [unowned self] args in
+            runtime.defineNativeGlobal(name) { [weak self] args in
+                guard let self else { throw MacroError.engineGone }
                 let runtime = self.runtime.value
                 if let id = args.first?.number, id.isFinite { runtime.clearTimer(Int(id)) }
                 return runtime.context.undefined
@@ -193,7 +198,8 @@ extension MacroEngine {
         runtime.defineGlobal("sleep", JSValue(JSObjectGetPropertyAtIndex(runtime.context.ref, helpers.objectRef!, 0, nil), in: runtime.context), readOnly: true)
         runtime.defineGlobal("queueMicrotask", JSValue(JSObjectGetPropertyAtIndex(runtime.context.ref, helpers.objectRef!, 1, nil), in: runtime.context), readOnly: true)
 
-        let reporter = runtime.makeFunction(name: "unhandledRejection") { [unowned self] args in
+        let reporter = runtime.makeFunction(name: "unhandledRejection") { [weak self] args in
+            guard let self else { throw MacroError.engineGone }
             let reason = args.count > 1 ? args[1] : runtime.context.undefined
             var error = runtime.macroError(fromException: reason.ref, macro: runtime.currentCall?.macro, file: nil)
             error.message = "unhandled promise rejection: \(error.message)"

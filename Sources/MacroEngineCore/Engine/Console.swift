@@ -18,7 +18,8 @@ extension MacroEngine {
         let levels: [(String, Logger.Level)] = [("log", .info), ("info", .info), ("warn", .warning), ("error", .error), ("debug", .debug)]
         let format = try runtime.evaluateRaw(Self.inspectSource, file: nil)
         let emitters = levels.map { name, level in
-            runtime.makeFunction(name: "console.\(name)") { [unowned self] args in
+            runtime.makeFunction(name: "console.\(name)") { [weak self] args in
+                guard let self else { throw MacroError.engineGone }
                 let runtime = self.runtime.value
                 let message = ConsoleMessage(level: level, message: args.first?.string ?? "", macro: runtime.currentCall?.macro)
                 self.consoleHandler(message)

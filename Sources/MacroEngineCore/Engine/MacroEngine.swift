@@ -372,7 +372,8 @@ public final class MacroEngine: Sendable {
 
     /// Registers a closure taking and returning ``MacroValue``s.
     public func register(_ name: String, values body: @escaping @Sendable ([MacroValue]) throws -> MacroValue) throws {
-        try register(name, function: { [unowned self] arguments in
+        try register(name, function: { [weak self] arguments in
+            guard let self else { throw MacroError.engineGone }
             let runtime = self.runtime.value
             return try runtime.jsValue(try body(arguments.map { try runtime.macroValue($0) }))
         })

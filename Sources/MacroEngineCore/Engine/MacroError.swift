@@ -99,3 +99,8 @@ extension MacroError {
         MacroError(code: .conversion, message: message, errorName: "TypeError")
     }
 }
+
+extension MacroError {
+    /// A native function called after its engine was released (JavaScript can hold natives longer).
+    static var engineGone: MacroError { MacroError(code: .cancelled, message: "the engine has shut down") }
+}
