@@ -28,11 +28,13 @@ let package = Package(
         ),
         // ThreadSanitizer's annotation functions, declared for `make sanitize` builds (-DTSAN).
         .target(name: "CThreadSanitizer"),
+        // JavaScriptCore's options, set in the environment before main (before any thread exists).
+        .target(name: "CJSCStartup"),
         // The engine, the progress model, macro files on disk and the config.
         .target(
             name: "MacroEngineCore",
             dependencies: [
-                "CJavaScriptCore", "CThreadSanitizer",
+                "CJavaScriptCore", "CThreadSanitizer", "CJSCStartup",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
