@@ -68,7 +68,7 @@ struct MacrodCommand: AsyncParsableCommand {
         let socketPath = SocketPath.resolve(socket ?? settings.socket)
         settings.macrosDirectory = URL(fileURLWithPath: settings.macrosDirectory).standardizedFileURL.path
 
-        var logger = Logger(label: "macrod") { StreamLogHandler.standardError(label: $0) }
+        var logger = Logger(label: "macrod") { DaemonLogHandler(label: $0) }
         logger.logLevel = settings.logLevel
         let daemon = MacroDaemon(config: settings, socketPath: socketPath, configFile: configFile, version: MacroEngineVersion.string, logger: logger)
         let group = ServiceGroup(configuration: .init(
