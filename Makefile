@@ -53,7 +53,7 @@ run: release
 	echo "      $$BIN/macro run random          # the seed's template moves the rings"; \
 	echo "      $$BIN/macro progress --watch    # the rings, redrawn live"; \
 	echo "      $$BIN/macro edit bump           # edit a macro; it is live when saved"; \
-	echo "      echo '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"macro.list\"}' | socat - UNIX-CONNECT:$$SOCK"; \
+	echo "      echo '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"macro.list\"}' | socat -t 5 - UNIX-CONNECT:$$SOCK"; \
 	exec $$BIN/macrod --config config/macroengine.yaml --socket "$$SOCK" --state $(STATE_DIR)/state.json
 
 # The demo without the daemon: the macros run in-process.

@@ -87,7 +87,7 @@ struct ProtocolTests {
         ("progress.set", ["sideways": 1], "Invalid params: unknown channel 'sideways' (channels: inner, middle, outer)"),
         ("subscribe", ["events": ["weather"]], "Invalid params: events unknown event \"weather\" (events: progress, macros, log)"),
         ("subscribe", [:], "Invalid params: events must be an array such as [\"progress\"]"),
-        ("macro.list", ["positional"], "Invalid params: macro.list takes named params (an object)"),
+        ("macro.list", ["positional"], "Invalid params: macro.list takes no params (send none, {} or [])"),
     ]
 
     @Test(arguments: badParams)
