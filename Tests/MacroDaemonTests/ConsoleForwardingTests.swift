@@ -116,6 +116,8 @@ struct ConsoleForwardingTests {
         #expect(recent.count >= 2)
         #expect(!recent.contains { $0.jsonText().contains("__macroengine") })
         #expect(!daemon.log.contains("__macroengine"))
+        // On stderr a multi-line message keeps its further lines under the record, indented.
+        #expect(daemon.log.contains(" info macrod: Error: x macro=stack\n        at stack@\(daemon.macros)/stack.js:2:20\n"))
     }
 
     static func exchange(_ client: RPCClient, _ line: String) throws -> String {
