@@ -27,6 +27,21 @@ struct SaveModeTests {
         #expect(try client.call("macro.call", ["name": "fresh"]) == 1)
     }
 
+    @Test func theUmaskSurvivesAnEngineRestart() throws {
+        // An endless promise chain makes macrod re-execute itself (issue 10's last resort); the
+        // new process must still use the umask the first one was started with, not its own 077.
+        let daemon = try DaemonProcess(
+            files: ["runaway.js": "async function() { for (;;) await null; }"],
+            config: "time_limit_ms: 300\nstall_grace_ms: 300\n", umask: 0o027)
+        let client = try daemon.client()
+        client.setReceiveTimeout(seconds: 30)
+        let error = try #require(throws: RPCError.self) { try client.call("macro.call", ["name": "runaway"]) }
+        #expect(error.code == -32001)
+        #expect(error.message.hasSuffix("the engine was restarted"))
+        #expect(try client.call("macro.save", ["name": "after", "source": "function() { return 1 }"])["version"] == 1)
+        #expect(Self.mode(daemon.macros + "/after.js") == 0o640)
+    }
+
     @Test func anExistingFileKeepsItsMode() throws {
         let daemon = try DaemonProcess(files: ["shared.js": "function() { return 1 }", "secret.js": "function() { return 1 }"], umask: 0o022)
         chmod(daemon.macros + "/shared.js", 0o664)
