@@ -7,7 +7,7 @@ APT_PKGS   := libjavascriptcoregtk-4.1-dev pkg-config
 SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 STATE_DIR  := .run
 
-.PHONY: all deps build release run demo test bench bench-deps fuzz sanitize soak completions install-user clean help
+.PHONY: all deps test-deps build release run demo test bench bench-deps fuzz sanitize soak completions install-user clean help
 
 all: build
 
@@ -22,6 +22,7 @@ help:
 	@echo "make completions   write shell completions for macro into .build/completions/"
 	@echo "make install-user  install macro, macrod, the config and the systemd user unit under ~"
 	@echo "make deps          install $(APT_PKGS) with apt-get when pkg-config cannot find $(PKG)"
+	@echo "make test-deps     install the PyPI helpers the tests use ($(PY_PKGS)) into $(PY_DEPS)"
 
 # Installs JavaScriptCore's development package when pkg-config does not find it.
 deps:
@@ -53,7 +54,7 @@ run: release
 	echo "      $$BIN/macro run random          # the seed's template moves the rings"; \
 	echo "      $$BIN/macro progress --watch    # the rings, redrawn live"; \
 	echo "      $$BIN/macro edit bump           # edit a macro; it is live when saved"; \
-	echo "      echo '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"macro.list\"}' | socat - UNIX-CONNECT:$$SOCK"; \
+	echo "      echo '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"macro.list\"}' | socat -t 5 - UNIX-CONNECT:$$SOCK"; \
 	exec $$BIN/macrod --config config/macroengine.yaml --socket "$$SOCK" --state $(STATE_DIR)/state.json
 
 # The demo without the daemon: the macros run in-process.
@@ -67,7 +68,22 @@ demo: release
 	$$BIN/macro run random $$ARGS && \
 	$$BIN/macro run bump $$ARGS outer 2.5
 
-test: deps
+# PyPI helpers the tests drive macrod with (a third-party JSON-RPC client), into .build/python
+# (pip --target: no virtualenv needed, the system's Python is left alone).
+PY_DEPS    := .build/python
+PY_PKGS    := tinyrpc==1.1.7
+test-deps:
+	@if ! PYTHONPATH=$(PY_DEPS) python3 -c 'import tinyrpc' 2>/dev/null; then \
+		echo "==> installing $(PY_PKGS) into $(PY_DEPS) (a JSON-RPC client the protocol tests use)"; \
+		if ! python3 -m pip --version >/dev/null 2>&1; then \
+			$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+			$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3 python3-pip; \
+		fi; \
+		python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore --target $(PY_DEPS) $(PY_PKGS); \
+	fi
+	@PYTHONPATH=$(PY_DEPS) python3 -c 'import tinyrpc' || { echo "error: tinyrpc still missing in $(PY_DEPS)" >&2; exit 1; }
+
+test: deps test-deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 
@@ -109,7 +125,7 @@ fuzz: deps
 	done
 
 # The test suite under AddressSanitizer, then ThreadSanitizer (separate build folders).
-sanitize: deps
+sanitize: deps test-deps
 	$(SWIFT) build --build-tests --scratch-path .build-asan -Xswiftc -sanitize=address -Xswiftc -use-ld=lld
 	ASAN_OPTIONS=detect_leaks=0 MACROENGINE_LOAD_RSS_BOUND_MIB=2048 $(SWIFT) test --skip-build --scratch-path .build-asan
 	$(SWIFT) build --build-tests --scratch-path .build-tsan -Xswiftc -sanitize=thread -Xswiftc -DTSAN -Xswiftc -use-ld=lld

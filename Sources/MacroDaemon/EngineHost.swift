@@ -24,12 +24,15 @@ final class EngineHost: Sendable {
     private let modelChanges = Atomic<Int>(0)
     private let publishedChanges = Atomic<Int>(0)
     private let counters = Mutex<Counters>(Counters())
+    private let consoleRoutes = ConsoleRoutes()
 
     struct Settings: Sendable {
         var engineEval: Bool
         var queueLimit: Int
         var socket: String
         var fsync: FsyncPolicy = .interval
+        /// The mode of a file `macro.save` creates: 0666 less the umask macrod started with.
+        var newFileMode: mode_t = 0o644
     }
 
     private struct Counters {
@@ -52,6 +55,12 @@ final class EngineHost: Sendable {
         self.version = version
         self.settings = Mutex(settings)
         model.addObserver { [weak self] _ in self?.modelChanges.add(1, ordering: .relaxed) }
+        // console.* still goes to the log; a macro.call's own output also goes to its caller.
+        let logConsole = engine.consoleHandler
+        engine.consoleHandler = { [consoleRoutes] message in
+            logConsole(message)
+            consoleRoutes.forward(message)
+        }
         // Every synchronous run of JavaScript is a turn: an animation step publishes its own change.
         engine.onTurnEnd { [weak self] in self?.publishIfChanged() }
         library.onChange { [hub] change in
@@ -81,32 +90,38 @@ final class EngineHost: Sendable {
     let restarting = Atomic<Bool>(false)
 
     /// Handles one request on the engine loop. Answers -32005 at once when the queue is full.
+    /// The method is looked up first: an unknown one is -32601 whatever its params.
     /// The returned future completes on the connection's loop.
-    func handle(_ request: RPCRequest, from connection: Connection) -> EventLoopFuture<MacroValue?> {
+    func handle(_ request: RPCRequest, from connection: Connection) -> EventLoopFuture<RPCMessage?> {
         let replyLoop = connection.channel.eventLoop
+        guard let method = RPCMethod(rawValue: request.method) else {
+            if request.id != nil { countError() }
+            let error = RPCError(code: RPCError.methodNotFound, message: "Method not found: \(request.method)")
+            return replyLoop.makeSucceededFuture(request.id.map { RPCCodec.response(id: $0, error: error) })
+        }
         if restarting.load(ordering: .relaxed) {
             countError()
             return replyLoop.makeSucceededFuture(request.id.map { RPCCodec.response(id: $0, error: Self.restartError) })
         }
         // The committed values, answered here while this connection waits for nothing else on the
         // engine (so its own earlier requests are seen): no turn in progress is ever shown.
-        if request.method == "progress.get", connection.engineRequests.load(ordering: .relaxed) == 0,
+        if method == .progressGet, connection.engineRequests.load(ordering: .relaxed) == 0,
            case .undefined = request.params {
             return replyLoop.makeSucceededFuture(request.id.map { RPCCodec.response(id: $0, result: progressJSON(committed: true)) })
         }
         // Answered here, off the engine's thread: they must work while a macro keeps it busy.
-        if request.method == "macro.running" || request.method == "macro.cancel" {
+        if method.bypassesEngine {
             guard let id = request.id else {
-                _ = try? control(request)
+                _ = try? control(request, method)
                 return replyLoop.makeSucceededFuture(nil)
             }
             do {
-                let result = try control(request)
-                guard request.method == "macro.cancel", let call = result["call"].intValue else {
+                let result = try control(request, method)
+                guard method == .cancel, let call = result["call"].intValue else {
                     return replyLoop.makeSucceededFuture(RPCCodec.response(id: id, result: result))
                 }
                 // cancelled: true only once the call has actually stopped.
-                let promise = replyLoop.makePromise(of: MacroValue?.self)
+                let promise = replyLoop.makePromise(of: RPCMessage?.self)
                 let token = inFlight.add(.init(id: id, kind: .cancel(call), promise: promise))
                 engine.whenCallEnds(call) { [inFlight] in
                     inFlight.take(token)?.promise.succeed(RPCCodec.response(id: id, result: result))
@@ -125,8 +140,8 @@ final class EngineHost: Sendable {
             return replyLoop.makeSucceededFuture(reply)
         }
         let loop = engine.eventLoop
-        let callID = request.method == "macro.call" ? engine.reserveCallID() : nil
-        let promise = replyLoop.makePromise(of: MacroValue?.self)
+        let callID = method == .call ? engine.reserveCallID() : nil
+        let promise = replyLoop.makePromise(of: RPCMessage?.self)
         let started = InFlightRequests.StartFlag()
         let token = inFlight.add(.init(
             id: request.id, kind: callID.map { .call($0) } ?? .other, promise: promise,
@@ -135,8 +150,9 @@ final class EngineHost: Sendable {
         let run = { @Sendable [self] () -> EventLoopFuture<MacroValue> in
             started.set()
             do {
-                if request.method == "macro.call" { return try callAsync(Params(request), callID: callID) }
-                return loop.makeSucceededFuture(try dispatch(request, connection))
+                let params = try Params(request, method: method)
+                if method == .call { return try callAsync(params, callID: callID, id: request.id, connection: connection) }
+                return loop.makeSucceededFuture(try dispatch(method, params, connection))
             } catch {
                 return loop.makeFailedFuture(error)
             }
@@ -167,9 +183,9 @@ final class EngineHost: Sendable {
         message: "engine restarted: a macro kept the engine busy past its deadline and stall_grace_ms; this request did not complete and nothing of it was kept; send it again")
 
     /// `macro.running` and `macro.cancel {call}`.
-    private func control(_ request: RPCRequest) throws -> MacroValue {
-        let params = try Params(request)
-        if request.method == "macro.running" {
+    private func control(_ request: RPCRequest, _ method: RPCMethod) throws -> MacroValue {
+        let params = try Params(request, method: method)
+        if method == .running {
             return .array(engine.runningCalls.map { call in
                 ["call": .number(Double(call.id)), "name": .string(call.macro), "elapsedMs": .number(Double(call.elapsedMilliseconds))]
             })
@@ -248,53 +264,63 @@ final class EngineHost: Sendable {
 
     // MARK: Methods
 
-    private func dispatch(_ request: RPCRequest, _ connection: Connection) throws -> MacroValue {
-        let params = try Params(request)
-        switch request.method {
-        case "macro.list": return .array(library.entries.map(Self.entryJSON))
-        case "macro.source":
+    private func dispatch(_ method: RPCMethod, _ params: Params, _ connection: Connection) throws -> MacroValue {
+        switch method {
+        case .list: return .array(library.entries.map { Self.entryJSON($0, kind: "macro") } + library.libEntries.map { Self.entryJSON($0, kind: "lib") })
+        case .source:
             let name = try params.macroName()
             return ["name": .string(name), "source": .string(try library.source(of: name))]
-        case "macro.save": return try save(params)
-        case "macro.delete": return try delete(params)
-        case "progress.get": return progressJSON()
-        case "progress.set": return try setProgress(params)
-        case "subscribe":
+        case .save: return try save(params)
+        case .delete: return try delete(params)
+        case .types:
+            let names = library.entries.filter { $0.version > 0 }.map(\.name)
+            return ["source": .string(try engine.typeDeclarations(channels: model.channels, macros: names))]
+        case .progressGet: return progressJSON()
+        case .progressSet: return try setProgress(params)
+        case .subscribe:
             let subscribed = connection.subscribe(try params.events())
             return ["events": .array(EventKind.allCases.filter(subscribed.contains).map { .string($0.rawValue) })]
-        case "unsubscribe":
+        case .unsubscribe:
             let subscribed = connection.unsubscribe(try params.events())
             return ["events": .array(EventKind.allCases.filter(subscribed.contains).map { .string($0.rawValue) })]
-        case "engine.status": return status()
-        case "log.recent":
-            let limit = params.value["limit"].intValue ?? NotificationHub.recentLimit
-            guard limit >= 0 else { throw RPCError(code: RPCError.invalidParams, message: "Invalid params: limit must be a whole number >= 0") }
+        case .status: return status()
+        case .logRecent:
+            let limit = params.value["limit"] == .undefined ? NotificationHub.recentLimit : params.value["limit"].intValue ?? -1
+            guard limit >= 0 else { throw params.invalid("limit", "must be a whole number >= 0") }
             return .array(hub.recentLogs(limit: limit))
-        case "engine.eval":
+        case .eval:
             guard settings.locked({ $0.engineEval }) else {
                 throw RPCError(code: RPCError.forbidden, message: "engine.eval is disabled; set engine_eval: true in the config (development only)")
             }
             let source = try params.string("source")
             return try engine.evaluate(source, file: "<eval>", timeLimit: try params.timeLimit())
-        default:
-            throw RPCError(code: RPCError.methodNotFound, message: "Method not found: \(request.method)")
+        case .call, .running, .cancel:
+            throw RPCError(code: RPCError.internalError, message: "internal error: \(method.rawValue) is not dispatched here")
         }
     }
 
-    private func callAsync(_ params: Params, callID: Int?) throws -> EventLoopFuture<MacroValue> {
-        let name = try params.string("name")
+    /// Starts `macro.call` as call `callID`. With an id, the call's console output goes to
+    /// `connection` as `macro.console` notifications while it is pending (see ``ConsoleRoutes``).
+    private func callAsync(_ params: Params, callID: Int?, id: RPCID?, connection: Connection) throws -> EventLoopFuture<MacroValue> {
+        let name = try params.macroName(in: engine)
         let arguments = try params.array("args") ?? []
+        let deadline = try params.timeLimit()
         counters.locked { $0.calls += 1 }
-        return library.callFuture(name, arguments: arguments, deadline: try params.timeLimit(), callID: callID)
+        guard let id, let callID else { return library.callFuture(name, arguments: arguments, deadline: deadline, callID: callID) }
+        return consoleRoutes.routing(call: callID, to: connection, id: id) {
+            library.callFuture(name, arguments: arguments, deadline: deadline, callID: callID)
+        }
     }
 
     private func save(_ params: Params) throws -> MacroValue {
-        let name = try params.macroName()
+        let name = try params.macroName(in: engine)
         let source = try params.string("source")
         let path = "\(library.directory)/\(name).js"
         try engine.checkMacro(javascript: source, key: name, file: path)
         do {
-            try AtomicFile.write(Data(source.utf8), to: path, mode: 0o644)
+            // An existing file keeps its mode; a new one gets what the user's umask gives.
+            let mode = FileMode.existing(path) ?? settings.locked { $0.newFileMode }
+            try AtomicFile.write(Data(source.utf8), to: path, mode: mode, exactMode: true)
         } catch let error as MacroError {
             throw RPCError(code: RPCError.internalError, message: error.message)
         }
@@ -336,6 +362,7 @@ final class EngineHost: Sendable {
 
     private func status() -> MacroValue {
         let entries = library.entries
+        let libEntries = library.libEntries
         let (calls, errors, seq, stateError) = counters.locked { ($0.calls, $0.errors, $0.seq, $0.stateError) }
         let uptime = ContinuousClock.now - started
         var fields: OrderedFields = [
@@ -345,6 +372,7 @@ final class EngineHost: Sendable {
             "socket": .string(settings.locked { $0.socket }),
             "macrosDir": .string(library.directory),
             "macros": ["ok": .number(Double(entries.filter { $0.status == .ok }.count)), "broken": .number(Double(entries.filter { $0.status == .error }.count))],
+            "lib": ["ok": .number(Double(libEntries.filter { $0.status == .ok }.count)), "broken": .number(Double(libEntries.filter { $0.status == .error }.count))],
             "calls": .number(Double(calls)),
             "errors": .number(Double(errors)),
             "connections": .number(Double(hub.count)),
@@ -354,9 +382,10 @@ final class EngineHost: Sendable {
         return .object(fields)
     }
 
-    static func entryJSON(_ entry: MacroEntry) -> MacroValue {
+    /// A `macro.list` entry; `kind` is `macro` or `lib`.
+    static func entryJSON(_ entry: MacroEntry, kind: String) -> MacroValue {
         var fields: OrderedFields = [
-            "name": .string(entry.name), "status": .string(entry.status.rawValue),
+            "name": .string(entry.name), "kind": .string(kind), "status": .string(entry.status.rawValue),
             "file": .string(entry.file), "version": .number(Double(entry.version)),
         ]
         if let error = entry.error {
@@ -366,63 +395,5 @@ final class EngineHost: Sendable {
             fields["error"] = .object(detail)
         }
         return .object(fields)
-    }
-}
-
-/// Typed access to a request's params with -32602 errors that name the parameter.
-struct Params {
-    let method: String
-    let value: MacroValue
-
-    init(_ request: RPCRequest) throws {
-        method = request.method
-        switch request.params {
-        case .undefined: value = .object([:])
-        case .object: value = request.params
-        default: throw RPCError(code: RPCError.invalidParams, message: "Invalid params: \(request.method) takes named params (an object)")
-        }
-    }
-
-    func string(_ key: String) throws -> String {
-        guard case .string(let s) = value[key] else { throw invalid(key, value[key] == .undefined ? "is required" : "must be a string") }
-        return s
-    }
-
-    func array(_ key: String) throws -> [MacroValue]? {
-        switch value[key] {
-        case .undefined, .null: return nil
-        case .array(let items): return items
-        default: throw invalid(key, "must be an array")
-        }
-    }
-
-    func timeLimit() throws -> Duration? {
-        switch value["timeoutMs"] {
-        case .undefined, .null: return nil
-        case .number(let n) where n.rounded() == n && n >= 1 && n <= 86_400_000: return .milliseconds(Int64(n))
-        default: throw invalid("timeoutMs", "must be a whole number of milliseconds from 1 to 86400000")
-        }
-    }
-
-    func macroName() throws -> String {
-        let name = try string("name")
-        guard MacroName.isIdentifier(name) else {
-            throw invalid("name", "'\(name)' is not a valid macro name (letters, digits, _ or $; no path separators)")
-        }
-        return name
-    }
-
-    func events() throws -> [EventKind] {
-        guard case .array(let items) = value["events"] else { throw invalid("events", "must be an array such as [\"progress\"]") }
-        return try items.map { item in
-            guard let name = item.stringValue, let kind = EventKind(rawValue: name) else {
-                throw invalid("events", "unknown event \(item.jsonText()) (events: progress, macros, log)")
-            }
-            return kind
-        }
-    }
-
-    private func invalid(_ key: String, _ problem: String) -> RPCError {
-        RPCError(code: RPCError.invalidParams, message: "Invalid params: \(key) \(problem)")
     }
 }

@@ -48,7 +48,9 @@ public final class MacroDaemon: Service, Sendable {
 
     /// Runs until graceful shutdown. Throws ``MacroDaemonError`` when it cannot start.
     public func run() async throws {
-        umask(0o077)
+        // The user's umask decides the mode of macro files macrod creates (macro.save); a
+        // re-executed macrod (engine restart) inherits it from the first one's environment.
+        let userUmask = FileMode.userUmask(current: umask(0o077))
         // Started by a stalled macrod re-executing itself: its sockets and quarantine come along.
         let handover = Handover.take()
         let notifier = SystemdNotifier()
@@ -74,7 +76,9 @@ public final class MacroDaemon: Service, Sendable {
         let library = MacroLibrary(directory: config.macrosDirectory, engine: engine, logger: logger)
         let host = EngineHost(
             engine: engine, model: model, library: library, store: store, hub: hub,
-            settings: .init(engineEval: config.engineEval, queueLimit: config.queueLimit, socket: socketPath, fsync: config.fsync),
+            settings: .init(
+                engineEval: config.engineEval, queueLimit: config.queueLimit, socket: socketPath, fsync: config.fsync,
+                newFileMode: FileMode.newFile(umask: userUmask)),
             version: version, logger: logger)
         // The last line of defence, watching from its own thread from the first file loaded on.
         let recovery = StallRecovery(host: host, hub: hub, socketPath: socketPath, previous: handover, logger: logger)

@@ -41,17 +41,17 @@ public enum FuzzTargets {
                 fatalError("JSON round trip changed \(bytes) -> \(text)")
             }
         }
-        let replies: [MacroValue]
+        let replies: [RPCMessage]
         switch RPCCodec.parse(bytes) {
         case .single(let result): replies = [reply(result)]
         case .batch(let results): replies = results.map(reply)
         }
-        for reply in replies where (try? JSONParser.parse(reply.jsonText())) == nil {
-            fatalError("a reply is not valid JSON: \(reply.jsonText())")
+        for reply in replies where (try? JSONParser.parse(reply.text)) == nil {
+            fatalError("a reply is not valid JSON: \(reply.text)")
         }
     }
 
-    static func reply(_ result: Result<RPCRequest, RPCFailure>) -> MacroValue {
+    static func reply(_ result: Result<RPCRequest, RPCFailure>) -> RPCMessage {
         switch result {
         case .success(let request): RPCCodec.response(id: request.id ?? .null, result: request.params)
         case .failure(let failure): RPCCodec.response(id: failure.id, error: failure.error)

@@ -17,7 +17,7 @@ struct MacrodCommand: AsyncParsableCommand {
             file the moment it is saved. Try it with:
 
                 macro status
-                echo '{"jsonrpc":"2.0","id":1,"method":"macro.list"}' | socat - UNIX-CONNECT:SOCKET
+                echo '{"jsonrpc":"2.0","id":1,"method":"macro.list"}' | socat -t 5 - UNIX-CONNECT:SOCKET
 
             Socket: --socket, else $MACROENGINE_SOCKET, else $XDG_RUNTIME_DIR/macroengine/macrod.sock, \
             else /tmp/macroengine-$UID/macrod.sock (directory 0700, socket 0600).
@@ -68,7 +68,7 @@ struct MacrodCommand: AsyncParsableCommand {
         let socketPath = SocketPath.resolve(socket ?? settings.socket)
         settings.macrosDirectory = URL(fileURLWithPath: settings.macrosDirectory).standardizedFileURL.path
 
-        var logger = Logger(label: "macrod") { StreamLogHandler.standardError(label: $0) }
+        var logger = Logger(label: "macrod") { DaemonLogHandler(label: $0) }
         logger.logLevel = settings.logLevel
         let daemon = MacroDaemon(config: settings, socketPath: socketPath, configFile: configFile, version: MacroEngineVersion.string, logger: logger)
         let group = ServiceGroup(configuration: .init(

@@ -38,7 +38,7 @@ struct ProtocolTests {
         #expect(list.map { $0["name"].stringValue! } == ["broken", "bump", "fail", "nothing", "random", "spin"])
         #expect(list[0]["status"] == "error")
         #expect(list[0]["error"] == ["message": "SyntaxError: Unexpected token '}'", "line": 3, "column": 1])
-        #expect(list[1] == ["name": "bump", "status": "ok", "file": .string(daemon.macros + "/bump.js"), "version": 1])
+        #expect(list[1] == ["name": "bump", "kind": "macro", "status": "ok", "file": .string(daemon.macros + "/bump.js"), "version": 1])
         #expect(try client.call("macro.source", ["name": "bump"]) == ["name": "bump", "source": .string(Self.files["bump.js"]!)])
         let status = try client.call("engine.status")
         #expect(status["version"] == .string(MacroEngineVersion.string))
@@ -87,7 +87,7 @@ struct ProtocolTests {
         ("progress.set", ["sideways": 1], "Invalid params: unknown channel 'sideways' (channels: inner, middle, outer)"),
         ("subscribe", ["events": ["weather"]], "Invalid params: events unknown event \"weather\" (events: progress, macros, log)"),
         ("subscribe", [:], "Invalid params: events must be an array such as [\"progress\"]"),
-        ("macro.list", ["positional"], "Invalid params: macro.list takes named params (an object)"),
+        ("macro.list", ["positional"], "Invalid params: macro.list takes no params (send none, {} or [])"),
     ]
 
     @Test(arguments: badParams)

@@ -22,10 +22,12 @@ public final class DaemonProcess: @unchecked Sendable {
     private let process = Process()
 
     /// Writes `files` into the macros directory and `config` (YAML, optional), starts macrod and
-    /// waits until its socket answers (10 s at most).
+    /// waits until its socket answers (10 s at most). `environment` adds to or overrides the
+    /// test's; `umask`: the file mode mask macrod starts with (default: the test process's).
     public init(
         files: [String: String] = [:], config: String? = nil, extraArguments: [String] = [],
-        environment: [String: String] = [:], dir: TemporaryDirectory = TemporaryDirectory(prefix: "macrod")
+        environment: [String: String] = [:], dir: TemporaryDirectory = TemporaryDirectory(prefix: "macrod"),
+        umask: mode_t? = nil
     ) throws {
         self.dir = dir
         socket = dir.url("macrod.sock")
@@ -33,8 +35,15 @@ public final class DaemonProcess: @unchecked Sendable {
         for (name, source) in files { try dir.write("macros/\(name)", source) }
         var arguments = ["--socket", socket, "--macros", macros, "--state", state] + extraArguments
         if let config { arguments += ["--config", try dir.write("config.yaml", config)] }
-        process.executableURL = URL(fileURLWithPath: "\(BinaryRunner.binDirectory)/macrod")
-        process.arguments = arguments
+        let macrod = "\(BinaryRunner.binDirectory)/macrod"
+        if let umask {
+            // The shell sets the mask, then becomes macrod (same pid).
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "umask \(String(umask, radix: 8)) && exec \"$0\" \"$@\"", macrod] + arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: macrod)
+            process.arguments = arguments
+        }
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")

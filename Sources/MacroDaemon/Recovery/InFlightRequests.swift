@@ -19,9 +19,9 @@ final class InFlightRequests: Sendable {
     }
 
     struct Entry: Sendable {
-        var id: MacroValue?
+        var id: RPCID?
         var kind: Kind
-        var promise: EventLoopPromise<MacroValue?>
+        var promise: EventLoopPromise<RPCMessage?>
         /// The request and its connection, to replay it in the next process if it never started.
         var request: RPCRequest? = nil
         var connection: Connection? = nil

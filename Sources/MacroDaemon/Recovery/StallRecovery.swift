@@ -98,18 +98,19 @@ final class StallRecovery: Sendable {
     }
 
     /// Promises handed to the next process instead of answered here: kept until `exec`.
-    private let unanswered = Mutex<[EventLoopPromise<MacroValue?>]>([])
+    private let unanswered = Mutex<[EventLoopPromise<RPCMessage?>]>([])
 
     /// A request as a protocol line again.
     static func line(_ request: RPCRequest) -> String {
-        var fields: OrderedFields = ["jsonrpc": "2.0"]
-        if let id = request.id { fields["id"] = id }
-        fields["method"] = .string(request.method)
-        if request.params != .undefined { fields["params"] = request.params }
-        return MacroValue.object(fields).jsonText() + "\n"
+        var text = #"{"jsonrpc":"2.0""#
+        // The id as the client wrote it, so the next process echoes it byte for byte too.
+        if let id = request.id { text += #","id":"# + id.json }
+        text += #","method":"# + MacroValue.string(request.method).jsonText()
+        if request.params != .undefined { text += #","params":"# + request.params.jsonText() }
+        return text + "}\n"
     }
 
-    private func reply(to kind: InFlightRequests.Kind, id: MacroValue, stall: StallWatch.Stall, names: [Int: String]) -> MacroValue {
+    private func reply(to kind: InFlightRequests.Kind, id: RPCID, stall: StallWatch.Stall, names: [Int: String]) -> RPCMessage {
         switch kind {
         case .cancel(let call):
             return RPCCodec.response(id: id, result: ["call": .number(Double(call)), "cancelled": true])

@@ -14,9 +14,12 @@ struct PeerCredentials: Sendable {
     var gid: UInt32 = 0
 }
 
-/// One client connection: lines in, requests to the engine host, replies out in order.
-/// Reads pause while `maxInFlight` requests of this connection are unanswered, so a client that
-/// pipelines without reading cannot make the daemon buffer without bound.
+/// One client connection: lines in, requests to the engine host, each reply out as soon as its
+/// request completes (completion order, matched by id; a batch's replies stay together in its
+/// order). Notifications a request causes (`macro.console`, `progress.changed`) are written when
+/// they happen, so they may come before that request's reply. Reads pause while `maxInFlight`
+/// requests of this connection are unanswered, so a client that pipelines without reading cannot
+/// make the daemon buffer without bound.
 final class ConnectionHandler: ChannelDuplexHandler {
     typealias InboundIn = LineEvent
     typealias OutboundIn = ByteBuffer
@@ -108,7 +111,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
             refused = true
             closeGracefully(context: context)
         case .line(let bytes):
-            if bytes.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }) { return }
+            if RPCCodec.isBlank(bytes) { return }
             handle(RPCCodec.parse(bytes), connection: connection, context: context)
         }
     }
@@ -128,7 +131,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
             }
         case .batch(let items):
             begin()
-            let futures: [EventLoopFuture<MacroValue?>] = items.map { item in
+            let futures: [EventLoopFuture<RPCMessage?>] = items.map { item in
                 switch item {
                 case .failure(let failure): return loop.makeSucceededFuture(RPCCodec.response(id: failure.id, error: failure.error))
                 case .success(let request): return host.handle(request, from: connection)
@@ -138,7 +141,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
                 let (handler, context) = loopBound.value
                 if case .success(let results) = result {
                     let replies = results.compactMap { try? $0.get() }.compactMap { $0 }
-                    if !replies.isEmpty { handler.write(.array(replies), context: context) }
+                    if !replies.isEmpty { handler.write(RPCMessage(batch: replies), context: context) }
                 }
                 handler.end(context: context)
             }
@@ -158,9 +161,9 @@ final class ConnectionHandler: ChannelDuplexHandler {
         if inputClosed, inFlight == 0 { context.close(promise: nil) }
     }
 
-    private func write(_ message: MacroValue, context: ChannelHandlerContext) {
-        var buffer = context.channel.allocator.buffer(capacity: 128)
-        buffer.writeString(message.jsonText())
+    private func write(_ message: RPCMessage, context: ChannelHandlerContext) {
+        var buffer = context.channel.allocator.buffer(capacity: message.text.utf8.count + 1)
+        buffer.writeString(message.text)
         buffer.writeInteger(UInt8(ascii: "\n"))
         context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
     }

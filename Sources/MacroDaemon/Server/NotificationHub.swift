@@ -30,11 +30,11 @@ final class Connection: Sendable {
     func subscribe(_ kinds: [EventKind]) -> Set<EventKind> { events.locked { $0.formUnion(kinds); return $0 } }
     func unsubscribe(_ kinds: [EventKind]) -> Set<EventKind> { events.locked { $0.subtract(kinds); return $0 } }
 
-    /// Writes one JSON message as a line. Safe from any thread; NIO keeps the order of writes
+    /// Writes one message as a line. Safe from any thread; NIO keeps the order of writes
     /// made from one thread.
-    func send(_ message: MacroValue) {
-        var buffer = channel.allocator.buffer(capacity: 128)
-        buffer.writeString(message.jsonText())
+    func send(_ message: RPCMessage) {
+        var buffer = channel.allocator.buffer(capacity: message.text.utf8.count + 1)
+        buffer.writeString(message.text)
         buffer.writeInteger(UInt8(ascii: "\n"))
         channel.writeAndFlush(buffer, promise: nil)
     }
@@ -82,7 +82,8 @@ final class NotificationHub: Sendable {
     private let recent = Mutex<[MacroValue]>([])
     static let recentLimit = 200
 
-    /// Keeps a log record for `log.recent` and sends it to `log` subscribers.
+    /// Keeps a log record (`{time, level, message, metadata}`) for `log.recent` and sends it to
+    /// `log` subscribers.
     func log(_ params: MacroValue) {
         recent.locked { entries in
             entries.append(params)
@@ -110,10 +111,13 @@ struct HubLogHandler: LogHandler {
 
     func log(event: LogEvent) {
         var fields = OrderedFields()
-        for (key, value) in metadata.merging(event.metadata ?? [:], uniquingKeysWith: { _, new in new }) {
-            fields[key] = .string("\(value)")
+        for (key, value) in LogRecordFormat.ordered(metadata.merging(event.metadata ?? [:], uniquingKeysWith: { _, new in new })) {
+            fields[key] = .string(value)
         }
-        hub.log(["level": .string(event.level.rawValue), "message": .string("\(event.message)"), "metadata": .object(fields)])
+        hub.log([
+            "time": .string(LogRecordFormat.timestamp()), "level": .string(event.level.rawValue),
+            "message": .string("\(event.message)"), "metadata": .object(fields),
+        ])
     }
 }
 

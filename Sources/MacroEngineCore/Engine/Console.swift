@@ -10,6 +10,20 @@ public struct ConsoleMessage: Sendable, Equatable {
     public var message: String
     /// The macro whose code logged it, when known.
     public var macro: String?
+    /// The console function called: `log`, `info`, `warn`, `error` or `debug`.
+    public var method: String
+    /// The id of the call (``RunningCall/id``) whose code logged it, its timers and awaited
+    /// continuations included, while that call is pending; nil outside a call.
+    public var call: Int?
+
+    /// Creates a message.
+    public init(level: Logger.Level, message: String, macro: String? = nil, method: String = "log", call: Int? = nil) {
+        self.level = level
+        self.message = message
+        self.macro = macro
+        self.method = method
+        self.call = call
+    }
 }
 
 extension MacroEngine {
@@ -21,7 +35,10 @@ extension MacroEngine {
             runtime.makeFunction(name: "console.\(name)") { [weak self] args in
                 guard let self else { throw MacroError.engineGone }
                 let runtime = self.runtime.value
-                let message = ConsoleMessage(level: level, message: args.first?.string ?? "", macro: runtime.currentCall?.macro)
+                let call = runtime.currentCall
+                let message = ConsoleMessage(
+                    level: level, message: MacroError.hidingInternalFrames(args.first?.string ?? ""), macro: call?.macro, method: name,
+                    call: call.flatMap { $0.finished ? nil : $0.id })
                 self.consoleHandler(message)
                 return runtime.context.undefined
             }

@@ -92,6 +92,19 @@ public struct MacroError: Error, Sendable, Hashable, CustomStringConvertible {
 }
 
 extension MacroError {
+    /// `text` (a stack, or console output that shows one) without the engine's own frames
+    /// (`__macroengine_invoke@`, the REPL's helpers): they are not the macro's business.
+    public static func hidingInternalFrames(_ text: String) -> String {
+        guard text.contains("__macroengine_") || text.contains("__repl") else { return text }
+        return text.split(separator: "\n", omittingEmptySubsequences: false)
+            .filter { line in
+                var frame = line.drop { $0 == " " || $0 == "\t" }
+                if frame.hasPrefix("at ") { frame = frame.dropFirst(3) }
+                return !(frame.hasPrefix("__macroengine_") || frame.hasPrefix("__repl")) || !frame.contains("@")
+            }
+            .joined(separator: "\n")
+    }
+
     static func typeError(_ message: String) -> MacroError {
         MacroError(code: .invalidArgument, message: message, errorName: "TypeError")
     }

@@ -338,7 +338,7 @@ final class JSRuntime {
             return .error(
                 name: value[jsString: JSNames.name.ref].toString(),
                 message: value[jsString: JSNames.message.ref].toString(),
-                stack: value[jsString: JSNames.stack.ref].string)
+                stack: value[jsString: JSNames.stack.ref].string.map(MacroError.hidingInternalFrames))
         }
         if path.contains(object) {
             throw MacroError.conversion("cannot convert a cyclic object: \(location) refers back to one of its parents")

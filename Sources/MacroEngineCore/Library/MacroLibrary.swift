@@ -139,7 +139,7 @@ public final class MacroLibrary: Sendable {
             entry.error = MacroError(code: .io, message: "\(error)", macro: name, file: path)
         }
         libState.locked { $0[name] = entry }
-        if let error = entry.error { notify(.failed(name: name, error: error)) } else { notify(.loaded(name: name, version: entry.version)) }
+        if let error = entry.error { notify(.failed(name: name, error: error)) } else { loaded(name, entry.version) }
         return entry
     }
 
@@ -152,7 +152,18 @@ public final class MacroLibrary: Sendable {
         let present = Set(files.map(Self.macroName(forFile:)))
         for file in files { load(file: "\(directory)/\(file)") }
         for name in state.locked({ Array($0.keys) }) where !present.contains(name) { remove(name) }
+        startedUp.store(true, ordering: .relaxed)
         return entries
+    }
+
+    /// Set after the first full load: from then on each load is logged at `info`.
+    private let startedUp = Atomic<Bool>(false)
+
+    /// Logs a version that went live ("loaded bump v3"; `debug` during the first full load,
+    /// which logs a summary instead) and tells the observer.
+    private func loaded(_ name: String, _ version: Int) {
+        logger.log(level: startedUp.load(ordering: .relaxed) ? .info : .debug, "loaded \(name) v\(version)")
+        notify(.loaded(name: name, version: version))
     }
 
     /// Loads (or reloads) one file and returns its entry. `requireInsideDirectory: false` skips
@@ -194,7 +205,7 @@ public final class MacroLibrary: Sendable {
         if let error = entry.error {
             notify(.failed(name: name, error: error))
         } else {
-            notify(.loaded(name: name, version: entry.version))
+            loaded(name, entry.version)
         }
         return entry
     }
@@ -266,7 +277,11 @@ public final class MacroLibrary: Sendable {
         guard let method = item.method, method.isLoaded else {
             throw item.entry.error ?? MacroError(code: .noSuchMacro, message: "macro '\(name)' is not loaded", macro: name)
         }
-        return try method.call(arguments, timeLimit: timeLimit)
+        do {
+            return try method.call(arguments, timeLimit: timeLimit)
+        } catch {
+            throw explainingBrokenLib(error)
+        }
     }
 
     /// Calls macro `name` as an asynchronous call (see ``MacroEngine/callFuture(_:arguments:deadline:)``):
@@ -284,7 +299,9 @@ public final class MacroLibrary: Sendable {
         guard let function = item.method?.liveFunction else {
             return engine.eventLoop.makeFailedFuture(item.entry.error ?? MacroError(code: .noSuchMacro, message: "macro '\(name)' is not loaded", macro: name))
         }
-        return function.callFuture(arguments, deadline: deadline, callID: callID)
+        return function.callFuture(arguments, deadline: deadline, callID: callID).flatMapErrorThrowing { [self] error in
+            throw explainingBrokenLib(error)
+        }
     }
 
     private func checkLocation(_ path: String, name: String, requireInsideDirectory: Bool) throws {

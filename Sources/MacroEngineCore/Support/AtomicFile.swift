@@ -12,14 +12,21 @@ import Darwin
 public enum AtomicFile {
     /// Writes `data` to `path` atomically. Throws a `.io` ``MacroError`` naming the path and errno.
     /// `durable: false` skips the fsyncs: the rename is still atomic against a crash of the
-    /// process, but not against a power loss.
-    public static func write(_ data: Data, to path: String, mode: mode_t = 0o644, durable: Bool = true) throws {
+    /// process, but not against a power loss. `exactMode: true` gives the file `mode` as it is;
+    /// otherwise the process's umask applies to it.
+    public static func write(_ data: Data, to path: String, mode: mode_t = 0o644, durable: Bool = true, exactMode: Bool = false) throws {
         let directory = (path as NSString).deletingLastPathComponent
         let dir = directory.isEmpty ? "." : directory
         try createDirectory(dir)
         let temporary = "\(dir)/.\((path as NSString).lastPathComponent).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
         guard fd >= 0 else { throw failure("cannot create", temporary) }
+        if exactMode, fchmod(fd, mode) != 0 {
+            let error = failure("cannot set the mode of", temporary)
+            close(fd)
+            unlink(temporary)
+            throw error
+        }
         var ok = false
         defer {
             if !ok { unlink(temporary) }

@@ -57,12 +57,48 @@ public struct JSONParser {
     public static func parse(_ text: String, maximumDepth: Int = defaultMaximumDepth) throws(JSONParseError) -> MacroValue {
         try parse(Array(text.utf8), maximumDepth: maximumDepth)
     }
+
+    /// Parses one JSON text like ``parse(_:maximumDepth:)`` and also returns the member `key` of
+    /// the top-level object, or of each object directly in a top-level array, exactly as it was
+    /// written (digits, exponent, sign and escapes kept), for echoing a JSON-RPC `id` byte for byte.
+    public static func parse(
+        _ bytes: some Collection<UInt8>, maximumDepth: Int = defaultMaximumDepth, keepingRawMember key: String
+    ) throws(JSONParseError) -> JSONDocument {
+        let array = Array(bytes)
+        return try array.withUnsafeBufferPointer { (buffer) throws(JSONParseError) -> JSONDocument in
+            var parser = Cursor(bytes: buffer, maximumDepth: maximumDepth)
+            parser.rawKey = key
+            parser.skipWhitespace()
+            parser.topIsArray = parser.index < buffer.count && buffer[parser.index] == UInt8(ascii: "[")
+            let value = try parser.value(depth: 0)
+            parser.skipWhitespace()
+            guard parser.index == buffer.count else { throw parser.error("unexpected text after the JSON value") }
+            // Valid JSON is valid UTF-8 here: the parser checked every string, the rest is ASCII.
+            let raw = parser.rawRanges.mapValues { String(decoding: UnsafeBufferPointer(rebasing: buffer[$0]), as: UTF8.self) }
+            return JSONDocument(value: value, rawMembers: raw)
+        }
+    }
+}
+
+/// A parsed JSON text and the raw text of one member (see
+/// ``JSONParser/parse(_:maximumDepth:keepingRawMember:)``).
+public struct JSONDocument: Sendable, Equatable {
+    /// The parsed value.
+    public var value: MacroValue
+    /// The member's text as written, by position: `0` for a top-level object, the element index
+    /// for objects directly in a top-level array. Objects without the member are absent.
+    public var rawMembers: [Int: String]
 }
 
 private struct Cursor {
     let bytes: UnsafeBufferPointer<UInt8>
     let maximumDepth: Int
     var index = 0
+    /// The member whose raw text is recorded (for the top-level object or the top array's objects).
+    var rawKey: String?
+    var topIsArray = false
+    var topElement = 0
+    var rawRanges: [Int: Range<Int>] = [:]
 
     init(bytes: UnsafeBufferPointer<UInt8>, maximumDepth: Int) {
         self.bytes = bytes
@@ -122,7 +158,11 @@ private struct Cursor {
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':' after an object key") }
             index += 1
             skipWhitespace()
+            let start = index
             fields[key] = try value(depth: depth)
+            if let rawKey, depth == 1 || (depth == 2 && topIsArray), key == rawKey {
+                rawRanges[depth == 1 ? 0 : topElement] = start..<index
+            }
             skipWhitespace()
             guard index < bytes.count else { throw error("unexpected end of the text in an object") }
             if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
@@ -142,6 +182,7 @@ private struct Cursor {
         }
         while true {
             skipWhitespace()
+            if depth == 1 { topElement = items.count }
             items.append(try value(depth: depth))
             skipWhitespace()
             guard index < bytes.count else { throw error("unexpected end of the text in an array") }

@@ -1,0 +1,39 @@
+/// The methods macrod answers, and the named params each accepts. A request is matched against
+/// this table before its params are looked at, so an unknown method is -32601 whatever its params.
+package enum RPCMethod: String, CaseIterable, Sendable {
+    case call = "macro.call"
+    case list = "macro.list"
+    case source = "macro.source"
+    case save = "macro.save"
+    case delete = "macro.delete"
+    case types = "macro.types"
+    case running = "macro.running"
+    case cancel = "macro.cancel"
+    case progressGet = "progress.get"
+    case progressSet = "progress.set"
+    case subscribe
+    case unsubscribe
+    case status = "engine.status"
+    case eval = "engine.eval"
+    case logRecent = "log.recent"
+
+    /// The params it accepts, in documentation order. `nil`: the method checks its own keys
+    /// (`progress.set` takes the configured channel names).
+    package var paramNames: [String]? {
+        switch self {
+        case .call: ["name", "args", "timeoutMs"]
+        case .source, .delete: ["name"]
+        case .save: ["name", "source"]
+        case .cancel: ["call"]
+        case .subscribe, .unsubscribe: ["events"]
+        case .eval: ["source", "timeoutMs"]
+        case .logRecent: ["limit"]
+        case .progressSet: nil
+        case .list, .types, .running, .progressGet, .status: []
+        }
+    }
+
+    /// Answered on the connection's thread, never queued behind the engine: they must work while
+    /// a macro keeps the engine busy.
+    package var bypassesEngine: Bool { self == .running || self == .cancel }
+}
