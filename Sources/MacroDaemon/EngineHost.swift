@@ -30,6 +30,8 @@ final class EngineHost: Sendable {
         var queueLimit: Int
         var socket: String
         var fsync: FsyncPolicy = .interval
+        /// The dashboard's URL with its token (nil: no dashboard).
+        var dashboard: String?
     }
 
     private struct Counters {
@@ -351,6 +353,7 @@ final class EngineHost: Sendable {
             "seq": .number(Double(seq)),
         ]
         fields["stateError"] = stateError.map { .string($0) } ?? .null
+        fields["dashboard"] = settings.locked { $0.dashboard }.map { .string($0) } ?? .null
         return .object(fields)
     }
 

@@ -29,10 +29,18 @@ public final class MacroDaemon: Service, Sendable {
     private let logger: Logger
     private let hub = NotificationHub()
     private let debounce: TimeAmount = .milliseconds(15)
+    private let frontends: [any DaemonFrontend]
 
     /// Creates the daemon; nothing starts until ``run()``. `logger`'s handler also receives
     /// nothing extra: log subscribers are fed by a handler added here.
-    public init(config: MacroConfig, socketPath: String, configFile: String?, version: String, logger: Logger) {
+    public convenience init(config: MacroConfig, socketPath: String, configFile: String?, version: String, logger: Logger) {
+        self.init(config: config, socketPath: socketPath, configFile: configFile, version: version, logger: logger, frontends: [])
+    }
+
+    /// Creates the daemon with listeners beside the socket (the dashboard), started once the
+    /// socket listens.
+    package init(config: MacroConfig, socketPath: String, configFile: String?, version: String, logger: Logger, frontends: [any DaemonFrontend]) {
+        self.frontends = frontends
         self.config = config
         self.socketPath = socketPath
         self.configFile = configFile
@@ -165,6 +173,7 @@ public final class MacroDaemon: Service, Sendable {
             throw MacroDaemonError(code: .bind, message: "cannot listen on \(socketPath): \(error)")
         }
         umask(0o077)
+        try await startFrontends(host: host, server: server, group: group)
         logger.info("macrod \(version) listening on \(socketPath)", metadata: [
             "macros": "\(config.macrosDirectory)", "state": "\(store.path)", "pid": "\(getpid())",
         ])
@@ -199,6 +208,7 @@ public final class MacroDaemon: Service, Sendable {
         while host.pending > 0, ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(5))
         }
+        for frontend in frontends { await frontend.stop() }
         for connection in hub.all { try? await connection.channel.close() }
         do {
             try host.journal.close(saving: model.valuesByName)
@@ -235,6 +245,25 @@ public final class MacroDaemon: Service, Sendable {
         } catch {
             logger.warning("could not keep a connection across the engine restart: \(error)")
             close(client.fd)
+        }
+    }
+
+    /// Starts the listeners beside the socket (the dashboard); when one cannot start, macrod
+    /// stops listening and fails to start.
+    private func startFrontends(host: EngineHost, server: any Channel, group: MultiThreadedEventLoopGroup) async throws {
+        let gateway = RPCGateway(host: host, channels: config.channels)
+        var started: [any DaemonFrontend] = []
+        do {
+            for frontend in frontends {
+                gateway.setDashboard(try await frontend.start(gateway: gateway))
+                started.append(frontend)
+            }
+        } catch {
+            for frontend in started { await frontend.stop() }
+            try? await server.close()
+            unlink(socketPath)
+            try? await group.shutdownGracefully()
+            throw error
         }
     }
 
