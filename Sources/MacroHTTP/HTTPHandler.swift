@@ -75,6 +75,7 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
         switch (head.method, path) {
         case (.POST, "/rpc"): rpc(head: head, context: context)
+        case (_, "/rpc"): send(.methodNotAllowed, text: "405 Method Not Allowed: POST a JSON-RPC message\n", headers: ["Allow": "POST"], head: head, context: context)
         case (.GET, "/ws"): send(.badRequest, text: "400 Bad Request: /ws is a WebSocket endpoint\n", head: head, context: context)
         case (.GET, "/config.json"), (.HEAD, "/config.json"):
             var channels: [MacroValue] = []
@@ -90,8 +91,7 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
                 send(.notFound, text: "404 Not Found: \(path)\n", head: head, context: context)
             }
         default:
-            let allowed = path == "/rpc" ? "POST" : "GET, HEAD"
-            send(.methodNotAllowed, text: "405 Method Not Allowed\n", headers: ["Allow": allowed], head: head, context: context)
+            send(.methodNotAllowed, text: "405 Method Not Allowed\n", headers: ["Allow": "GET, HEAD"], head: head, context: context)
         }
     }
 

@@ -221,8 +221,8 @@ function renderMacros() {
         element('span', { class: 'macro-name' }, entry.name),
         entry.status === 'error' ? element('span', { class: 'badge error' }, 'broken') : null,
         element('span', { class: 'macro-actions' },
-          element('button', { type: 'button', class: 'primary', onclick: () => runMacro(entry.name) }, `Run ${entry.name}`),
-          element('button', { type: 'button', 'aria-label': `Edit ${entry.name}`, onclick: () => openMacro(entry.name, true) }, 'Edit'))),
+          element('button', { type: 'button', class: 'primary', id: `run-${entry.name}`, onclick: () => runMacro(entry.name) }, `Run ${entry.name}`),
+          element('button', { type: 'button', id: `edit-${entry.name}`, 'aria-label': `Edit ${entry.name}`, onclick: () => openMacro(entry.name, true) }, 'Edit'))),
       inputs.length ? element('div', { class: 'params' }, inputs) : null,
       entry.error ? element('p', { class: 'macro-error' },
         `${entry.file}:${entry.error.line ?? '?'}:${entry.error.column ?? '?'}: ${entry.error.message}` +
@@ -256,8 +256,13 @@ async function runMacro(name) {
 function describeError(error) {
   const data = error.data || {};
   if (data.file && data.line) {
-    let text = `${data.file}:${data.line}:${data.column ?? 0}: ${data.message || error.message}`;
-    if (data.stack) text += `\n${data.stack}`;
+    const message = data.errorName ? `${data.errorName}: ${data.message}` : (data.message || error.message);
+    let text = `${data.file}:${data.line}:${data.column ?? 0}: error: ${message}`;
+    // JSC's `name@file:line:col` frames, shown like the CLI (Node style).
+    for (const frame of (data.stack || '').split('\n').filter(Boolean)) {
+      const at = frame.indexOf('@');
+      text += '\n    at ' + (at < 0 ? frame : at === 0 ? frame.slice(1) : `${frame.slice(0, at)} (${frame.slice(at + 1)})`);
+    }
     return text;
   }
   if (data.reason) return `${error.message} (${data.reason})`;
@@ -398,14 +403,21 @@ async function refreshRunning() {
   if (!app.online) return;
   const calls = await rpc('macro.running');
   const body = $('running');
-  body.textContent = '';
+  // Rows are kept (only the elapsed time changes), so a focused Cancel button stays focused.
+  const live = new Set(calls.map((call) => String(call.call)));
+  for (const row of Array.from(body.children)) if (!live.has(row.dataset.call)) row.remove();
   for (const call of calls) {
-    body.appendChild(element('tr', { 'data-call': call.call },
-      element('td', {}, String(call.call)),
-      element('td', {}, call.name),
-      element('td', {}, `${(call.elapsedMs / 1000).toFixed(1)} s`),
-      element('td', {}, element('button', { type: 'button', class: 'danger', 'aria-label': `Cancel ${call.name} (call ${call.call})`,
-        onclick: () => rpc('macro.cancel', { call: call.call }).catch((error) => appendLog({ level: 'error', message: error.message })) }, 'Cancel'))));
+    let row = body.querySelector(`tr[data-call="${call.call}"]`);
+    if (!row) {
+      row = element('tr', { 'data-call': call.call },
+        element('td', {}, String(call.call)),
+        element('td', {}, call.name),
+        element('td', { class: 'elapsed' }),
+        element('td', {}, element('button', { type: 'button', class: 'danger', 'aria-label': `Cancel ${call.name} (call ${call.call})`,
+          onclick: () => rpc('macro.cancel', { call: call.call }).catch((error) => appendLog({ level: 'error', message: error.message })) }, 'Cancel')));
+      body.appendChild(row);
+    }
+    row.querySelector('.elapsed').textContent = `${(call.elapsedMs / 1000).toFixed(1)} s`;
   }
   $('running-empty').hidden = calls.length > 0;
 }
