@@ -17,6 +17,7 @@ from selenium.common.exceptions import StaleElementReferenceException, TimeoutEx
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
 RESULTS = []
@@ -30,6 +31,7 @@ def parse_args():
     parser.add_argument("--macros-dir", required=True, help="the daemon's macros directory")
     parser.add_argument("--out", required=True, help="where screenshots go")
     parser.add_argument("--daemon-pid", type=int, required=True, help="macrod's pid (stopped last, for the banner check)")
+    parser.add_argument("--restart", default="[]", help="JSON list: the command that starts macrod again on the same port")
     parser.add_argument("--chromium", default="/usr/bin/chromium")
     parser.add_argument("--chromedriver", default="/usr/bin/chromedriver")
     return parser.parse_args()
@@ -279,6 +281,26 @@ def run_checks(driver, args):
         wait_value(driver, "inner", 9.0, 1.0)
     cancel()
 
+    @check("the macro buttons work from the keyboard")
+    def keyboard():
+        field = driver.find_element(By.ID, "arg-bump-channel")
+        field.click()
+        field.send_keys("middle")
+        field.send_keys(Keys.SHIFT, Keys.TAB)
+        assert driver.switch_to.active_element.accessible_name == "Edit bump", driver.switch_to.active_element.accessible_name
+        driver.switch_to.active_element.send_keys(Keys.SHIFT, Keys.TAB)
+        focused = driver.switch_to.active_element
+        assert focused.accessible_name == "Run bump", focused.accessible_name
+        macro(args, "set", "middle", "6")
+        wait_value(driver, "middle", 6.0, 1.0)
+        focused.send_keys(Keys.ENTER)
+        # bump is the version saved above: it sets the channel to 1 and returns "saved".
+        wait_value(driver, "middle", 1.0, 5)
+        wait.until(lambda d: d.find_element(By.ID, "outcome-bump").text == '→ "saved"')
+        assert driver.switch_to.active_element.get_attribute("id") == "run-bump"
+        driver.find_element(By.ID, "arg-bump-channel").clear()
+    keyboard()
+
     @check("the live log shows console output of a macro")
     def log():
         click(driver, "Run chatty")
@@ -299,14 +321,48 @@ def run_checks(driver, args):
         assert console == [], console
     no_errors()
 
+    @check("the dark colour scheme changes the page's colours")
+    def dark():
+        light = driver.execute_script("return getComputedStyle(document.body).backgroundColor")
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "dark"}]})
+        wait.until(lambda d: d.execute_script("return getComputedStyle(document.body).backgroundColor") != light)
+        dark_background = driver.execute_script("return getComputedStyle(document.body).backgroundColor")
+        assert dark_background == "rgb(13, 14, 17)", dark_background
+        assert light == "rgb(244, 245, 247)", light
+        driver.save_screenshot(os.path.join(args.out, "dashboard-dark.png"))
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "light"}]})
+    dark()
+
     @check("a banner says so when the daemon goes away")
     def banner():
         os.kill(args.daemon_pid, 15)
         wait.until(lambda d: d.find_element(By.ID, "banner").is_displayed())
         text = driver.find_element(By.ID, "banner").text
         assert "macrod went away" in text, text
+        assert driver.find_element(By.ID, "link-state").text == "offline"
         driver.save_screenshot(os.path.join(args.out, "daemon-gone.png"))
     banner()
+
+    restart = json.loads(args.restart)
+    if restart:
+        @check("when macrod comes back the page says the token changed, and the new URL is live")
+        def comeback():
+            daemon = subprocess.Popen(restart, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                      stderr=open(os.path.join(args.out, "macrod-restarted.log"), "w"))
+            try:
+                WebDriverWait(driver, 20, poll_frequency=0.05).until(
+                    lambda d: "new access token" in d.find_element(By.ID, "banner").text)
+                url = subprocess.run([args.macro, "dashboard", "--socket", args.socket], capture_output=True, text=True,
+                                     timeout=30).stdout.strip()
+                assert url.startswith("http://127.0.0.1:") and url != args.url, url
+                driver.get(url)
+                wait.until(lambda d: d.find_element(By.ID, "link-state").text == "live")
+                assert not driver.find_element(By.ID, "banner").is_displayed()
+                wait_value(driver, "inner", 9.0, 5)
+            finally:
+                daemon.terminate()
+                daemon.wait(timeout=30)
+        comeback()
 
 
 if __name__ == "__main__":

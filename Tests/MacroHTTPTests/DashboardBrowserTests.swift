@@ -36,15 +36,19 @@ struct DashboardBrowserTests {
             ],
             config: "time_limit_ms: 600000\ncall_deadline_ms: 600000\n")
         try? FileManager.default.removeItem(atPath: Self.outputDirectory)
+        // The harness stops macrod, then starts it again on the same port and socket (a new token).
+        let restart = [BinaryRunner.binDirectory + "/macrod", "--socket", dashboard.daemon.socket, "--macros", dashboard.daemon.macros,
+                       "--state", dashboard.daemon.state, "--config", dashboard.daemon.dir.url("config.yaml"), "--http", "127.0.0.1:\(dashboard.port)"]
         let result = try BinaryRunner.run(Self.python, [
             Self.packageRoot + "/Tests/Browser/dashboard_check.py",
             "--url", dashboard.url, "--socket", dashboard.daemon.socket, "--macro", BinaryRunner.binDirectory + "/macro",
             "--macros-dir", dashboard.daemon.macros, "--out", Self.outputDirectory, "--daemon-pid", "\(dashboard.daemon.pid)",
+            "--restart", MacroValue.array(restart.map { .string($0) }).jsonText(),
         ])
         print(result.stdout)
         #expect(result.status == 0, "\(result)\n--- macrod\n\(dashboard.daemon.log)")
-        #expect(result.stdout.contains("browser: 15 passed, 0 failed"), "\(result.stdout)")
-        for screenshot in ["dashboard.png", "broken-save.png", "running.png", "daemon-gone.png"] {
+        #expect(result.stdout.contains("browser: 17 passed, 0 failed"), "\(result.stdout)")
+        for screenshot in ["dashboard.png", "broken-save.png", "running.png", "dashboard-dark.png", "daemon-gone.png"] {
             #expect(FileManager.default.fileExists(atPath: Self.outputDirectory + "/" + screenshot), "\(screenshot) missing")
         }
     }

@@ -59,7 +59,7 @@ function connect() {
     try { message = JSON.parse(event.data); } catch (error) { return; }
     for (const item of Array.isArray(message) ? message : [message]) receive(item);
   });
-  socket.addEventListener('close', () => {
+  socket.addEventListener('close', async () => {
     const wasOnline = app.online;
     app.online = false;
     app.socket = null;
@@ -68,6 +68,14 @@ function connect() {
     $('link-state').textContent = 'offline';
     $('link-state').classList.remove('online');
     showBanner(wasOnline ? 'macrod went away. Reconnecting…' : 'macrod is not answering. Reconnecting…');
+    // A macrod that came back has a new token: this page cannot reconnect with the old one.
+    try {
+      const probe = await fetch('/config.json', { credentials: 'same-origin', cache: 'no-store' });
+      if (probe.status === 401) {
+        showBanner('macrod restarted with a new access token: run `macro dashboard` to open the page again.');
+        return;
+      }
+    } catch (error) { /* not answering: try again below */ }
     setTimeout(connect, app.retryMs);
     app.retryMs = Math.min(app.retryMs * 2, 5000);
   });
