@@ -85,9 +85,13 @@ input, select { background: var(--code-bg); border: 1px solid var(--line); borde
 .editor .error-line { background: var(--error-bg); }
 .editor .error-marker { color: var(--danger); font-weight: 700; padding-left: 2px; }
 @media (prefers-color-scheme: dark) {
-  .editor .cm-keyword { color: #ff7ab2; } .editor .cm-def { color: #6bdfff; } .editor .cm-variable-2 { color: #a2d4ff; }
-  .editor .cm-string { color: #ffa14f; } .editor .cm-number { color: #d9c97c; } .editor .cm-comment { color: #7f8c98; }
-  .editor .cm-property { color: #a6e3a1; } .editor .cm-atom { color: #d9c97c; } .editor .cm-variable { color: #eceef3; }
+  .editor .CodeMirror .cm-keyword { color: #ff7ab2; } .editor .CodeMirror .cm-def { color: #6bdfff; }
+  .editor .CodeMirror .cm-variable-2 { color: #a2d4ff; } .editor .CodeMirror .cm-string { color: #ffa14f; }
+  .editor .CodeMirror .cm-number { color: #d9c97c; } .editor .CodeMirror .cm-comment { color: #8d9aa6; }
+  .editor .CodeMirror .cm-property { color: #a6e3a1; } .editor .CodeMirror .cm-atom { color: #d9c97c; }
+  .editor .CodeMirror .cm-variable, .editor .CodeMirror .cm-operator { color: #eceef3; }
+  .editor .CodeMirror .cm-bracket, .editor .CodeMirror .cm-punctuation { color: #c8ccd6; }
+  .editor .CodeMirror-matchingbracket { color: #7bdc93 !important; }
 }
 .plain-editor { display: flex; height: 22em; background: var(--code-bg); font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 0.95em; }
 .plain-editor .gutter { margin: 0; padding: 0.5em 0.5em; text-align: right; color: var(--muted); background: var(--card); border-right: 1px solid var(--line); overflow: hidden; user-select: none; list-style: none; min-width: 3em; }

@@ -273,7 +273,7 @@ function describeError(error) {
     }
     return text;
   }
-  if (data.reason) return `${error.message} (${data.reason})`;
+  if (data.reason && !String(error.message).includes(data.reason)) return `${error.message} (${data.reason})`;
   return error.message || String(error);
 }
 
