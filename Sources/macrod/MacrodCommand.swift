@@ -84,7 +84,12 @@ struct MacrodCommand: AsyncParsableCommand {
 
         var logger = Logger(label: "macrod") { StreamLogHandler.standardError(label: $0) }
         logger.logLevel = settings.logLevel
-        let dashboard = settings.http.map { DashboardServer(address: $0, config: settings, socketPath: socketPath, logger: logger) }
+        // MACROENGINE_CODEMIRROR_DIR: another copy of CodeMirror 5 than Debian's (or none: a plain editor).
+        let codeMirror = ProcessInfo.processInfo.environment["MACROENGINE_CODEMIRROR_DIR"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? "/usr/share/javascript/codemirror"
+        let dashboard = settings.http.map {
+            DashboardServer(address: $0, config: settings, socketPath: socketPath, logger: logger, codeMirrorRoot: codeMirror)
+        }
         let daemon = MacroDaemon(
             config: settings, socketPath: socketPath, configFile: configFile, version: MacroEngineVersion.string, logger: logger,
             frontends: dashboard.map { [$0] } ?? [])

@@ -31,6 +31,7 @@ def parse_args():
     parser.add_argument("--macros-dir", required=True, help="the daemon's macros directory")
     parser.add_argument("--out", required=True, help="where screenshots go")
     parser.add_argument("--daemon-pid", type=int, required=True, help="macrod's pid (stopped last, for the banner check)")
+    parser.add_argument("--plain-editor", action="store_true", help="macrod serves no CodeMirror: check the fallback editor")
     parser.add_argument("--restart", default="[]", help="JSON list: the command that starts macrod again on the same port")
     parser.add_argument("--chromium", default="/usr/bin/chromium")
     parser.add_argument("--chromedriver", default="/usr/bin/chromedriver")
@@ -128,7 +129,10 @@ def main():
         print(f"error: the browser did not start ({args.chromium}, {args.chromedriver}): {error}", file=sys.stderr)
         return 2
     try:
-        run_checks(driver, args)
+        if args.plain_editor:
+            run_plain_editor_checks(driver, args)
+        else:
+            run_checks(driver, args)
     finally:
         driver.quit()
     failed = [name for name, ok, _ in RESULTS if not ok]
@@ -363,6 +367,46 @@ def run_checks(driver, args):
                 daemon.terminate()
                 daemon.wait(timeout=30)
         comeback()
+
+
+def run_plain_editor_checks(driver, args):
+    """Without CodeMirror: a textarea with line numbers, and the error marked in its gutter."""
+    wait = WebDriverWait(driver, 10, poll_frequency=0.02)
+
+    @check("without CodeMirror the editor is a text area with line numbers")
+    def plain():
+        driver.get(args.url)
+        wait.until(lambda d: d.find_element(By.ID, "link-state").text == "live")
+        click(driver, "Edit bump")
+        wait.until(lambda d: "function(channel, amount)" in d.find_element(By.CSS_SELECTOR, "#editor textarea").get_attribute("value"))
+        assert driver.execute_script("return window.dashboard.editor.kind") == "plain"
+        assert driver.find_element(By.CSS_SELECTOR, "#editor textarea").accessible_name == "Macro source"
+        lines = len(driver.find_element(By.CSS_SELECTOR, "#editor textarea").get_attribute("value").split("\n"))
+        assert len(driver.find_elements(By.CSS_SELECTOR, "#editor .gutter li")) == lines
+    plain()
+
+    @check("without CodeMirror a broken save marks its line in the gutter and the old version still answers")
+    def broken():
+        area = driver.find_element(By.CSS_SELECTOR, "#editor textarea")
+        area.send_keys(Keys.CONTROL, "a")
+        area.send_keys(Keys.DELETE)
+        area.send_keys("function(channel) {\n    return 1;\n    }}\n")
+        assert [li.text for li in driver.find_elements(By.CSS_SELECTOR, "#editor .gutter li")] == ["1", "2", "3", "4"]
+        area.send_keys(Keys.CONTROL, "s")
+        wait.until(lambda d: d.find_element(By.ID, "editor-diagnostic").get_attribute("data-line") == "3")
+        marked = [li.text for li in driver.find_elements(By.CSS_SELECTOR, "#editor .gutter li.error-line")]
+        assert marked == ["3"], marked
+        text = driver.find_element(By.ID, "editor-diagnostic").text
+        assert f"{os.path.join(args.macros_dir, 'bump.js')}:3:" in text, text
+        driver.save_screenshot(os.path.join(args.out, "plain-editor.png"))
+        assert macro(args, "run", "bump", "inner", "2")["result"] == 2
+    broken()
+
+    @check("the page logged no console errors")
+    def no_errors():
+        errors = [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
+        assert errors == [], errors
+    no_errors()
 
 
 if __name__ == "__main__":

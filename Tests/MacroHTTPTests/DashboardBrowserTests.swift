@@ -52,4 +52,24 @@ struct DashboardBrowserTests {
             #expect(FileManager.default.fileExists(atPath: Self.outputDirectory + "/" + screenshot), "\(screenshot) missing")
         }
     }
+
+    /// A CodeMirror folder that does not exist.
+    private var missingCodeMirror: String { "/nonexistent/codemirror" }
+
+    @Test func withoutCodeMirrorThePlainEditorMarksTheErrorLine() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.python), "no Python with selenium at \(Self.python): run `make test`")
+        let dashboard = try DashboardDaemon(
+            files: ["bump.js": try String(contentsOfFile: Self.packageRoot + "/macros/bump.js", encoding: .utf8)],
+            environment: ["MACROENGINE_CODEMIRROR_DIR": missingCodeMirror])
+        let output = Self.outputDirectory + "-plain"
+        try? FileManager.default.removeItem(atPath: output)
+        let result = try BinaryRunner.run(Self.python, [
+            Self.packageRoot + "/Tests/Browser/dashboard_check.py", "--plain-editor",
+            "--url", dashboard.url, "--socket", dashboard.daemon.socket, "--macro", BinaryRunner.binDirectory + "/macro",
+            "--macros-dir", dashboard.daemon.macros, "--out", output, "--daemon-pid", "\(dashboard.daemon.pid)",
+        ])
+        print(result.stdout)
+        #expect(result.status == 0, "\(result)\n--- macrod\n\(dashboard.daemon.log)")
+        #expect(result.stdout.contains("browser: 3 passed, 0 failed"), "\(result.stdout)")
+    }
 }

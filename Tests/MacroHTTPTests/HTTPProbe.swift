@@ -165,8 +165,8 @@ final class DashboardDaemon {
     let token: String
 
     init(files: [String: String] = ["bump.js": "function(channel, amount) {\n    progress[channel] += (amount === undefined ? 1 : amount);\n    return progress[channel];\n}\n"],
-         config: String? = nil, http: String = "127.0.0.1:0") throws {
-        daemon = try DaemonProcess(files: files, config: config, extraArguments: ["--http", http])
+         config: String? = nil, http: String = "127.0.0.1:0", environment: [String: String] = [:]) throws {
+        daemon = try DaemonProcess(files: files, config: config, extraArguments: ["--http", http], environment: environment)
         let status = try daemon.client().call("engine.status")
         guard let url = status["dashboard"].stringValue,
               let components = URLComponents(string: url), let port = components.port,
