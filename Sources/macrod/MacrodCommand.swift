@@ -25,15 +25,18 @@ struct MacrodCommand: AsyncParsableCommand {
 
             Dashboard: --http 127.0.0.1:PORT (or `http` in the config; port 0 picks a free one) \
             serves a web page with the rings, the macros, an editor and the log, a WebSocket at /ws \
-            carrying the same JSON-RPC, and POST /rpc. Every request needs the token kept in \
-            TOKEN beside the socket (macrod.sock -> macrod.token); `macro dashboard` prints the URL \
-            with it and opens it. Only loopback addresses unless the config sets http_allow_remote: true.
+            carrying the same JSON-RPC, and POST /rpc. Every request needs the token macrod \
+            writes beside the socket (macrod.sock -> macrod.token, mode 0600); `macro dashboard` \
+            prints the URL with it and opens it. Only loopback addresses unless the config sets \
+            http_allow_remote: true. MACROENGINE_CODEMIRROR_DIR: where CodeMirror 5 is \
+            (default /usr/share/javascript/codemirror, Debian's libjs-codemirror).
 
             Signals: SIGTERM/SIGINT stop accepting, let calls in flight finish (shutdown_grace_ms), \
             write the state, remove the socket and exit 0. SIGHUP re-reads the config and rescans the macros.
 
             Exit codes: 0 stopped cleanly, 64 usage, 71 cannot listen, 75 another macrod \
-            answers on the socket, 77 unsafe socket directory, 78 invalid config.
+            answers on the socket, 77 unsafe socket directory, 78 invalid config (a non-loopback \
+            --http without http_allow_remote included).
             """,
         version: MacroEngineVersion.string)
 

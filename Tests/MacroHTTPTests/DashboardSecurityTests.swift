@@ -117,6 +117,18 @@ struct DashboardSecurityTests {
         #expect(get.header("Allow") == "POST")
     }
 
+    @Test func aBodyLongerThanMaxLineBytesIs413() throws {
+        let dashboard = try DashboardDaemon(config: "max_line_bytes: 1024\n")
+        let source = String(repeating: " ", count: 1100)
+        let body = #"{"jsonrpc":"2.0","id":1,"method":"macro.save","params":{"name":"big","source":"\#(source)"}}"#
+        let reply = try HTTPProbe.request(port: dashboard.port, "POST", "/rpc", headers: [dashboard.bearer], body: body)
+        #expect(reply.status == 413)
+        #expect(reply.body == "413 Payload Too Large: at most 1024 bytes (config: max_line_bytes)\n")
+        #expect(!FileManager.default.fileExists(atPath: dashboard.daemon.macros + "/big.js"))
+        let small = try HTTPProbe.request(port: dashboard.port, "POST", "/rpc", headers: [dashboard.bearer], body: #"{"jsonrpc":"2.0","id":2,"method":"progress.get"}"#)
+        #expect(small.body == #"{"jsonrpc":"2.0","id":2,"result":{"inner":0,"middle":0,"outer":0}}"#)
+    }
+
     @Test func theWebSocketCarriesTheSameJSONRPCWithNotifications() throws {
         let dashboard = try DashboardDaemon()
         let socket = try HTTPProbe(port: dashboard.port)

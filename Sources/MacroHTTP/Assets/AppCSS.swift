@@ -52,6 +52,7 @@ input, select { background: var(--code-bg); border: 1px solid var(--line); borde
 .ring-track { fill: none; stroke: var(--track); }
 @media (prefers-color-scheme: light) { .ring-track { stroke: rgba(255, 255, 255, 0.12); } }
 .ring-arc { fill: none; stroke-linecap: round; transition: stroke-dashoffset 0.35s ease-out; }
+@media (prefers-reduced-motion: reduce) { .ring-arc { transition: none; } }
 .ring-0 { stroke: var(--ring-0); color: var(--ring-0); } .ring-1 { stroke: var(--ring-1); color: var(--ring-1); }
 .ring-2 { stroke: var(--ring-2); color: var(--ring-2); } .ring-3 { stroke: var(--ring-3); color: var(--ring-3); }
 .ring-4 { stroke: var(--ring-4); color: var(--ring-4); } .ring-5 { stroke: var(--ring-5); color: var(--ring-5); }
