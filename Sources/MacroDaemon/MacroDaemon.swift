@@ -131,6 +131,8 @@ public final class MacroDaemon: Service, Sendable {
         watcher.start()
         defer { watcher.stop() }
 
+        // The dashboard listens before the socket, so engine.status reports it from the first request.
+        try await startFrontends(host: host, group: group)
         let server: any Channel
         // The socket is created 0600 (no window in which it has another mode).
         umask(0o177)
@@ -169,11 +171,11 @@ public final class MacroDaemon: Service, Sendable {
             }
         } catch {
             umask(0o077)
+            for frontend in frontends { await frontend.stop() }
             try? await group.shutdownGracefully()
             throw MacroDaemonError(code: .bind, message: "cannot listen on \(socketPath): \(error)")
         }
         umask(0o077)
-        try await startFrontends(host: host, server: server, group: group)
         logger.info("macrod \(version) listening on \(socketPath)", metadata: [
             "macros": "\(config.macrosDirectory)", "state": "\(store.path)", "pid": "\(getpid())",
         ])
@@ -249,8 +251,8 @@ public final class MacroDaemon: Service, Sendable {
     }
 
     /// Starts the listeners beside the socket (the dashboard); when one cannot start, macrod
-    /// stops listening and fails to start.
-    private func startFrontends(host: EngineHost, server: any Channel, group: MultiThreadedEventLoopGroup) async throws {
+    /// fails to start.
+    private func startFrontends(host: EngineHost, group: MultiThreadedEventLoopGroup) async throws {
         let gateway = RPCGateway(host: host, channels: config.channels)
         var started: [any DaemonFrontend] = []
         do {
@@ -260,8 +262,6 @@ public final class MacroDaemon: Service, Sendable {
             }
         } catch {
             for frontend in started { await frontend.stop() }
-            try? await server.close()
-            unlink(socketPath)
             try? await group.shutdownGracefully()
             throw error
         }
