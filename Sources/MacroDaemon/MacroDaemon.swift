@@ -132,7 +132,7 @@ public final class MacroDaemon: Service, Sendable {
         defer { watcher.stop() }
 
         // The dashboard listens before the socket, so engine.status reports it from the first request.
-        try await startFrontends(host: host, group: group)
+        try await startFrontends(host: host, group: group, resuming: handover != nil)
         let server: any Channel
         // The socket is created 0600 (no window in which it has another mode).
         umask(0o177)
@@ -252,12 +252,12 @@ public final class MacroDaemon: Service, Sendable {
 
     /// Starts the listeners beside the socket (the dashboard); when one cannot start, macrod
     /// fails to start.
-    private func startFrontends(host: EngineHost, group: MultiThreadedEventLoopGroup) async throws {
+    private func startFrontends(host: EngineHost, group: MultiThreadedEventLoopGroup, resuming: Bool) async throws {
         let gateway = RPCGateway(host: host, channels: config.channels)
         var started: [any DaemonFrontend] = []
         do {
             for frontend in frontends {
-                gateway.setDashboard(try await frontend.start(gateway: gateway))
+                gateway.setDashboard(try await frontend.start(gateway: gateway, resuming: resuming))
                 started.append(frontend)
             }
         } catch {

@@ -25,7 +25,7 @@ package final class DashboardServer: DaemonFrontend {
     private let bufferBytes: Int
     private let files: StaticFiles
     private let logger: Logger
-    private let state = Mutex<(group: MultiThreadedEventLoopGroup?, server: (any Channel)?, tokenFile: String?)>((nil, nil, nil))
+    private let state = Mutex<(group: MultiThreadedEventLoopGroup?, server: (any Channel)?, files: [String])>((nil, nil, []))
 
     /// A dashboard for the daemon on `socketPath`, with the config's limits (`max_line_bytes` is
     /// the largest message, `connection_in_flight` and `connection_buffer_bytes` as on the socket).
@@ -41,38 +41,49 @@ package final class DashboardServer: DaemonFrontend {
         self.logger = logger
     }
 
-    /// Binds, writes the token file, and returns the URL with the token.
-    package func start(gateway: RPCGateway) async throws -> String {
+    /// Binds, writes the token file, and returns the URL with the token. When `resuming` (this
+    /// process replaces a macrod whose engine stalled), the previous token and port are kept, so
+    /// open pages reconnect by themselves.
+    package func start(gateway: RPCGateway, resuming: Bool) async throws -> String {
         do {
-            return try await listen(gateway: gateway)
+            return try await listen(gateway: gateway, resuming: resuming)
         } catch {
             await stop()
             throw error.daemonError
         }
     }
 
-    private func listen(gateway: RPCGateway) async throws(DashboardError) -> String {
+    private func listen(gateway: RPCGateway, resuming: Bool) async throws(DashboardError) -> String {
         if !address.isLoopback {
             guard allowRemote else {
                 throw DashboardError(code: .notLoopback, message: "http: \(address) is not a loopback address; the dashboard listens on 127.0.0.1, ::1 or localhost unless the config sets http_allow_remote: true")
             }
             logger.warning("dashboard: listening on \(address), reachable from other machines (http_allow_remote: true); anyone who learns the token controls the engine, and the traffic is not encrypted")
         }
-        let token = DashboardToken()
+        let tokenFile = DashboardToken.filePath(forSocket: socketPath)
+        let addressFile = DashboardToken.addressPath(forSocket: socketPath)
+        let previous = resuming ? DashboardToken(readingFrom: tokenFile) : nil
+        let token = previous ?? DashboardToken()
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         state.locked { $0.group = group }
-        let server: any Channel
+        let bootstrap = bootstrap(group: group, gateway: gateway, token: token)
+        var server: (any Channel)?
+        if resuming, let port = Self.previousPort(addressFile) ?? (address.port == 0 ? nil : address.port) {
+            let closed = InheritedSockets.closeTCP(localPort: port)
+            logger.debug("dashboard: closed \(closed) socket(s) of the stalled process on port \(port)")
+            if previous != nil, address.port == 0 { server = try? await bootstrap.bind(host: address.host, port: port).get() }
+        }
         do {
-            server = try await bootstrap(group: group, gateway: gateway, token: token).bind(host: address.host, port: address.port).get()
+            if server == nil { server = try await bootstrap.bind(host: address.host, port: address.port).get() }
         } catch {
             throw DashboardError(code: .bind, message: "dashboard: cannot listen on \(address): \(error)")
         }
         state.locked { $0.server = server }
-        let port = server.localAddress?.port ?? address.port
-        let tokenFile = DashboardToken.filePath(forSocket: socketPath)
-        try token.write(to: tokenFile)
-        state.locked { $0.tokenFile = tokenFile }
+        let port = server?.localAddress?.port ?? address.port
         let base = "http://\(HTTPAddress(host: address.host, port: port))/"
+        state.locked { $0.files = [tokenFile, addressFile] }
+        try token.write(to: tokenFile)
+        try DashboardToken.writePrivate(base + "\n", to: addressFile)
         let url = "\(base)?token=\(token.value)"
         logger.info("dashboard on \(base) (token in \(tokenFile); `macro dashboard` prints the URL and opens it)")
         // On a terminal (make run), print the URL itself; never into logs, which others may read.
@@ -116,13 +127,20 @@ package final class DashboardServer: DaemonFrontend {
             }
     }
 
+    /// The port noted by the previous process (`http://HOST:PORT/`), if any.
+    private static func previousPort(_ path: String) -> Int? {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8),
+              let components = URLComponents(string: text.trimmingCharacters(in: .whitespacesAndNewlines)) else { return nil }
+        return components.port
+    }
+
     /// Closes the listener and its connections, and removes the token file.
     package func stop() async {
-        let (group, server, tokenFile) = state.locked { state in
-            defer { state = (nil, nil, nil) }
+        let (group, server, files) = state.locked { state in
+            defer { state = (nil, nil, []) }
             return state
         }
-        if let tokenFile { unlink(tokenFile) }
+        for file in files { unlink(file) }
         try? await server?.close()
         try? await group?.shutdownGracefully()
     }

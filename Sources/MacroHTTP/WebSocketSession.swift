@@ -9,9 +9,13 @@ import NIOWebSocket
 /// replies and subscribed notifications go back as text messages. Reading pauses while
 /// `maxInFlight` requests are unanswered, and the hub drops a subscriber that leaves
 /// `connection_buffer_bytes` unread, as on the socket.
+///
+/// What is written to the channel is bytes, as on the socket (so code that writes to any
+/// connection works here too): each buffer becomes one text message; an empty one, which only
+/// marks a point in the stream (the stall recovery's flush), an unsolicited pong.
 final class WebSocketSession: ChannelDuplexHandler {
     typealias InboundIn = WebSocketFrame
-    typealias OutboundIn = WebSocketFrame
+    typealias OutboundIn = ByteBuffer
     typealias OutboundOut = WebSocketFrame
 
     private let gateway: RPCGateway
@@ -80,6 +84,11 @@ final class WebSocketSession: ChannelDuplexHandler {
         }
     }
 
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        let buffer = unwrapOutboundIn(data)
+        context.write(wrapOutboundOut(WebSocketFrame(fin: true, opcode: buffer.readableBytes == 0 ? .pong : .text, data: buffer)), promise: promise)
+    }
+
     // Reads are requested by NIO (autoRead); hold them while too many requests are unanswered.
     func read(context: ChannelHandlerContext) {
         if inFlight >= maxInFlight {
@@ -95,11 +104,11 @@ final class WebSocketSession: ChannelDuplexHandler {
     }
 }
 
-/// A WebSocket connection's framing: each message is one text frame.
+/// A WebSocket connection's framing: each message is one text frame (made by ``WebSocketSession``).
 struct WebSocketFraming: MessageFraming {
     func write(_ message: MacroValue, to channel: any Channel) {
         var buffer = channel.allocator.buffer(capacity: 128)
         buffer.writeString(message.jsonText())
-        channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .text, data: buffer), promise: nil)
+        channel.writeAndFlush(buffer, promise: nil)
     }
 }

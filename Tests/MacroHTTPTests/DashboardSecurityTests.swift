@@ -162,6 +162,33 @@ struct DashboardSecurityTests {
         #expect(other.token != dashboard.token)
         #expect(dashboard.daemon.stop() == 0)
         #expect(!FileManager.default.fileExists(atPath: path))
+        #expect(!FileManager.default.fileExists(atPath: dashboard.daemon.dir.url("macrod.dashboard")))
+    }
+
+    @Test func aStalledEngineRestartKeepsTheDashboardURL() throws {
+        // An endless chain of promise jobs stalls the engine; macrod re-executes itself (same pid).
+        let dashboard = try DashboardDaemon(
+            files: ["chain.js": "async function() {\n    for (;;) { await null; }\n}\n"],
+            config: "time_limit_ms: 300\nstall_grace_ms: 300\n")
+        let socket = try HTTPProbe(port: dashboard.port)
+        #expect(try socket.upgrade(port: dashboard.port, headers: [dashboard.bearer]).status == 101)
+        let run = try BinaryRunner.macro("run", "chain", "--socket", dashboard.daemon.socket)
+        #expect(run.status == 75, "\(run)")
+        #expect(run.stderr.contains("the engine was restarted"), "\(run)")
+        // The old process's WebSocket is gone with it; the new one answers at the same URL, same token.
+        #expect(throws: HTTPProbe.ProbeError.self) { _ = try socket.readText() }
+        // A connection made while the old process hands over may be reset: ask again, for 10 s at most.
+        var status: MacroValue = .null
+        let deadline = Date().addingTimeInterval(10)
+        while status == .null, Date() < deadline {
+            status = (try? dashboard.daemon.client().call("engine.status")) ?? .null
+        }
+        #expect(status["pid"] == .number(Double(dashboard.daemon.pid)), "\(dashboard.daemon.log)")
+        #expect(status["dashboard"] == .string(dashboard.url))
+        #expect(try HTTPProbe.request(port: dashboard.port, "GET", "/", headers: [dashboard.bearer]).status == 200)
+        #expect(try HTTPProbe(port: dashboard.port).upgrade(port: dashboard.port, headers: [dashboard.bearer]).status == 101)
+        #expect(try String(contentsOfFile: dashboard.daemon.dir.url("macrod.token"), encoding: .utf8) == dashboard.token + "\n")
+        #expect(try String(contentsOfFile: dashboard.daemon.dir.url("macrod.dashboard"), encoding: .utf8) == "http://127.0.0.1:\(dashboard.port)/\n")
     }
 
     @Test func codeMirrorIsServedFromItsDebianFolderAndNothingElse() throws {

@@ -58,8 +58,10 @@ package final class RPCGateway: Sendable {
 /// (the dashboard). macrod starts it once the socket listens and stops it on shutdown.
 package protocol DaemonFrontend: Sendable {
     /// Starts listening; returns the URL to report in `engine.status`. Throws
-    /// ``MacroDaemonError`` when it cannot.
-    func start(gateway: RPCGateway) async throws -> String
+    /// ``MacroDaemonError`` when it cannot. `resuming`: this process replaces a macrod whose
+    /// engine stalled (same arguments; the old process did not shut down), so clients of the
+    /// old one should find this one where they were.
+    func start(gateway: RPCGateway, resuming: Bool) async throws -> String
     /// Stops listening and closes its connections.
     func stop() async
 }
