@@ -94,7 +94,7 @@ package final class DashboardServer: DaemonFrontend {
     }
 
     private func bootstrap(group: MultiThreadedEventLoopGroup, gateway: RPCGateway, token: DashboardToken) -> ServerBootstrap {
-        let guardian = RequestGuard(token: token, cookieName: "macrod_token", allowRemote: allowRemote)
+        let guardian = RequestGuard(token: token, allowRemote: allowRemote)
         let files = files, logger = logger, maxBytes = maxMessageBytes, maxInFlight = maxInFlight, buffer = bufferBytes
         return ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 64)

@@ -64,7 +64,7 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         case .allow(let fromQuery):
             if fromQuery, head.method == .GET, path != "/ws" {
                 // Keep the token out of the address bar and history: cookie, then the same page without it.
-                let headers: HTTPHeaders = ["Set-Cookie": guardian.setCookie, "Location": RequestGuard.withoutToken(head.uri)]
+                let headers: HTTPHeaders = ["Set-Cookie": guardian.setCookie(host: head.headers.first(name: "Host") ?? ""), "Location": RequestGuard.withoutToken(head.uri)]
                 send(.seeOther, text: "", headers: headers, head: head, context: context)
                 return
             }

@@ -18,8 +18,6 @@ struct RequestGuard: Sendable {
     }
 
     let token: DashboardToken
-    /// The session cookie's name, with the port in it: cookies are per host, not per port.
-    let cookieName: String
     /// Accept any Host (`http_allow_remote: true`).
     let allowRemote: Bool
 
@@ -44,16 +42,28 @@ struct RequestGuard: Sendable {
         if let value = Self.queryItem("token", in: head.uri) {
             return token.matches(value) ? .allow(fromQuery: true) : .refuse(.unauthorized, "401 Unauthorized: wrong token")
         }
-        if let value = cookie(in: head.headers), token.matches(value) {
+        if let value = cookie(in: head.headers, name: Self.cookieName(host: host)), token.matches(value) {
             return .allow(fromQuery: false)
         }
         return .refuse(.unauthorized, "401 Unauthorized: open the URL that `macro dashboard` prints (it carries the token), or send Authorization: Bearer TOKEN")
     }
 
-    /// The `Set-Cookie` value that keeps the token for the session.
-    var setCookie: String { "\(cookieName)=\(token.value); Path=/; HttpOnly; SameSite=Strict" }
+    /// The `Set-Cookie` value that keeps the token for the session of the page at `host`.
+    func setCookie(host: String) -> String { "\(Self.cookieName(host: host))=\(token.value); Path=/; HttpOnly; SameSite=Strict" }
 
-    private func cookie(in headers: HTTPHeaders) -> String? {
+    /// `macrod_token_PORT`: browsers keep cookies per host, not per port, so two daemons on one
+    /// machine each need their own name.
+    static func cookieName(host: String) -> String {
+        let port: Substring
+        if host.hasPrefix("["), let close = host.firstIndex(of: "]") {
+            port = host[host.index(after: close)...].drop { $0 == ":" }
+        } else {
+            port = host.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).dropFirst().first ?? ""
+        }
+        return "macrod_token_" + (port.isEmpty ? "80" : String(port))
+    }
+
+    private func cookie(in headers: HTTPHeaders, name cookieName: String) -> String? {
         for line in headers["Cookie"] {
             for pair in line.split(separator: ";") {
                 let parts = pair.split(separator: "=", maxSplits: 1)

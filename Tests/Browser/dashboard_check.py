@@ -156,9 +156,10 @@ def run_checks(driver, args):
         driver.get(args.url)
         wait.until(lambda d: d.find_element(By.ID, "link-state").text == "live")
         assert "token=" not in driver.current_url, driver.current_url
+        port = args.url.split("//", 1)[1].split("/", 1)[0].split(":")[1]
         names = [cookie["name"] for cookie in driver.get_cookies()]
-        assert "macrod_token" in names, names
-        cookie = next(c for c in driver.get_cookies() if c["name"] == "macrod_token")
+        assert names == [f"macrod_token_{port}"], names
+        cookie = driver.get_cookies()[0]
         assert cookie["httpOnly"] is True and cookie.get("sameSite") == "Strict", cookie
     loads()
 

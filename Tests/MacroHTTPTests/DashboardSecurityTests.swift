@@ -32,8 +32,10 @@ struct DashboardSecurityTests {
             ("/", [("Authorization", "Basic \(dashboard.token)")]),
             ("/?token=\(wrong)", []),
             ("/?token=", []),
-            ("/", [("Cookie", "macrod_token=\(wrong)")]),
+            ("/", [("Cookie", "macrod_token_\(dashboard.port)=\(wrong)")]),
             ("/", [("Cookie", "other=\(dashboard.token)")]),
+            // Another daemon's cookie name (another port) does not count.
+            ("/", [("Cookie", "macrod_token_\(dashboard.port + 1)=\(dashboard.token)")]),
         ]
         for (path, headers) in attempts {
             let reply = try HTTPProbe.request(port: dashboard.port, "GET", path, headers: headers)
@@ -80,8 +82,8 @@ struct DashboardSecurityTests {
         let first = try HTTPProbe.request(port: dashboard.port, "GET", "/?token=\(dashboard.token)")
         #expect(first.status == 303)
         #expect(first.header("Location") == "/")
-        #expect(first.header("Set-Cookie") == "macrod_token=\(dashboard.token); Path=/; HttpOnly; SameSite=Strict")
-        let page = try HTTPProbe.request(port: dashboard.port, "GET", "/", headers: [("Cookie", "macrod_token=\(dashboard.token)")])
+        #expect(first.header("Set-Cookie") == "macrod_token_\(dashboard.port)=\(dashboard.token); Path=/; HttpOnly; SameSite=Strict")
+        let page = try HTTPProbe.request(port: dashboard.port, "GET", "/", headers: [("Cookie", "other=1; macrod_token_\(dashboard.port)=\(dashboard.token)")])
         #expect(page.status == 200)
         #expect(page.header("Content-Type") == "text/html; charset=utf-8")
         #expect(page.body.contains(#"<script src="/app.js" defer></script>"#))
@@ -132,7 +134,7 @@ struct DashboardSecurityTests {
     @Test func theWebSocketCarriesTheSameJSONRPCWithNotifications() throws {
         let dashboard = try DashboardDaemon()
         let socket = try HTTPProbe(port: dashboard.port)
-        #expect(try socket.upgrade(port: dashboard.port, headers: [("Cookie", "macrod_token=\(dashboard.token)")]).status == 101)
+        #expect(try socket.upgrade(port: dashboard.port, headers: [("Cookie", "macrod_token_\(dashboard.port)=\(dashboard.token)")]).status == 101)
         try socket.sendText(#"{"jsonrpc":"2.0","id":1,"method":"subscribe","params":{"events":["progress"]}}"#)
         #expect(try socket.readText() == #"{"jsonrpc":"2.0","id":1,"result":{"events":["progress"]}}"#)
         // A change made through the Unix socket reaches the WebSocket subscriber.
