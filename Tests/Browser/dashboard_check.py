@@ -409,6 +409,19 @@ def run_plain_editor_checks(driver, args):
         assert errors == [], errors
     no_errors()
 
+    @check("after an engine stall macrod restarts itself and the page reconnects by itself")
+    def stall():
+        click(driver, "Run chain")
+        wait.until(lambda d: "the engine was restarted" in d.find_element(By.ID, "outcome-chain").text)
+        # The old process's WebSocket closed; the new one has the same token and port.
+        WebDriverWait(driver, 20, poll_frequency=0.05).until(
+            lambda d: d.execute_script("return window.dashboard.connects") == 2
+            and d.find_element(By.ID, "link-state").text == "live" and not d.find_element(By.ID, "banner").is_displayed())
+        macro(args, "set", "outer", "4")
+        wait_value(driver, "outer", 4.0, 1.0)
+        assert driver.current_url.startswith(args.url.split("?")[0]), driver.current_url
+    stall()
+
 
 if __name__ == "__main__":
     sys.exit(main())

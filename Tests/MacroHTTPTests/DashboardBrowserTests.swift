@@ -56,10 +56,16 @@ struct DashboardBrowserTests {
     /// A CodeMirror folder that does not exist.
     private var missingCodeMirror: String { "/nonexistent/codemirror" }
 
+    /// Also: an engine stall makes macrod re-execute itself, and the page reconnects by itself.
     @Test func withoutCodeMirrorThePlainEditorMarksTheErrorLine() throws {
         try #require(FileManager.default.isExecutableFile(atPath: Self.python), "no Python with selenium at \(Self.python): run `make test`")
         let dashboard = try DashboardDaemon(
-            files: ["bump.js": try String(contentsOfFile: Self.packageRoot + "/macros/bump.js", encoding: .utf8)],
+            files: [
+                "bump.js": try String(contentsOfFile: Self.packageRoot + "/macros/bump.js", encoding: .utf8),
+                // An endless chain of promise jobs: the engine stalls and macrod re-executes itself.
+                "chain.js": "async function() {\n    for (;;) { await null; }\n}\n",
+            ],
+            config: "time_limit_ms: 300\nstall_grace_ms: 300\n",
             environment: ["MACROENGINE_CODEMIRROR_DIR": missingCodeMirror])
         let output = Self.outputDirectory + "-plain"
         try? FileManager.default.removeItem(atPath: output)
@@ -70,6 +76,6 @@ struct DashboardBrowserTests {
         ])
         print(result.stdout)
         #expect(result.status == 0, "\(result)\n--- macrod\n\(dashboard.daemon.log)")
-        #expect(result.stdout.contains("browser: 3 passed, 0 failed"), "\(result.stdout)")
+        #expect(result.stdout.contains("browser: 4 passed, 0 failed"), "\(result.stdout)")
     }
 }

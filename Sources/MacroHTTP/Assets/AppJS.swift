@@ -8,7 +8,7 @@ const $ = (id) => document.getElementById(id);
 const SVG = 'http://www.w3.org/2000/svg';
 
 const app = {
-  socket: null, nextId: 1, pending: new Map(), online: false, retryMs: 500,
+  socket: null, nextId: 1, pending: new Map(), online: false, retryMs: 500, connects: 0,
   channels: [], values: {}, macros: [], sources: new Map(), outcomes: new Map(),
   editor: null, current: null, config: null, statusAt: 0, status: null, timers: [],
 };
@@ -47,6 +47,7 @@ function connect() {
   const socket = new WebSocket(`ws://${location.host}/ws`);
   app.socket = socket;
   socket.addEventListener('open', () => {
+    app.connects += 1;
     app.online = true;
     app.retryMs = 500;
     $('banner').hidden = true;
