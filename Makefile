@@ -7,7 +7,7 @@ APT_PKGS   := libjavascriptcoregtk-4.1-dev pkg-config
 SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 STATE_DIR  := .run
 
-.PHONY: all deps test-deps build release run demo test bench bench-deps fuzz sanitize soak completions install-user clean help
+.PHONY: all deps test-deps browser-deps codemirror-deps build release run demo test bench bench-deps fuzz sanitize soak completions install-user clean help
 
 all: build
 
@@ -23,6 +23,7 @@ help:
 	@echo "make install-user  install macro, macrod, the config and the systemd user unit under ~"
 	@echo "make deps          install $(APT_PKGS) with apt-get when pkg-config cannot find $(PKG)"
 	@echo "make test-deps     install the PyPI helpers the tests use ($(PY_PKGS)) into $(PY_DEPS)"
+	@echo "make browser-deps  install chromium, chromium-driver, libjs-codemirror and python3-venv when missing, and selenium (PyPI) into $(BROWSER_VENV)"
 
 # Installs JavaScriptCore's development package when pkg-config does not find it.
 deps:
@@ -32,6 +33,35 @@ deps:
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_PKGS); \
 	fi
 	@pkg-config --exists $(PKG) || { echo "error: $(PKG) still missing after apt-get" >&2; exit 1; }
+
+# The dashboard's editor: CodeMirror 5 from Debian, served by macrod from /usr/share/javascript/codemirror.
+CODEMIRROR := /usr/share/javascript/codemirror/lib/codemirror.js
+codemirror-deps:
+	@if [ ! -f $(CODEMIRROR) ]; then \
+		echo "==> installing libjs-codemirror (the dashboard's editor)"; \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libjs-codemirror; \
+	fi
+
+# The dashboard's browser test (Tests/Browser): headless Chromium driven by selenium. selenium
+# comes from PyPI into a virtual environment and uses Debian's chromedriver (an explicit path: no
+# Selenium Manager downloads).
+BROWSER_VENV := .build/browser-venv
+browser-deps:
+	@missing=""; \
+	command -v chromium >/dev/null || missing="$$missing chromium"; \
+	command -v chromedriver >/dev/null || missing="$$missing chromium-driver"; \
+	[ -f $(CODEMIRROR) ] || missing="$$missing libjs-codemirror"; \
+	command -v python3 >/dev/null || missing="$$missing python3"; \
+	python3 -c 'import ensurepip, venv' 2>/dev/null || missing="$$missing python3-venv"; \
+	if [ -n "$$missing" ]; then \
+		echo "==> installing$$missing (the dashboard's browser test)"; \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+	@[ -x $(BROWSER_VENV)/bin/python ] || python3 -m venv $(BROWSER_VENV)
+	@$(BROWSER_VENV)/bin/python -c 'import selenium' 2>/dev/null || $(BROWSER_VENV)/bin/pip install -q 'selenium>=4.11,<5'
+	@$(BROWSER_VENV)/bin/python -c 'import selenium' || { echo "error: selenium is missing from $(BROWSER_VENV)" >&2; exit 1; }
 
 build: deps
 	$(SWIFT) build
@@ -43,7 +73,7 @@ release: deps
 	$(SWIFT) build $(RELEASE_FLAGS)
 
 # The main job: macrod in the foreground with the repo's config/ and macros/ (Ctrl-C stops it).
-run: release
+run: release codemirror-deps
 	@mkdir -p $(STATE_DIR)
 	@BIN=$$($(SWIFT) build -c release --show-bin-path); \
 	SOCK=$${MACROENGINE_SOCKET:-$${XDG_RUNTIME_DIR:+$$XDG_RUNTIME_DIR/macroengine/macrod.sock}}; \
@@ -54,6 +84,7 @@ run: release
 	echo "      $$BIN/macro run random          # the seed's template moves the rings"; \
 	echo "      $$BIN/macro progress --watch    # the rings, redrawn live"; \
 	echo "      $$BIN/macro edit bump           # edit a macro; it is live when saved"; \
+	echo "      $$BIN/macro dashboard           # the dashboard's URL (macrod prints it below too)"; \
 	echo "      echo '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"macro.list\"}' | socat -t 5 - UNIX-CONNECT:$$SOCK"; \
 	exec $$BIN/macrod --config config/macroengine.yaml --socket "$$SOCK" --state $(STATE_DIR)/state.json
 
@@ -83,7 +114,7 @@ test-deps:
 	fi
 	@PYTHONPATH=$(PY_DEPS) python3 -c 'import tinyrpc' || { echo "error: tinyrpc still missing in $(PY_DEPS)" >&2; exit 1; }
 
-test: deps test-deps
+test: deps test-deps browser-deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 
@@ -125,7 +156,7 @@ fuzz: deps
 	done
 
 # The test suite under AddressSanitizer, then ThreadSanitizer (separate build folders).
-sanitize: deps test-deps
+sanitize: deps test-deps browser-deps
 	$(SWIFT) build --build-tests --scratch-path .build-asan -Xswiftc -sanitize=address -Xswiftc -use-ld=lld
 	ASAN_OPTIONS=detect_leaks=0 MACROENGINE_LOAD_RSS_BOUND_MIB=2048 $(SWIFT) test --skip-build --scratch-path .build-asan
 	$(SWIFT) build --build-tests --scratch-path .build-tsan -Xswiftc -sanitize=thread -Xswiftc -DTSAN -Xswiftc -use-ld=lld

@@ -62,11 +62,23 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
+        // The dashboard: HTTP, a WebSocket carrying the socket's JSON-RPC, the page and its assets.
+        .target(
+            name: "MacroHTTP",
+            dependencies: [
+                "MacroDaemon", "MacroEngineCore", "MacroRPC",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+            ]
+        ),
         // The `macrod` daemon executable.
         .executableTarget(
             name: "macrod",
             dependencies: [
-                "MacroDaemon", "MacroEngineCore", "MacroRPC",
+                "MacroDaemon", "MacroEngineCore", "MacroRPC", "MacroHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -120,6 +132,11 @@ let package = Package(
         .testTarget(
             name: "MacroDaemonTests",
             dependencies: ["MacroTestSupport", "MacroEngineCore", "MacroRPC", "MacroFuzz"]
+        ),
+        // The dashboard: plain HTTP security checks, and the page in headless Chromium (Tests/Browser).
+        .testTarget(
+            name: "MacroHTTPTests",
+            dependencies: ["MacroTestSupport", "MacroEngineCore", "MacroRPC"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -33,6 +33,8 @@ final class EngineHost: Sendable {
         var fsync: FsyncPolicy = .interval
         /// The mode of a file `macro.save` creates: 0666 less the umask macrod started with.
         var newFileMode: mode_t = 0o644
+        /// The dashboard's URL with its token (nil: no dashboard).
+        var dashboard: String?
     }
 
     private struct Counters {
@@ -379,6 +381,7 @@ final class EngineHost: Sendable {
             "seq": .number(Double(seq)),
         ]
         fields["stateError"] = stateError.map { .string($0) } ?? .null
+        fields["dashboard"] = settings.locked { $0.dashboard }.map { .string($0) } ?? .null
         return .object(fields)
     }
 

@@ -29,10 +29,18 @@ public final class MacroDaemon: Service, Sendable {
     private let logger: Logger
     private let hub = NotificationHub()
     private let debounce: TimeAmount = .milliseconds(15)
+    private let frontends: [any DaemonFrontend]
 
     /// Creates the daemon; nothing starts until ``run()``. `logger`'s handler also receives
     /// nothing extra: log subscribers are fed by a handler added here.
-    public init(config: MacroConfig, socketPath: String, configFile: String?, version: String, logger: Logger) {
+    public convenience init(config: MacroConfig, socketPath: String, configFile: String?, version: String, logger: Logger) {
+        self.init(config: config, socketPath: socketPath, configFile: configFile, version: version, logger: logger, frontends: [])
+    }
+
+    /// Creates the daemon with listeners beside the socket (the dashboard), started once the
+    /// socket listens.
+    package init(config: MacroConfig, socketPath: String, configFile: String?, version: String, logger: Logger, frontends: [any DaemonFrontend]) {
+        self.frontends = frontends
         self.config = config
         self.socketPath = socketPath
         self.configFile = configFile
@@ -127,6 +135,8 @@ public final class MacroDaemon: Service, Sendable {
         watcher.start()
         defer { watcher.stop() }
 
+        // The dashboard listens before the socket, so engine.status reports it from the first request.
+        try await startFrontends(host: host, group: group, resuming: handover != nil)
         let server: any Channel
         // The socket is created 0600 (no window in which it has another mode).
         umask(0o177)
@@ -165,6 +175,7 @@ public final class MacroDaemon: Service, Sendable {
             }
         } catch {
             umask(0o077)
+            for frontend in frontends { await frontend.stop() }
             try? await group.shutdownGracefully()
             throw MacroDaemonError(code: .bind, message: "cannot listen on \(socketPath): \(error)")
         }
@@ -203,6 +214,7 @@ public final class MacroDaemon: Service, Sendable {
         while host.pending > 0, ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(5))
         }
+        for frontend in frontends { await frontend.stop() }
         for connection in hub.all { try? await connection.channel.close() }
         do {
             try host.journal.close(saving: model.valuesByName)
@@ -239,6 +251,23 @@ public final class MacroDaemon: Service, Sendable {
         } catch {
             logger.warning("could not keep a connection across the engine restart: \(error)")
             close(client.fd)
+        }
+    }
+
+    /// Starts the listeners beside the socket (the dashboard); when one cannot start, macrod
+    /// fails to start.
+    private func startFrontends(host: EngineHost, group: MultiThreadedEventLoopGroup, resuming: Bool) async throws {
+        let gateway = RPCGateway(host: host, channels: config.channels)
+        var started: [any DaemonFrontend] = []
+        do {
+            for frontend in frontends {
+                gateway.setDashboard(try await frontend.start(gateway: gateway, resuming: resuming))
+                started.append(frontend)
+            }
+        } catch {
+            for frontend in started { await frontend.stop() }
+            try? await group.shutdownGracefully()
+            throw error
         }
     }
 

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import MacroDaemon
 import MacroEngineCore
+import MacroHTTP
 import MacroRPC
 import ServiceLifecycle
 
@@ -22,11 +23,20 @@ struct MacrodCommand: AsyncParsableCommand {
             Socket: --socket, else $MACROENGINE_SOCKET, else $XDG_RUNTIME_DIR/macroengine/macrod.sock, \
             else /tmp/macroengine-$UID/macrod.sock (directory 0700, socket 0600).
 
+            Dashboard: --http 127.0.0.1:PORT (or `http` in the config; port 0 picks a free one) \
+            serves a web page with the rings, the macros, an editor and the log, a WebSocket at /ws \
+            carrying the same JSON-RPC, and POST /rpc. Every request needs the token macrod \
+            writes beside the socket (macrod.sock -> macrod.token, mode 0600); `macro dashboard` \
+            prints the URL with it and opens it. Only loopback addresses unless the config sets \
+            http_allow_remote: true. MACROENGINE_CODEMIRROR_DIR: where CodeMirror 5 is \
+            (default /usr/share/javascript/codemirror, Debian's libjs-codemirror).
+
             Signals: SIGTERM/SIGINT stop accepting, let calls in flight finish (shutdown_grace_ms), \
             write the state, remove the socket and exit 0. SIGHUP re-reads the config and rescans the macros.
 
             Exit codes: 0 stopped cleanly, 64 usage, 71 cannot listen, 75 another macrod \
-            answers on the socket, 77 unsafe socket directory, 78 invalid config.
+            answers on the socket, 77 unsafe socket directory, 78 invalid config (a non-loopback \
+            --http without http_allow_remote included).
             """,
         version: MacroEngineVersion.string)
 
@@ -42,12 +52,18 @@ struct MacrodCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The state file (overrides state_file).", valueName: "file"))
     var state: String?
 
+    @Option(help: ArgumentHelp("Serve the dashboard on HOST:PORT, e.g. 127.0.0.1:0 (overrides http; port 0: a free port).", valueName: "host:port"))
+    var http: String?
+
     @Option(name: .customLong("log-level"), help: ArgumentHelp("trace, debug, info, notice, warning, error or critical (overrides log_level).", valueName: "level"))
     var logLevel: String?
 
     func validate() throws {
         if let logLevel, Logger.Level(rawValue: logLevel) == nil {
             throw ValidationError("--log-level must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        if let http, !http.isEmpty, HTTPAddress(parsing: http) == nil {
+            throw ValidationError("--http must be HOST:PORT such as 127.0.0.1:8080 or [::1]:0, got '\(http)'")
         }
     }
 
@@ -65,12 +81,21 @@ struct MacrodCommand: AsyncParsableCommand {
         if let macros { settings.macrosDirectory = macros }
         if let state { settings.stateFile = state }
         if let logLevel { settings.logLevel = Logger.Level(rawValue: logLevel)! }
+        if let http { settings.http = http.isEmpty ? nil : HTTPAddress(parsing: http) }
         let socketPath = SocketPath.resolve(socket ?? settings.socket)
         settings.macrosDirectory = URL(fileURLWithPath: settings.macrosDirectory).standardizedFileURL.path
 
         var logger = Logger(label: "macrod") { DaemonLogHandler(label: $0) }
         logger.logLevel = settings.logLevel
-        let daemon = MacroDaemon(config: settings, socketPath: socketPath, configFile: configFile, version: MacroEngineVersion.string, logger: logger)
+        // MACROENGINE_CODEMIRROR_DIR: another copy of CodeMirror 5 than Debian's (or none: a plain editor).
+        let codeMirror = ProcessInfo.processInfo.environment["MACROENGINE_CODEMIRROR_DIR"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? "/usr/share/javascript/codemirror"
+        let dashboard = settings.http.map {
+            DashboardServer(address: $0, config: settings, socketPath: socketPath, logger: logger, codeMirrorRoot: codeMirror)
+        }
+        let daemon = MacroDaemon(
+            config: settings, socketPath: socketPath, configFile: configFile, version: MacroEngineVersion.string, logger: logger,
+            frontends: dashboard.map { [$0] } ?? [])
         let group = ServiceGroup(configuration: .init(
             services: [.init(service: daemon)],
             gracefulShutdownSignals: [.sigterm, .sigint],

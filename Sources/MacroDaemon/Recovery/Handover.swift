@@ -64,9 +64,12 @@ struct Handover: Codable, Sendable {
         guard let data = FileManager.default.contents(atPath: path) else { return nil }
         let handover = try? JSONDecoder().decode(Handover.self, from: data)
         // Descriptors we inherit must not leak into whatever this process runs later.
-        for fd in ([handover?.listener].compactMap { $0 } + (handover?.clients.map(\.fd) ?? [])) {
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-        }
+        let kept = Set([handover?.listener].compactMap { $0 } + (handover?.clients.map(\.fd) ?? []))
+        for fd in kept { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        // swift-nio does not open its sockets close-on-exec: every other socket of the stalled
+        // process (connections not handed over, its event loops' own) came along; close them, so
+        // restarts cannot pile up descriptors and clients of closed ones see the end.
+        for (_, fd) in SocketCookie.descriptorsByCookie() where fd > 2 && !kept.contains(fd) { close(fd) }
         return handover
     }
 }

@@ -8,8 +8,25 @@ enum EventKind: String, CaseIterable, Sendable {
     case progress, macros, log
 }
 
+/// How a connection's channel carries one outgoing JSON message: a line on the Unix socket,
+/// a text frame on the dashboard's WebSocket.
+package protocol MessageFraming: Sendable {
+    /// Writes and flushes `message` on `channel`. Called from any thread.
+    func write(_ message: RPCMessage, to channel: any Channel)
+}
+
+/// One JSON text per line (the Unix socket).
+struct LineFraming: MessageFraming {
+    func write(_ message: RPCMessage, to channel: any Channel) {
+        var buffer = channel.allocator.buffer(capacity: message.text.utf8.count + 1)
+        buffer.writeString(message.text)
+        buffer.writeInteger(UInt8(ascii: "\n"))
+        channel.writeAndFlush(buffer, promise: nil)
+    }
+}
+
 /// One client connection, as the hub and the engine host see it.
-final class Connection: Sendable {
+package final class Connection: Sendable {
     let channel: any Channel
     let id: Int
     /// The bytes read but not yet a whole line (handed over on an engine restart).
@@ -18,25 +35,24 @@ final class Connection: Sendable {
     let cookie = Atomic<UInt64>(0)
     /// This connection's requests waiting for or running on the engine.
     let engineRequests = Atomic<Int>(0)
+    private let framing: any MessageFraming
     private let events = Mutex<Set<EventKind>>([])
 
-    init(channel: any Channel, id: Int, pendingInput: PendingInput) {
+    init(channel: any Channel, id: Int, pendingInput: PendingInput, framing: any MessageFraming = LineFraming()) {
         self.channel = channel
         self.id = id
         self.pendingInput = pendingInput
+        self.framing = framing
     }
 
     var subscriptions: Set<EventKind> { events.locked { $0 } }
     func subscribe(_ kinds: [EventKind]) -> Set<EventKind> { events.locked { $0.formUnion(kinds); return $0 } }
     func unsubscribe(_ kinds: [EventKind]) -> Set<EventKind> { events.locked { $0.subtract(kinds); return $0 } }
 
-    /// Writes one message as a line. Safe from any thread; NIO keeps the order of writes
-    /// made from one thread.
+    /// Writes one message in the connection's framing (a line, or a WebSocket text frame).
+    /// Safe from any thread; NIO keeps the order of writes made from one thread.
     func send(_ message: RPCMessage) {
-        var buffer = channel.allocator.buffer(capacity: message.text.utf8.count + 1)
-        buffer.writeString(message.text)
-        buffer.writeInteger(UInt8(ascii: "\n"))
-        channel.writeAndFlush(buffer, promise: nil)
+        framing.write(message, to: channel)
     }
 }
 
@@ -45,8 +61,8 @@ final class NotificationHub: Sendable {
     private let connections = Mutex<[Int: Connection]>([:])
     private let nextID = Atomic<Int>(0)
 
-    func register(_ channel: any Channel, pendingInput: PendingInput = PendingInput()) -> Connection {
-        let connection = Connection(channel: channel, id: nextID.add(1, ordering: .relaxed).newValue, pendingInput: pendingInput)
+    func register(_ channel: any Channel, pendingInput: PendingInput = PendingInput(), framing: any MessageFraming = LineFraming()) -> Connection {
+        let connection = Connection(channel: channel, id: nextID.add(1, ordering: .relaxed).newValue, pendingInput: pendingInput, framing: framing)
         connections.locked { $0[connection.id] = connection }
         return connection
     }

@@ -31,6 +31,7 @@ struct ConfigFile: Decodable {
         "call_deadline_ms", "fsync", "fsync_interval_ms", "memory_limit_mb", "io_thread",
         "connection_in_flight", "connection_buffer_bytes",
         "harden_builtins", "stall_grace_ms",
+        "http", "http_allow_remote",
     ]
     var macrosDir: String?
     var stateFile: String?
@@ -53,6 +54,8 @@ struct ConfigFile: Decodable {
     var connectionBufferBytes: Int?
     var hardenBuiltins: Bool?
     var stallGraceMs: Int?
+    var http: String?
+    var httpAllowRemote: Bool?
 
     enum CodingKeys: String, CodingKey {
         case macrosDir = "macros_dir", stateFile = "state_file", timeLimitMs = "time_limit_ms"
@@ -63,6 +66,7 @@ struct ConfigFile: Decodable {
         case memoryLimitMB = "memory_limit_mb", ioThread = "io_thread"
         case connectionInFlight = "connection_in_flight", connectionBufferBytes = "connection_buffer_bytes"
         case hardenBuiltins = "harden_builtins", stallGraceMs = "stall_grace_ms"
+        case http, httpAllowRemote = "http_allow_remote"
     }
 
     init(from decoder: any Decoder) throws {
@@ -89,6 +93,8 @@ struct ConfigFile: Decodable {
         ioThread = try c.decodeIfPresent(String.self, forKey: .ioThread)
         connectionInFlight = try c.decodeIfPresent(Int.self, forKey: .connectionInFlight)
         connectionBufferBytes = try c.decodeIfPresent(Int.self, forKey: .connectionBufferBytes)
+        http = try c.decodeIfPresent(String.self, forKey: .http)
+        httpAllowRemote = try c.decodeIfPresent(Bool.self, forKey: .httpAllowRemote)
     }
 
     struct ChannelFile: Decodable {
@@ -195,6 +201,13 @@ struct ConfigFile: Decodable {
             }
             config.stallGrace = .milliseconds(stallGraceMs)
         }
+        if let http, !http.isEmpty {
+            guard let address = HTTPAddress(parsing: http) else {
+                throw ConfigError(code: .invalidValue, file: file, key: "http", message: "must be HOST:PORT such as 127.0.0.1:8080 (port 0 picks a free one), got '\(http)'")
+            }
+            config.http = address
+        }
+        if let httpAllowRemote { config.httpAllowRemote = httpAllowRemote }
         if let engineEval { config.engineEval = engineEval }
         if let queueLimit {
             guard (1...1_000_000).contains(queueLimit) else {

@@ -74,6 +74,10 @@ public struct MacroConfig: Sendable, Equatable {
     /// How long past its budget (or past a cancel) the engine may stay inside JavaScript before
     /// the last resort takes over: macrod restarts its engine, the CLI stops (`stall_grace_ms`, 2000).
     public var stallGrace: Duration = .seconds(2)
+    /// Where macrod serves the dashboard (`http`, `HOST:PORT`); nil: no dashboard.
+    public var http: HTTPAddress?
+    /// Whether the dashboard may listen on an address other than loopback (`http_allow_remote`, false).
+    public var httpAllowRemote: Bool = false
 
     /// The built-in defaults: `./macros`, the seed's three channels, 5 s, `info`.
     public init(

@@ -1,0 +1,498 @@
+extension DashboardAssets {
+    /// `/app.js`: the page's logic. One WebSocket to `/ws` carries JSON-RPC 2.0 (the socket's
+    /// protocol); the rings, macros and log follow the daemon's notifications.
+    static let appJS = #"""
+'use strict';
+
+const $ = (id) => document.getElementById(id);
+const SVG = 'http://www.w3.org/2000/svg';
+
+const app = {
+  socket: null, nextId: 1, pending: new Map(), online: false, retryMs: 500, connects: 0,
+  channels: [], values: {}, macros: [], sources: new Map(), outcomes: new Map(),
+  editor: null, current: null, config: null, statusAt: 0, status: null, timers: [],
+};
+window.dashboard = app;
+
+function element(tag, attributes = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attributes)) {
+    if (key === 'class') node.className = value;
+    else if (key.startsWith('on')) node.addEventListener(key.slice(2), value);
+    else if (value !== undefined && value !== null && value !== false) node.setAttribute(key, value === true ? '' : value);
+  }
+  for (const child of children.flat()) if (child !== null && child !== undefined) node.append(child);
+  return node;
+}
+
+function format(value) {
+  if (typeof value === 'number') return Number.isInteger(value) ? String(value) : value.toFixed(2).replace(/0$/, '');
+  return String(value);
+}
+
+// ---- JSON-RPC over the WebSocket ----
+
+function rpc(method, params) {
+  return new Promise((resolve, reject) => {
+    if (!app.socket || app.socket.readyState !== WebSocket.OPEN) { reject({ code: 0, message: 'not connected to macrod' }); return; }
+    const id = app.nextId++;
+    app.pending.set(id, { resolve, reject });
+    const message = { jsonrpc: '2.0', id, method };
+    if (params !== undefined) message.params = params;
+    app.socket.send(JSON.stringify(message));
+  });
+}
+
+function connect() {
+  const socket = new WebSocket(`ws://${location.host}/ws`);
+  app.socket = socket;
+  socket.addEventListener('open', () => {
+    app.connects += 1;
+    app.online = true;
+    app.retryMs = 500;
+    $('banner').hidden = true;
+    $('link-state').textContent = 'live';
+    $('link-state').classList.add('online');
+    start().catch((error) => showBanner(`Cannot load the dashboard: ${error.message}`));
+  });
+  socket.addEventListener('message', (event) => {
+    let message;
+    try { message = JSON.parse(event.data); } catch (error) { return; }
+    for (const item of Array.isArray(message) ? message : [message]) receive(item);
+  });
+  socket.addEventListener('close', async () => {
+    const wasOnline = app.online;
+    app.online = false;
+    app.socket = null;
+    for (const { reject } of app.pending.values()) reject({ code: 0, message: 'macrod went away' });
+    app.pending.clear();
+    $('link-state').textContent = 'offline';
+    $('link-state').classList.remove('online');
+    showBanner(wasOnline ? 'macrod went away. Reconnecting…' : 'macrod is not answering. Reconnecting…');
+    // A macrod that came back has a new token: this page cannot reconnect with the old one.
+    try {
+      const probe = await fetch('/config.json', { credentials: 'same-origin', cache: 'no-store' });
+      if (probe.status === 401) {
+        showBanner('macrod restarted with a new access token: run `macro dashboard` to open the page again.');
+        return;
+      }
+    } catch (error) { /* not answering: try again below */ }
+    setTimeout(connect, app.retryMs);
+    app.retryMs = Math.min(app.retryMs * 2, 5000);
+  });
+}
+
+function showBanner(text) {
+  $('banner').textContent = text;
+  $('banner').hidden = false;
+}
+
+function receive(message) {
+  if (message.id !== undefined && message.id !== null && app.pending.has(message.id)) {
+    const { resolve, reject } = app.pending.get(message.id);
+    app.pending.delete(message.id);
+    if (message.error) reject(message.error); else resolve(message.result);
+    return;
+  }
+  switch (message.method) {
+    case 'progress.changed': updateValues(message.params); break;
+    case 'macro.loaded': case 'macro.failed': case 'macro.removed': scheduleMacros(); break;
+    case 'log': appendLog(message.params); break;
+    default: break;
+  }
+}
+
+async function start() {
+  if (!app.config) {
+    const response = await fetch('/config.json', { credentials: 'same-origin' });
+    app.config = await response.json();
+    app.channels = app.config.channels;
+    drawRings();
+    app.editor = await window.MacroEditor.create($('editor'), app.config.codemirror, save);
+  }
+  await rpc('subscribe', { events: ['progress', 'macros', 'log'] });
+  updateValues(await rpc('progress.get'));
+  $('log').textContent = '';
+  for (const record of await rpc('log.recent', { limit: 100 })) appendLog(record);
+  await loadMacros();
+  await refreshStatus();
+}
+
+// ---- Rings ----
+
+function drawRings() {
+  const svg = $('rings');
+  svg.textContent = '';
+  const count = app.channels.length;
+  const inner = 28, outer = 94;
+  const band = (outer - inner) / count;
+  const width = Math.max(4, Math.min(16, band - 3));
+  const group = document.createElementNS(SVG, 'g');
+  group.setAttribute('transform', 'rotate(-90 100 100)');
+  app.channels.forEach((channel, index) => {
+    const radius = inner + band * (index + 0.5);
+    const circumference = 2 * Math.PI * radius;
+    const ring = document.createElementNS(SVG, 'g');
+    ring.setAttribute('role', 'progressbar');
+    ring.setAttribute('aria-label', channel.name);
+    ring.setAttribute('aria-valuemin', String(channel.min));
+    ring.setAttribute('aria-valuemax', String(channel.max));
+    ring.setAttribute('aria-valuenow', String(channel.min));
+    ring.dataset.channel = channel.name;
+    const track = document.createElementNS(SVG, 'circle');
+    const arc = document.createElementNS(SVG, 'circle');
+    for (const circle of [track, arc]) {
+      circle.setAttribute('cx', '100');
+      circle.setAttribute('cy', '100');
+      circle.setAttribute('r', radius.toFixed(2));
+      circle.setAttribute('stroke-width', width.toFixed(2));
+    }
+    track.setAttribute('class', 'ring-track');
+    arc.setAttribute('class', `ring-arc ring-${index % 6}`);
+    arc.setAttribute('stroke-dasharray', circumference.toFixed(2));
+    arc.setAttribute('stroke-dashoffset', circumference.toFixed(2));
+    arc.dataset.circumference = String(circumference);
+    ring.append(track, arc);
+    group.appendChild(ring);
+  });
+  svg.appendChild(group);
+  const legend = $('legend');
+  legend.textContent = '';
+  app.channels.slice().reverse().forEach((channel) => {
+    const index = app.channels.indexOf(channel);
+    legend.appendChild(element('li', { class: `ring-${index % 6}` },
+      element('span', { class: 'swatch', 'aria-hidden': 'true' }),
+      element('span', { class: 'name' }, channel.name),
+      element('span', { class: 'value', id: `value-${channel.name}` }, '–')));
+  });
+}
+
+function updateValues(values) {
+  app.channels.forEach((channel) => {
+    const value = values[channel.name];
+    if (typeof value !== 'number') return;
+    app.values[channel.name] = value;
+    const ring = document.querySelector(`#rings [data-channel="${channel.name}"]`);
+    if (!ring) return;
+    const arc = ring.querySelector('.ring-arc');
+    const fraction = Math.max(0, Math.min(1, (value - channel.min) / (channel.max - channel.min)));
+    const circumference = Number(arc.dataset.circumference);
+    arc.setAttribute('stroke-dashoffset', (circumference * (1 - fraction)).toFixed(2));
+    ring.setAttribute('aria-valuenow', String(value));
+    ring.setAttribute('aria-valuetext', `${channel.name} ${format(value)} of ${format(channel.max)}`);
+    $(`value-${channel.name}`).textContent = format(value);
+  });
+}
+
+// ---- Macros ----
+
+let macrosTimer = null;
+function scheduleMacros() {
+  clearTimeout(macrosTimer);
+  macrosTimer = setTimeout(() => loadMacros().catch(() => {}), 50);
+}
+
+function parameters(source) {
+  const match = /^\s*(?:(?:\/\/[^\n]*\n|\/\*[\s\S]*?\*\/)\s*)*(?:async\s+)?function\s*\*?\s*[\w$]*\s*\(([^)]*)\)/.exec(source || '');
+  if (!match) return [];
+  return match[1].split(',').map((name) => name.trim().replace(/=.*$/, '').trim()).filter((name) => /^[\w$]+$/.test(name));
+}
+
+async function loadMacros() {
+  const list = await rpc('macro.list');
+  app.macros = list;
+  await Promise.all(list.map(async (entry) => {
+    const known = app.sources.get(entry.name);
+    if (known && known.version === entry.version) return;
+    try {
+      const { source } = await rpc('macro.source', { name: entry.name });
+      app.sources.set(entry.name, { version: entry.version, source });
+    } catch (error) { app.sources.set(entry.name, { version: entry.version, source: '' }); }
+  }));
+  renderMacros();
+  renderPicker();
+}
+
+function renderMacros() {
+  const container = $('macros');
+  const focused = document.activeElement && document.activeElement.id;
+  const typed = new Map(Array.from(container.querySelectorAll('input')).map((input) => [input.id, input.value]));
+  container.textContent = '';
+  for (const entry of app.macros) {
+    const params = parameters((app.sources.get(entry.name) || {}).source);
+    const inputs = params.map((param) => element('label', {},
+      param, element('input', { id: `arg-${entry.name}-${param}`, 'data-param': param, autocomplete: 'off', spellcheck: 'false', placeholder: 'JSON or text' })));
+    const outcome = element('output', { class: 'outcome', id: `outcome-${entry.name}`, 'aria-live': 'polite' });
+    const previous = app.outcomes.get(entry.name);
+    if (previous) { outcome.className = `outcome ${previous.kind}`; outcome.textContent = previous.text; }
+    const item = element('li', { class: `macro${entry.status === 'error' ? ' broken' : ''}`, 'data-macro': entry.name },
+      element('div', { class: 'macro-head' },
+        element('span', { class: 'macro-name' }, entry.name),
+        entry.status === 'error' ? element('span', { class: 'badge error' }, 'broken') : null,
+        element('span', { class: 'macro-actions' },
+          element('button', { type: 'button', class: 'primary', id: `run-${entry.name}`, onclick: () => runMacro(entry.name) }, `Run ${entry.name}`),
+          element('button', { type: 'button', id: `edit-${entry.name}`, 'aria-label': `Edit ${entry.name}`, onclick: () => openMacro(entry.name, true) }, 'Edit'))),
+      inputs.length ? element('div', { class: 'params' }, inputs) : null,
+      entry.error ? element('p', { class: 'macro-error' },
+        `${entry.file}:${entry.error.line ?? '?'}:${entry.error.column ?? '?'}: ${entry.error.message}` +
+        ' (the previous version, if any, still runs)') : null,
+      outcome);
+    container.appendChild(item);
+  }
+  for (const [id, value] of typed) { const input = $(id); if (input) input.value = value; }
+  if (focused && $(focused)) $(focused).focus();
+}
+
+function argumentValue(text) {
+  try { return JSON.parse(text); } catch (error) { return text; }
+}
+
+async function runMacro(name) {
+  const inputs = Array.from(document.querySelectorAll(`[data-macro="${name}"] input[data-param]`));
+  let last = -1;
+  inputs.forEach((input, index) => { if (input.value.trim() !== '') last = index; });
+  const args = inputs.slice(0, last + 1).map((input) => argumentValue(input.value.trim()));
+  setOutcome(name, 'running', 'running…');
+  try {
+    const result = await rpc('macro.call', { name, args });
+    setOutcome(name, 'ok', `→ ${JSON.stringify(result === undefined ? null : result)}`);
+  } catch (error) {
+    setOutcome(name, 'error', describeError(error));
+  }
+  refreshStatus().catch(() => {});
+}
+
+function describeError(error) {
+  const data = error.data || {};
+  if (data.file && data.line) {
+    const message = data.errorName ? `${data.errorName}: ${data.message}` : (data.message || error.message);
+    let text = `${data.file}:${data.line}:${data.column ?? 0}: error: ${message}`;
+    // JSC's `name@file:line:col` frames, shown like the CLI (Node style).
+    for (const frame of (data.stack || '').split('\n').filter(Boolean)) {
+      const at = frame.indexOf('@');
+      text += '\n    at ' + (at < 0 ? frame : at === 0 ? frame.slice(1) : `${frame.slice(0, at)} (${frame.slice(at + 1)})`);
+    }
+    return text;
+  }
+  if (data.reason && !String(error.message).includes(data.reason)) return `${error.message} (${data.reason})`;
+  return error.message || String(error);
+}
+
+function setOutcome(name, kind, text) {
+  app.outcomes.set(name, { kind, text });
+  const outcome = $(`outcome-${name}`);
+  if (outcome) { outcome.className = `outcome ${kind}`; outcome.textContent = text; }
+}
+
+// ---- Editor ----
+
+function renderPicker() {
+  const select = $('editor-macro');
+  const chosen = app.current;
+  select.textContent = '';
+  for (const entry of app.macros) {
+    select.appendChild(element('option', { value: entry.name, selected: entry.name === chosen }, entry.status === 'error' ? `${entry.name} (broken)` : entry.name));
+  }
+  if (!chosen && app.macros.length) openMacro(app.macros[0].name, false);
+  else if (chosen && !app.macros.some((entry) => entry.name === chosen) && !app.draft) {
+    app.current = null;
+    if (app.macros.length) openMacro(app.macros[0].name, false);
+  }
+  updateEditorButtons();
+}
+
+function updateEditorButtons() {
+  const has = Boolean(app.current);
+  $('editor-save').disabled = !has;
+  $('editor-rename').disabled = !has || app.draft;
+  $('editor-delete').disabled = !has || app.draft;
+}
+
+async function openMacro(name, focus) {
+  const { source } = await rpc('macro.source', { name });
+  app.current = name;
+  app.draft = false;
+  $('editor-macro').value = name;
+  app.editor.setValue(source);
+  app.editor.clearError();
+  const entry = app.macros.find((item) => item.name === name);
+  if (entry && entry.error) {
+    showDiagnostic('error', `${entry.file}:${entry.error.line}:${entry.error.column}: ${entry.error.message} (on disk; the previous version still runs)`);
+    if (entry.error.line) app.editor.markError(entry.error.line, entry.error.message);
+  } else {
+    showDiagnostic('', '');
+  }
+  updateEditorButtons();
+  if (focus) app.editor.focus();
+}
+
+function showDiagnostic(kind, text, line) {
+  const node = $('editor-diagnostic');
+  node.className = `diagnostic ${kind}`;
+  node.textContent = text;
+  if (line) node.dataset.line = String(line); else delete node.dataset.line;
+}
+
+async function save() {
+  if (!app.current) return;
+  const name = app.current;
+  try {
+    const result = await rpc('macro.save', { name, source: app.editor.getValue() });
+    app.editor.clearError();
+    app.draft = false;
+    showDiagnostic('ok', `Saved ${result.file}: version ${result.version}, live.`);
+    await loadMacros();
+  } catch (error) {
+    const data = error.data || {};
+    if (data.line) {
+      app.editor.markError(data.line, data.message || error.message);
+      showDiagnostic('error', `${data.file || name}:${data.line}:${data.column ?? 0}: ${data.message || error.message}\nNot saved: the previous version keeps running.`, data.line);
+    } else {
+      showDiagnostic('error', `Not saved: ${error.message}`);
+    }
+  }
+}
+
+const TEMPLATE = (name) => `// ${name}(): describe what it does.\nfunction() {\n    progress.inner += 1;\n    return progress.inner;\n}\n`;
+
+function askName(mode) {
+  app.nameMode = mode;
+  $('editor-name-form').hidden = false;
+  $('editor-name-label').textContent = mode === 'new' ? 'New macro name' : `Rename ${app.current} to`;
+  $('editor-name-ok').textContent = mode === 'new' ? 'Create' : 'Rename';
+  $('editor-name').value = mode === 'new' ? '' : app.current;
+  $('editor-name').focus();
+}
+
+async function submitName(event) {
+  event.preventDefault();
+  const name = $('editor-name').value.trim();
+  if (!/^[A-Za-z_$][\w$]*$/.test(name)) { showDiagnostic('error', `'${name}' is not a valid macro name (letters, digits, _ or $; not starting with a digit)`); return; }
+  if (app.macros.some((entry) => entry.name === name)) { showDiagnostic('error', `A macro named ${name} exists already.`); return; }
+  $('editor-name-form').hidden = true;
+  if (app.nameMode === 'new') {
+    app.current = name;
+    app.draft = true;
+    app.editor.setValue(TEMPLATE(name));
+    app.editor.clearError();
+    showDiagnostic('', `New macro ${name}: edit, then Save to create macros/${name}.js.`);
+    updateEditorButtons();
+    app.editor.focus();
+    return;
+  }
+  const old = app.current;
+  try {
+    await rpc('macro.save', { name, source: app.editor.getValue() });
+    await rpc('macro.delete', { name: old });
+    app.current = name;
+    showDiagnostic('ok', `Renamed ${old} to ${name}.`);
+    await loadMacros();
+    $('editor-macro').value = name;
+  } catch (error) {
+    showDiagnostic('error', `Not renamed: ${describeError(error)}`);
+  }
+}
+
+async function deleteCurrent() {
+  const name = app.current;
+  $('editor-confirm').hidden = true;
+  try {
+    await rpc('macro.delete', { name });
+    app.current = null;
+    showDiagnostic('ok', `Deleted ${name}.`);
+    await loadMacros();
+  } catch (error) {
+    showDiagnostic('error', `Not deleted: ${describeError(error)}`);
+  }
+}
+
+// ---- Running calls, status, log ----
+
+async function refreshRunning() {
+  if (!app.online) return;
+  const calls = await rpc('macro.running');
+  const body = $('running');
+  // Rows are kept (only the elapsed time changes), so a focused Cancel button stays focused.
+  const live = new Set(calls.map((call) => String(call.call)));
+  for (const row of Array.from(body.children)) if (!live.has(row.dataset.call)) row.remove();
+  for (const call of calls) {
+    let row = body.querySelector(`tr[data-call="${call.call}"]`);
+    if (!row) {
+      row = element('tr', { 'data-call': call.call },
+        element('td', {}, String(call.call)),
+        element('td', {}, call.name),
+        element('td', { class: 'elapsed' }),
+        element('td', {}, element('button', { type: 'button', class: 'danger', 'aria-label': `Cancel ${call.name} (call ${call.call})`,
+          onclick: () => rpc('macro.cancel', { call: call.call }).catch((error) => appendLog({ level: 'error', message: error.message })) }, 'Cancel')));
+      body.appendChild(row);
+    }
+    row.querySelector('.elapsed').textContent = `${(call.elapsedMs / 1000).toFixed(1)} s`;
+  }
+  $('running-empty').hidden = calls.length > 0;
+}
+
+async function refreshStatus() {
+  if (!app.online) return;
+  const status = await rpc('engine.status');
+  app.status = status;
+  app.statusAt = performance.now();
+  $('status-calls').textContent = String(status.calls);
+  $('status-errors').textContent = String(status.errors);
+  $('status-connections').textContent = String(status.connections);
+  $('version').textContent = status.version;
+  $('socket').textContent = status.socket;
+  showUptime();
+}
+
+function showUptime() {
+  if (!app.status) return;
+  const seconds = Math.floor(app.status.uptime + (performance.now() - app.statusAt) / 1000);
+  const h = Math.floor(seconds / 3600), m = Math.floor((seconds % 3600) / 60), s = seconds % 60;
+  $('status-uptime').textContent = h ? `${h}h ${m}m` : m ? `${m}m ${s}s` : `${s}s`;
+}
+
+function appendLog(record) {
+  const log = $('log');
+  const atBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 30;
+  const metadata = record.metadata || {};
+  const source = metadata.macro || metadata.name || '';
+  const time = new Date().toLocaleTimeString();
+  log.appendChild(element('li', {},
+    element('span', { class: 'time' }, time),
+    element('span', { class: `level level-${record.level}` }, record.level),
+    element('span', { class: 'message' }, (source ? `[${source}] ` : '') + record.message)));
+  while (log.children.length > 500) log.firstChild.remove();
+  if (atBottom) log.scrollTop = log.scrollHeight;
+}
+
+function every(ms, body) {
+  let busy = false;
+  setInterval(() => {
+    if (busy || !app.online) return;
+    busy = true;
+    body().catch(() => {}).finally(() => { busy = false; });
+  }, ms);
+}
+
+document.addEventListener('DOMContentLoaded', () => {
+  $('editor-macro').addEventListener('change', (event) => openMacro(event.target.value, false).catch(() => {}));
+  $('editor-save').addEventListener('click', () => save());
+  $('editor-new').addEventListener('click', () => askName('new'));
+  $('editor-rename').addEventListener('click', () => askName('rename'));
+  $('editor-delete').addEventListener('click', () => {
+    $('editor-confirm-text').textContent = `Delete macros/${app.current}.js?`;
+    $('editor-confirm-ok').textContent = `Delete ${app.current}`;
+    $('editor-confirm').hidden = false;
+    $('editor-confirm-cancel').focus();
+  });
+  $('editor-confirm-ok').addEventListener('click', () => deleteCurrent());
+  $('editor-confirm-cancel').addEventListener('click', () => { $('editor-confirm').hidden = true; });
+  $('editor-name-form').addEventListener('submit', submitName);
+  $('editor-name-cancel').addEventListener('click', () => { $('editor-name-form').hidden = true; });
+  every(500, refreshRunning);
+  every(2000, refreshStatus);
+  setInterval(showUptime, 1000);
+  connect();
+});
+"""#
+}

@@ -1,0 +1,117 @@
+extension DashboardAssets {
+    /// `/editor.js`: the editor behind one small interface: CodeMirror 5 when Debian's
+    /// libjs-codemirror is installed (served under /codemirror/), else a textarea with line numbers.
+    static let editorJS = #"""
+'use strict';
+
+window.MacroEditor = (() => {
+  function load(tag, attributes) {
+    return new Promise((resolve, reject) => {
+      const element = document.createElement(tag);
+      Object.entries(attributes).forEach(([key, value]) => element.setAttribute(key, value));
+      element.addEventListener('load', () => resolve(element));
+      element.addEventListener('error', () => reject(new Error('cannot load ' + (attributes.src || attributes.href))));
+      document.head.appendChild(element);
+    });
+  }
+
+  async function codeMirror(container, onSave) {
+    await load('link', { rel: 'stylesheet', href: '/codemirror/lib/codemirror.css' });
+    await load('script', { src: '/codemirror/lib/codemirror.js' });
+    await load('script', { src: '/codemirror/mode/javascript/javascript.js' });
+    const cm = window.CodeMirror(container, {
+      value: '', mode: 'javascript', lineNumbers: true, indentUnit: 4, tabSize: 4,
+      gutters: ['CodeMirror-linenumbers', 'error-gutter'],
+      extraKeys: { 'Ctrl-S': () => onSave(), 'Cmd-S': () => onSave(), Tab: false, 'Shift-Tab': false },
+      screenReaderLabel: 'Macro source',
+    });
+    let marked = null;
+    return {
+      kind: 'codemirror',
+      getValue: () => cm.getValue(),
+      setValue: (text) => { cm.setValue(text); cm.clearHistory(); },
+      focus: () => cm.focus(),
+      markError(line, message) {
+        this.clearError();
+        const index = Math.max(0, Math.min(line - 1, cm.lineCount() - 1));
+        const marker = document.createElement('span');
+        marker.className = 'error-marker';
+        marker.textContent = '●';
+        marker.title = message;
+        cm.setGutterMarker(index, 'error-gutter', marker);
+        marked = cm.addLineClass(index, 'wrap', 'error-line');
+        cm.scrollIntoView({ line: index, ch: 0 }, 60);
+      },
+      clearError() {
+        if (marked) { cm.removeLineClass(marked, 'wrap', 'error-line'); marked = null; }
+        cm.clearGutter('error-gutter');
+      },
+      errorLine() {
+        const wrapper = container.querySelector('.error-line .CodeMirror-linenumber');
+        return wrapper ? Number(wrapper.textContent) : null;
+      },
+    };
+  }
+
+  function plain(container, onSave) {
+    const frame = document.createElement('div');
+    frame.className = 'plain-editor';
+    const gutter = document.createElement('ol');
+    gutter.className = 'gutter';
+    gutter.setAttribute('aria-hidden', 'true');
+    const area = document.createElement('textarea');
+    area.spellcheck = false;
+    area.setAttribute('aria-label', 'Macro source');
+    area.setAttribute('autocapitalize', 'off');
+    frame.append(gutter, area);
+    container.appendChild(frame);
+    let errorAt = null;
+    function numbers() {
+      const count = area.value.split('\n').length;
+      while (gutter.children.length < count) {
+        const item = document.createElement('li');
+        item.textContent = String(gutter.children.length + 1);
+        gutter.appendChild(item);
+      }
+      while (gutter.children.length > count) gutter.lastChild.remove();
+      if (errorAt && gutter.children[errorAt - 1]) gutter.children[errorAt - 1].classList.add('error-line');
+      gutter.scrollTop = area.scrollTop;
+    }
+    area.addEventListener('input', numbers);
+    area.addEventListener('scroll', () => { gutter.scrollTop = area.scrollTop; });
+    area.addEventListener('keydown', (event) => {
+      if ((event.ctrlKey || event.metaKey) && event.key === 's') { event.preventDefault(); onSave(); }
+    });
+    numbers();
+    return {
+      kind: 'plain',
+      getValue: () => area.value,
+      setValue: (text) => { area.value = text; numbers(); },
+      focus: () => area.focus(),
+      markError(line, message) {
+        this.clearError();
+        errorAt = line;
+        numbers();
+        const item = gutter.children[line - 1];
+        if (item) { item.title = message; area.scrollTop = item.offsetTop - 40; }
+      },
+      clearError() {
+        errorAt = null;
+        Array.from(gutter.querySelectorAll('.error-line')).forEach((item) => { item.classList.remove('error-line'); item.title = ''; });
+      },
+      errorLine: () => errorAt,
+    };
+  }
+
+  return {
+    /** Creates the editor in `container`: CodeMirror when `useCodeMirror` and it loads, else plain. */
+    async create(container, useCodeMirror, onSave) {
+      if (useCodeMirror) {
+        try { return await codeMirror(container, onSave); } catch (error) { container.textContent = ''; }
+      }
+      return plain(container, onSave);
+    },
+  };
+})();
+"""#
+}

@@ -1,0 +1,147 @@
+import Foundation
+import Logging
+import MacroDaemon
+import MacroEngineCore
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOWebSocket
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// macrod's dashboard: an HTTP listener (swift-nio's HTTP/1.1 and WebSocket handlers) beside the
+/// Unix socket, serving the page, a WebSocket at `/ws` carrying the socket's JSON-RPC, and
+/// `POST /rpc`. Every request needs the token kept in a 0600 file beside the socket.
+package final class DashboardServer: DaemonFrontend {
+    /// Where it listens.
+    package let address: HTTPAddress
+    private let allowRemote: Bool
+    private let socketPath: String
+    private let maxMessageBytes: Int
+    private let maxInFlight: Int
+    private let bufferBytes: Int
+    private let files: StaticFiles
+    private let logger: Logger
+    private let state = Mutex<(group: MultiThreadedEventLoopGroup?, server: (any Channel)?, files: [String])>((nil, nil, []))
+
+    /// A dashboard for the daemon on `socketPath`, with the config's limits (`max_line_bytes` is
+    /// the largest message, `connection_in_flight` and `connection_buffer_bytes` as on the socket).
+    package init(address: HTTPAddress, config: MacroConfig, socketPath: String, logger: Logger,
+                 codeMirrorRoot: String = "/usr/share/javascript/codemirror") {
+        self.address = address
+        self.allowRemote = config.httpAllowRemote
+        self.socketPath = socketPath
+        self.maxMessageBytes = config.maxLineBytes
+        self.maxInFlight = config.connectionInFlight
+        self.bufferBytes = config.connectionBufferBytes
+        self.files = StaticFiles(codeMirrorRoot: codeMirrorRoot)
+        self.logger = logger
+    }
+
+    /// Binds, writes the token file, and returns the URL with the token. When `resuming` (this
+    /// process replaces a macrod whose engine stalled), the previous token and port are kept, so
+    /// open pages reconnect by themselves.
+    package func start(gateway: RPCGateway, resuming: Bool) async throws -> String {
+        do {
+            return try await listen(gateway: gateway, resuming: resuming)
+        } catch {
+            await stop()
+            throw error.daemonError
+        }
+    }
+
+    private func listen(gateway: RPCGateway, resuming: Bool) async throws(DashboardError) -> String {
+        if !address.isLoopback {
+            guard allowRemote else {
+                throw DashboardError(code: .notLoopback, message: "http: \(address) is not a loopback address; the dashboard listens on 127.0.0.1, ::1 or localhost unless the config sets http_allow_remote: true")
+            }
+            logger.warning("dashboard: listening on \(address), reachable from other machines (http_allow_remote: true); anyone who learns the token controls the engine, and the traffic is not encrypted")
+        }
+        let tokenFile = DashboardToken.filePath(forSocket: socketPath)
+        let addressFile = DashboardToken.addressPath(forSocket: socketPath)
+        let previous = resuming ? DashboardToken(readingFrom: tokenFile) : nil
+        let token = previous ?? DashboardToken()
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        state.locked { $0.group = group }
+        let bootstrap = bootstrap(group: group, gateway: gateway, token: token)
+        var server: (any Channel)?
+        if resuming, let port = Self.previousPort(addressFile) ?? (address.port == 0 ? nil : address.port) {
+            let closed = InheritedSockets.closeTCP(localPort: port)
+            logger.debug("dashboard: closed \(closed) socket(s) of the stalled process on port \(port)")
+            if previous != nil, address.port == 0 { server = try? await bootstrap.bind(host: address.host, port: port).get() }
+        }
+        do {
+            if server == nil { server = try await bootstrap.bind(host: address.host, port: address.port).get() }
+        } catch {
+            throw DashboardError(code: .bind, message: "dashboard: cannot listen on \(address): \(error)")
+        }
+        state.locked { $0.server = server }
+        let port = server?.localAddress?.port ?? address.port
+        let base = "http://\(HTTPAddress(host: address.host, port: port))/"
+        state.locked { $0.files = [tokenFile, addressFile] }
+        try token.write(to: tokenFile)
+        try DashboardToken.writePrivate(base + "\n", to: addressFile)
+        let url = "\(base)?token=\(token.value)"
+        logger.info("dashboard on \(base) (token in \(tokenFile); `macro dashboard` prints the URL and opens it)")
+        // On a terminal (make run), print the URL itself; never into logs, which others may read.
+        if isatty(STDOUT_FILENO) != 0 {
+            FileHandle.standardOutput.write(Data("dashboard: \(url)\n".utf8))
+        }
+        return url
+    }
+
+    private func bootstrap(group: MultiThreadedEventLoopGroup, gateway: RPCGateway, token: DashboardToken) -> ServerBootstrap {
+        let guardian = RequestGuard(token: token, allowRemote: allowRemote)
+        let files = files, logger = logger, maxBytes = maxMessageBytes, maxInFlight = maxInFlight, buffer = bufferBytes
+        return ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 64)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.writeBufferWaterMark, value: .init(low: buffer / 4, high: buffer))
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let http = HTTPHandler(guardian: guardian, gateway: gateway, files: files, maxBodyBytes: maxBytes, logger: logger)
+                    let upgrader = NIOWebSocketServerUpgrader(
+                        maxFrameSize: maxBytes, automaticErrorHandling: true,
+                        shouldUpgrade: { channel, head in
+                            // Refused here, the request goes on to HTTPHandler, which answers the guard's status.
+                            var allowed = false
+                            if RequestGuard.path(of: head.uri) == "/ws", case .allow = guardian.check(head) { allowed = true }
+                            return channel.eventLoop.makeSucceededFuture(allowed ? HTTPHeaders() : nil)
+                        },
+                        upgradePipelineHandler: { channel, _ in
+                            channel.eventLoop.makeCompletedFuture {
+                                try channel.pipeline.syncOperations.addHandler(NIOWebSocketFrameAggregator(
+                                    minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 1024, maxAccumulatedFrameSize: maxBytes))
+                                try channel.pipeline.syncOperations.addHandler(WebSocketSession(gateway: gateway, maxInFlight: maxInFlight, logger: logger))
+                            }
+                        })
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(
+                        withServerUpgrade: (upgraders: [upgrader], completionHandler: { context in
+                            context.pipeline.syncOperations.removeHandler(name: "dashboard-http", promise: nil)
+                        }))
+                    try channel.pipeline.syncOperations.addHandler(http, name: "dashboard-http")
+                }
+            }
+    }
+
+    /// The port noted by the previous process (`http://HOST:PORT/`), if any.
+    private static func previousPort(_ path: String) -> Int? {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8),
+              let components = URLComponents(string: text.trimmingCharacters(in: .whitespacesAndNewlines)) else { return nil }
+        return components.port
+    }
+
+    /// Closes the listener and its connections, and removes the token file.
+    package func stop() async {
+        let (group, server, files) = state.locked { state in
+            defer { state = (nil, nil, []) }
+            return state
+        }
+        for file in files { unlink(file) }
+        try? await server?.close()
+        try? await group?.shutdownGracefully()
+    }
+}

@@ -1,0 +1,171 @@
+import Logging
+import MacroDaemon
+import MacroEngineCore
+import NIOCore
+import NIOHTTP1
+import NIOWebSocket
+
+/// Answers the dashboard's plain HTTP requests: the page and its assets, `GET /config.json`
+/// (the channels and their ranges), CodeMirror's files, and `POST /rpc` (one JSON-RPC message,
+/// its reply as the response). Every request passes ``RequestGuard`` first; every response
+/// carries a strict Content-Security-Policy and no CORS header. A `GET /ws` that reaches this
+/// handler was not upgraded: it is answered with the guard's refusal, or 400.
+final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private let guardian: RequestGuard
+    private let gateway: RPCGateway
+    private let files: StaticFiles
+    private let maxBodyBytes: Int
+    private let logger: Logger
+    private var head: HTTPRequestHead?
+    private var body: [UInt8] = []
+    private var tooLarge = false
+
+    init(guardian: RequestGuard, gateway: RPCGateway, files: StaticFiles, maxBodyBytes: Int, logger: Logger) {
+        self.guardian = guardian
+        self.gateway = gateway
+        self.files = files
+        self.maxBodyBytes = maxBodyBytes
+        self.logger = logger
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            self.head = head
+            body = []
+            tooLarge = false
+        case .body(var buffer):
+            guard !tooLarge else { return }
+            if body.count + buffer.readableBytes > maxBodyBytes {
+                tooLarge = true
+                body = []
+            } else if let bytes = buffer.readBytes(length: buffer.readableBytes) {
+                body += bytes
+            }
+        case .end:
+            guard let head else { return }
+            self.head = nil
+            respond(to: head, context: context)
+        }
+    }
+
+    private func respond(to head: HTTPRequestHead, context: ChannelHandlerContext) {
+        let path = RequestGuard.path(of: head.uri)
+        switch guardian.check(head) {
+        case .refuse(let status, let message):
+            var headers = HTTPHeaders()
+            if status == .unauthorized { headers.add(name: "WWW-Authenticate", value: "Bearer realm=\"macrod\"") }
+            logger.debug("dashboard: refused \(head.method) \(path): \(status.code)")
+            send(status, text: message + "\n", headers: headers, head: head, context: context)
+            return
+        case .allow(let fromQuery):
+            if fromQuery, head.method == .GET, path != "/ws" {
+                // Keep the token out of the address bar and history: cookie, then the same page without it.
+                let headers: HTTPHeaders = ["Set-Cookie": guardian.setCookie(host: head.headers.first(name: "Host") ?? ""), "Location": RequestGuard.withoutToken(head.uri)]
+                send(.seeOther, text: "", headers: headers, head: head, context: context)
+                return
+            }
+        }
+        if tooLarge {
+            send(.payloadTooLarge, text: "413 Payload Too Large: at most \(maxBodyBytes) bytes (config: max_line_bytes)\n", head: head, context: context, close: true)
+            return
+        }
+        switch (head.method, path) {
+        case (.POST, "/rpc"): rpc(head: head, context: context)
+        case (_, "/rpc"): send(.methodNotAllowed, text: "405 Method Not Allowed: POST a JSON-RPC message\n", headers: ["Allow": "POST"], head: head, context: context)
+        case (.GET, "/ws"): send(.badRequest, text: "400 Bad Request: /ws is a WebSocket endpoint\n", head: head, context: context)
+        case (.GET, "/config.json"), (.HEAD, "/config.json"):
+            var channels: [MacroValue] = []
+            for channel in gateway.channels {
+                channels.append(["name": .string(channel.name), "min": .number(channel.minimum), "max": .number(channel.maximum)])
+            }
+            let config: MacroValue = ["channels": .array(channels), "codemirror": .bool(files.hasCodeMirror)]
+            send(.ok, body: Array(config.jsonText().utf8), contentType: "application/json", head: head, context: context)
+        case (.GET, _), (.HEAD, _):
+            if let file = StaticFiles.page[path] ?? (path.hasPrefix("/codemirror/") ? files.codeMirror(path) : nil) {
+                send(.ok, body: file.body, contentType: file.contentType, head: head, context: context)
+            } else {
+                send(.notFound, text: "404 Not Found: \(path)\n", head: head, context: context)
+            }
+        default:
+            send(.methodNotAllowed, text: "405 Method Not Allowed\n", headers: ["Allow": "GET, HEAD"], head: head, context: context)
+        }
+    }
+
+    /// One JSON-RPC message on a connection that lives for this request only.
+    private func rpc(head: HTTPRequestHead, context: ChannelHandlerContext) {
+        let connection = gateway.open(context.channel, framing: DiscardFraming())
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        let gateway = gateway
+        gateway.handle(body, from: connection).hop(to: context.eventLoop).whenComplete { result in
+            gateway.close(connection)
+            let (handler, context) = loopBound.value
+            switch result {
+            case .success(let reply?):
+                handler.send(.ok, body: Array(reply.text.utf8), contentType: "application/json", head: head, context: context)
+            case .success(nil):
+                handler.send(.noContent, body: [], contentType: nil, head: head, context: context)
+            case .failure(let error):
+                handler.send(.internalServerError, text: "500 Internal Server Error: \(error)\n", head: head, context: context)
+            }
+        }
+    }
+
+    private func send(_ status: HTTPResponseStatus, text: String, headers: HTTPHeaders = [:], head: HTTPRequestHead,
+                      context: ChannelHandlerContext, close: Bool = false) {
+        send(status, body: Array(text.utf8), contentType: "text/plain; charset=utf-8", headers: headers, head: head, context: context, close: close)
+    }
+
+    private func send(_ status: HTTPResponseStatus, body: [UInt8], contentType: String?, headers extra: HTTPHeaders = [:],
+                      head: HTTPRequestHead, context: ChannelHandlerContext, close: Bool = false) {
+        var headers = SecurityHeaders.for(host: head.headers.first(name: "Host") ?? "")
+        headers.add(contentsOf: extra)
+        if let contentType { headers.add(name: "Content-Type", value: contentType) }
+        headers.add(name: "Content-Length", value: "\(body.count)")
+        let keepAlive = head.isKeepAlive && !close
+        headers.add(name: "Connection", value: keepAlive ? "keep-alive" : "close")
+        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))), promise: nil)
+        if head.method != .HEAD, !body.isEmpty {
+            var buffer = context.channel.allocator.buffer(capacity: body.count)
+            buffer.writeBytes(body)
+            context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+        }
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in
+            if !keepAlive { channel.close(promise: nil) }
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        // A refused upgrade (the guard said no) is reported here too; its request is answered above.
+        if error is NIOWebSocketUpgradeError { return }
+        logger.debug("dashboard: HTTP connection error: \(error)")
+        context.close(promise: nil)
+    }
+}
+
+/// A one-shot `POST /rpc` connection has nobody to notify: notifications are dropped.
+struct DiscardFraming: MessageFraming {
+    func write(_ message: RPCMessage, to channel: any Channel) {}
+}
+
+/// The headers of every response: a strict Content-Security-Policy (scripts and styles from this
+/// server only, no inline code, no framing, WebSocket to this host only), no sniffing, no referrer,
+/// no caching. There is no Access-Control-* header: other origins get nothing.
+enum SecurityHeaders {
+    static func `for`(host: String) -> HTTPHeaders {
+        let socket = host.isEmpty ? "" : " ws://\(host)"
+        return [
+            "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'\(socket); base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+            "X-Content-Type-Options": "nosniff",
+            "X-Frame-Options": "DENY",
+            "Referrer-Policy": "no-referrer",
+            "Cross-Origin-Opener-Policy": "same-origin",
+            "Cross-Origin-Resource-Policy": "same-origin",
+            "Cache-Control": "no-store",
+        ]
+    }
+}

@@ -1,0 +1,427 @@
+#!/usr/bin/env python3
+"""Drives the dashboard in headless Chromium (Debian's chromium + chromium-driver, through
+selenium) against a real macrod. Run by MacroHTTPTests.DashboardBrowserTests (make test), which
+starts the daemon and passes its URL, socket and binaries. Exits 0 when every check passed, 1
+when one failed, 2 when the browser could not start: never skips."""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+import traceback
+
+from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import WebDriverWait
+
+RESULTS = []
+
+
+def parse_args():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--url", required=True, help="the dashboard URL with its token")
+    parser.add_argument("--socket", required=True, help="macrod's socket (for the macro CLI)")
+    parser.add_argument("--macro", required=True, help="the macro binary")
+    parser.add_argument("--macros-dir", required=True, help="the daemon's macros directory")
+    parser.add_argument("--out", required=True, help="where screenshots go")
+    parser.add_argument("--daemon-pid", type=int, required=True, help="macrod's pid (stopped last, for the banner check)")
+    parser.add_argument("--plain-editor", action="store_true", help="macrod serves no CodeMirror: check the fallback editor")
+    parser.add_argument("--restart", default="[]", help="JSON list: the command that starts macrod again on the same port")
+    parser.add_argument("--chromium", default="/usr/bin/chromium")
+    parser.add_argument("--chromedriver", default="/usr/bin/chromedriver")
+    return parser.parse_args()
+
+
+def start_browser(args):
+    options = Options()
+    options.binary_location = args.chromium
+    for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                 "--window-size=1280,1400", "--force-prefers-reduced-motion", "--lang=en-US"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    # An explicit chromedriver path: selenium does not run Selenium Manager (no downloads).
+    service = Service(executable_path=args.chromedriver, log_output=os.path.join(args.out, "chromedriver.log"))
+    return webdriver.Chrome(service=service, options=options)
+
+
+def macro(args, *arguments):
+    result = subprocess.run([args.macro, *arguments, "--socket", args.socket, "--json"],
+                            capture_output=True, text=True, timeout=30)
+    if result.returncode != 0:
+        raise AssertionError(f"macro {' '.join(arguments)} exited {result.returncode}: {result.stderr}")
+    return json.loads(result.stdout) if result.stdout.strip() else None
+
+
+def check(name):
+    def wrap(body):
+        def run(*a):
+            started = time.monotonic()
+            try:
+                body(*a)
+                RESULTS.append((name, True, ""))
+                print(f"ok   {name} ({time.monotonic() - started:.2f} s)", flush=True)
+            except Exception as error:  # noqa: BLE001 - every failure is reported, then the next check runs
+                RESULTS.append((name, False, str(error)))
+                print(f"FAIL {name}: {error}", flush=True)
+                traceback.print_exc()
+        return run
+    return wrap
+
+
+def ring(driver, channel):
+    return driver.find_element(By.CSS_SELECTOR, f'#rings [role="progressbar"][aria-label="{channel}"]')
+
+
+def wait_value(driver, channel, expected, seconds):
+    def settled(_):
+        now = ring(driver, channel).get_attribute("aria-valuenow")
+        return now is not None and abs(float(now) - expected) < 1e-9
+    try:
+        WebDriverWait(driver, seconds, poll_frequency=0.02).until(settled)
+    except TimeoutException:
+        now = ring(driver, channel).get_attribute("aria-valuenow")
+        raise AssertionError(f"ring {channel} shows {now}, expected {expected} within {seconds} s") from None
+
+
+def button(driver, label, prefix=False):
+    """The visible button whose accessible name is `label` (the list re-renders on every macro
+    event, so a stale candidate means: look again)."""
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            for candidate in driver.find_elements(By.TAG_NAME, "button"):
+                name = candidate.accessible_name
+                if candidate.is_displayed() and (name.startswith(label) if prefix else name == label):
+                    return candidate
+        except StaleElementReferenceException:
+            continue
+        time.sleep(0.02)
+    raise AssertionError(f"no button named {label!r}")
+
+
+def click(driver, label):
+    """Clicks the button named `label`, again if the list re-rendered under the click."""
+    for _ in range(5):
+        try:
+            button(driver, label).click()
+            return
+        except StaleElementReferenceException:
+            continue
+    raise AssertionError(f"the button named {label!r} kept going stale")
+
+
+def set_editor(driver, text):
+    driver.execute_script("window.dashboard.editor.setValue(arguments[0])", text)
+
+
+def main():
+    args = parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    try:
+        driver = start_browser(args)
+    except Exception as error:  # noqa: BLE001
+        print(f"error: the browser did not start ({args.chromium}, {args.chromedriver}): {error}", file=sys.stderr)
+        return 2
+    try:
+        if args.plain_editor:
+            run_plain_editor_checks(driver, args)
+        else:
+            run_checks(driver, args)
+    finally:
+        driver.quit()
+    failed = [name for name, ok, _ in RESULTS if not ok]
+    print(f"browser: {len(RESULTS) - len(failed)} passed, {len(failed)} failed")
+    return 1 if failed else 0
+
+
+def run_checks(driver, args):
+    wait = WebDriverWait(driver, 10, poll_frequency=0.02)
+    console = []
+
+    def drain_console():
+        console.extend(entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE")
+
+    macro(args, "set", "inner", "2.5")
+    macro(args, "set", "middle", "5")
+    macro(args, "set", "outer", "7.5")
+
+    @check("the page loads with the token, drops it from the address, and goes live")
+    def loads():
+        driver.get(args.url)
+        wait.until(lambda d: d.find_element(By.ID, "link-state").text == "live")
+        assert "token=" not in driver.current_url, driver.current_url
+        port = args.url.split("//", 1)[1].split("/", 1)[0].split(":")[1]
+        names = [cookie["name"] for cookie in driver.get_cookies()]
+        assert names == [f"macrod_token_{port}"], names
+        cookie = driver.get_cookies()[0]
+        assert cookie["httpOnly"] is True and cookie.get("sameSite") == "Strict", cookie
+    loads()
+
+    @check("the rings show the model's values as accessible progress bars")
+    def rings():
+        for channel, value in (("inner", 2.5), ("middle", 5.0), ("outer", 7.5)):
+            wait_value(driver, channel, value, 5)
+            element = ring(driver, channel)
+            assert element.aria_role == "progressbar", element.aria_role
+            assert element.accessible_name == channel, element.accessible_name
+            assert element.get_attribute("aria-valuemin") == "0" and element.get_attribute("aria-valuemax") == "10"
+            arc = element.find_element(By.CSS_SELECTOR, ".ring-arc")
+            circumference = float(arc.get_attribute("data-circumference"))
+            offset = float(arc.get_attribute("stroke-dashoffset"))
+            assert abs(offset - circumference * (1 - value / 10)) < 0.01, (channel, offset, circumference)
+        legend = driver.find_element(By.ID, "value-outer").text
+        assert legend == "7.5", legend
+        wait.until(lambda d: d.find_element(By.ID, "status-connections").text not in ("", "–"))
+        driver.save_screenshot(os.path.join(args.out, "dashboard.png"))
+    rings()
+
+    @check("macro set from the CLI moves a ring within a second")
+    def cli_set():
+        macro(args, "set", "outer", "3")
+        wait_value(driver, "outer", 3.0, 1.0)
+    cli_set()
+
+    @check("clicking Run bump changes the ring and shows the result")
+    def run_bump():
+        driver.find_element(By.ID, "arg-bump-channel").send_keys("inner")
+        driver.find_element(By.ID, "arg-bump-amount").send_keys("1.5")
+        click(driver, "Run bump")
+        wait_value(driver, "inner", 4.0, 5)
+        wait.until(lambda d: d.find_element(By.ID, "outcome-bump").text == "→ 4")
+    run_bump()
+
+    @check("a thrown error shows file:line:column and the stack")
+    def thrown():
+        field = driver.find_element(By.ID, "arg-bump-channel")
+        field.clear()
+        field.send_keys("sideways")
+        click(driver, "Run bump")
+        wait.until(lambda d: "bump.js:" in d.find_element(By.ID, "outcome-bump").text)
+        text = driver.find_element(By.ID, "outcome-bump").text
+        bump = os.path.join(args.macros_dir, "bump.js")
+        expected = f"{bump}:5:29: error: RangeError: unknown channel 'sideways'; use inner, middle or outer\n    at bump ({bump}:5:29)"
+        assert text == expected, text
+        field.clear()
+    thrown()
+
+    @check("a broken save shows the error at its line and the old version still answers")
+    def broken_save():
+        click(driver, "Edit bump")
+        wait.until(lambda d: "function(channel, amount)" in d.execute_script("return window.dashboard.editor.getValue()"))
+        assert driver.execute_script("return window.dashboard.editor.kind") == "codemirror"
+        set_editor(driver, "// broken on purpose\nfunction(channel, amount) {\n    progress[channel] += ;\n}\n")
+        click(driver, "Save")
+        wait.until(lambda d: d.find_element(By.ID, "editor-diagnostic").get_attribute("data-line") == "3")
+        text = driver.find_element(By.ID, "editor-diagnostic").text
+        assert f"{os.path.join(args.macros_dir, 'bump.js')}:3:" in text, text
+        marked = driver.find_element(By.CSS_SELECTOR, "#editor .error-line .CodeMirror-linenumber").text
+        assert marked == "3", marked
+        assert len(driver.find_elements(By.CSS_SELECTOR, "#editor .error-marker")) == 1
+        driver.save_screenshot(os.path.join(args.out, "broken-save.png"))
+        result = macro(args, "run", "bump", "middle", "1")
+        assert result["result"] == 6, result
+        wait_value(driver, "middle", 6.0, 1.0)
+    broken_save()
+
+    @check("a good save is live at once")
+    def good_save():
+        set_editor(driver, "function(channel, amount) {\n    progress[channel] = 1;\n    return 'saved';\n}\n")
+        click(driver, "Save")
+        wait.until(lambda d: "live" in d.find_element(By.ID, "editor-diagnostic").text)
+        assert driver.find_elements(By.CSS_SELECTOR, "#editor .error-line") == []
+        result = macro(args, "run", "bump", "outer")
+        assert result["result"] == "saved", result
+        wait_value(driver, "outer", 1.0, 1.0)
+    good_save()
+
+    @check("a broken macro file is marked with its diagnostic")
+    def broken_file():
+        with open(os.path.join(args.macros_dir, "oops.js"), "w") as handle:
+            handle.write("function() {\n    return 1 +;\n}\n")
+        wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, '[data-macro="oops"].broken .macro-error'))
+        text = driver.find_element(By.CSS_SELECTOR, '[data-macro="oops"] .macro-error').text
+        assert text.startswith(os.path.join(args.macros_dir, "oops.js") + ":2:"), text
+    broken_file()
+
+    @check("create, rename and delete a macro from the editor")
+    def lifecycle():
+        click(driver, "New…")
+        driver.find_element(By.ID, "editor-name").send_keys("twice")
+        click(driver, "Create")
+        set_editor(driver, "function(x) {\n    return x * 2;\n}\n")
+        click(driver, "Save")
+        wait.until(lambda d: d.find_elements(By.ID, "arg-twice-x"))
+        assert macro(args, "run", "twice", "21")["result"] == 42
+        click(driver, "Rename…")
+        name = driver.find_element(By.ID, "editor-name")
+        name.clear()
+        name.send_keys("double")
+        click(driver, "Rename")
+        wait.until(lambda d: d.find_elements(By.ID, "arg-double-x") and not d.find_elements(By.ID, "arg-twice-x"))
+        assert os.path.exists(os.path.join(args.macros_dir, "double.js"))
+        assert not os.path.exists(os.path.join(args.macros_dir, "twice.js"))
+        click(driver, "Delete…")
+        click(driver, "Delete double")
+        wait.until(lambda d: not d.find_elements(By.ID, "arg-double-x"))
+        assert not os.path.exists(os.path.join(args.macros_dir, "double.js"))
+    lifecycle()
+
+    @check("Cancel stops a runaway call")
+    def cancel():
+        click(driver, "Run spin")
+        wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#running tr"))
+        row = driver.find_element(By.CSS_SELECTOR, "#running tr")
+        assert "spin" in row.text, row.text
+        driver.save_screenshot(os.path.join(args.out, "running.png"))
+        button(driver, "Cancel spin (call ", prefix=True).click()
+        wait.until(lambda d: "cancelled" in d.find_element(By.ID, "outcome-spin").text)
+        wait.until(lambda d: not d.find_elements(By.CSS_SELECTOR, "#running tr"))
+        macro(args, "set", "inner", "9")
+        wait_value(driver, "inner", 9.0, 1.0)
+    cancel()
+
+    @check("the macro buttons work from the keyboard")
+    def keyboard():
+        field = driver.find_element(By.ID, "arg-bump-channel")
+        field.click()
+        field.send_keys("middle")
+        field.send_keys(Keys.SHIFT, Keys.TAB)
+        assert driver.switch_to.active_element.accessible_name == "Edit bump", driver.switch_to.active_element.accessible_name
+        driver.switch_to.active_element.send_keys(Keys.SHIFT, Keys.TAB)
+        focused = driver.switch_to.active_element
+        assert focused.accessible_name == "Run bump", focused.accessible_name
+        macro(args, "set", "middle", "6")
+        wait_value(driver, "middle", 6.0, 1.0)
+        focused.send_keys(Keys.ENTER)
+        # bump is the version saved above: it sets the channel to 1 and returns "saved".
+        wait_value(driver, "middle", 1.0, 5)
+        wait.until(lambda d: d.find_element(By.ID, "outcome-bump").text == '→ "saved"')
+        assert driver.switch_to.active_element.get_attribute("id") == "run-bump"
+        driver.find_element(By.ID, "arg-bump-channel").clear()
+    keyboard()
+
+    @check("the live log shows console output of a macro")
+    def log():
+        click(driver, "Run chatty")
+        wait.until(lambda d: "hello from chatty" in d.find_element(By.ID, "log").text)
+    log()
+
+    @check("the status shows calls, errors and clients")
+    def status():
+        wait.until(lambda d: int(d.find_element(By.ID, "status-calls").text or 0) >= 4)
+        assert int(driver.find_element(By.ID, "status-errors").text) >= 1
+        assert int(driver.find_element(By.ID, "status-connections").text) >= 1
+        driver.save_screenshot(os.path.join(args.out, "dashboard-after.png"))
+    status()
+
+    @check("the page logged no console errors")
+    def no_errors():
+        drain_console()
+        assert console == [], console
+    no_errors()
+
+    @check("the dark colour scheme changes the page's colours")
+    def dark():
+        light = driver.execute_script("return getComputedStyle(document.body).backgroundColor")
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "dark"}]})
+        wait.until(lambda d: d.execute_script("return getComputedStyle(document.body).backgroundColor") != light)
+        dark_background = driver.execute_script("return getComputedStyle(document.body).backgroundColor")
+        assert dark_background == "rgb(13, 14, 17)", dark_background
+        assert light == "rgb(244, 245, 247)", light
+        driver.save_screenshot(os.path.join(args.out, "dashboard-dark.png"))
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "light"}]})
+    dark()
+
+    @check("a banner says so when the daemon goes away")
+    def banner():
+        os.kill(args.daemon_pid, 15)
+        wait.until(lambda d: d.find_element(By.ID, "banner").is_displayed())
+        text = driver.find_element(By.ID, "banner").text
+        assert "macrod went away" in text, text
+        assert driver.find_element(By.ID, "link-state").text == "offline"
+        driver.save_screenshot(os.path.join(args.out, "daemon-gone.png"))
+    banner()
+
+    restart = json.loads(args.restart)
+    if restart:
+        @check("when macrod comes back the page says the token changed, and the new URL is live")
+        def comeback():
+            daemon = subprocess.Popen(restart, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                      stderr=open(os.path.join(args.out, "macrod-restarted.log"), "w"))
+            try:
+                WebDriverWait(driver, 20, poll_frequency=0.05).until(
+                    lambda d: "new access token" in d.find_element(By.ID, "banner").text)
+                url = subprocess.run([args.macro, "dashboard", "--socket", args.socket], capture_output=True, text=True,
+                                     timeout=30).stdout.strip()
+                assert url.startswith("http://127.0.0.1:") and url != args.url, url
+                driver.get(url)
+                wait.until(lambda d: d.find_element(By.ID, "link-state").text == "live")
+                assert not driver.find_element(By.ID, "banner").is_displayed()
+                wait_value(driver, "inner", 9.0, 5)
+            finally:
+                daemon.terminate()
+                daemon.wait(timeout=30)
+        comeback()
+
+
+def run_plain_editor_checks(driver, args):
+    """Without CodeMirror: a textarea with line numbers, and the error marked in its gutter."""
+    wait = WebDriverWait(driver, 10, poll_frequency=0.02)
+
+    @check("without CodeMirror the editor is a text area with line numbers")
+    def plain():
+        driver.get(args.url)
+        wait.until(lambda d: d.find_element(By.ID, "link-state").text == "live")
+        click(driver, "Edit bump")
+        wait.until(lambda d: "function(channel, amount)" in d.find_element(By.CSS_SELECTOR, "#editor textarea").get_attribute("value"))
+        assert driver.execute_script("return window.dashboard.editor.kind") == "plain"
+        assert driver.find_element(By.CSS_SELECTOR, "#editor textarea").accessible_name == "Macro source"
+        lines = len(driver.find_element(By.CSS_SELECTOR, "#editor textarea").get_attribute("value").split("\n"))
+        assert len(driver.find_elements(By.CSS_SELECTOR, "#editor .gutter li")) == lines
+    plain()
+
+    @check("without CodeMirror a broken save marks its line in the gutter and the old version still answers")
+    def broken():
+        area = driver.find_element(By.CSS_SELECTOR, "#editor textarea")
+        area.send_keys(Keys.CONTROL, "a")
+        area.send_keys(Keys.DELETE)
+        area.send_keys("function(channel) {\n    return 1;\n    }}\n")
+        assert [li.text for li in driver.find_elements(By.CSS_SELECTOR, "#editor .gutter li")] == ["1", "2", "3", "4"]
+        area.send_keys(Keys.CONTROL, "s")
+        wait.until(lambda d: d.find_element(By.ID, "editor-diagnostic").get_attribute("data-line") == "3")
+        marked = [li.text for li in driver.find_elements(By.CSS_SELECTOR, "#editor .gutter li.error-line")]
+        assert marked == ["3"], marked
+        text = driver.find_element(By.ID, "editor-diagnostic").text
+        assert f"{os.path.join(args.macros_dir, 'bump.js')}:3:" in text, text
+        driver.save_screenshot(os.path.join(args.out, "plain-editor.png"))
+        assert macro(args, "run", "bump", "inner", "2")["result"] == 2
+    broken()
+
+    @check("the page logged no console errors")
+    def no_errors():
+        errors = [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
+        assert errors == [], errors
+    no_errors()
+
+    @check("after an engine stall macrod restarts itself and the page reconnects by itself")
+    def stall():
+        click(driver, "Run chain")
+        wait.until(lambda d: "the engine was restarted" in d.find_element(By.ID, "outcome-chain").text)
+        # The old process's WebSocket closed; the new one has the same token and port.
+        WebDriverWait(driver, 20, poll_frequency=0.05).until(
+            lambda d: d.execute_script("return window.dashboard.connects") == 2
+            and d.find_element(By.ID, "link-state").text == "live" and not d.find_element(By.ID, "banner").is_displayed())
+        macro(args, "set", "outer", "4")
+        wait_value(driver, "outer", 4.0, 1.0)
+        assert driver.current_url.startswith(args.url.split("?")[0]), driver.current_url
+    stall()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,264 @@
+import Foundation
+import MacroEngineCore
+import MacroRPC
+import MacroTestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The dashboard's local security, over plain HTTP: the token, the Host and Origin checks, the
+/// cookie, CSP and no CORS, the token file, and the bind address.
+@Suite("Dashboard security", .serialized)
+struct DashboardSecurityTests {
+    @Test(arguments: [("GET", "/"), ("GET", "/app.js"), ("GET", "/config.json"), ("POST", "/rpc"), ("GET", "/ws"),
+                      ("GET", "/codemirror/lib/codemirror.js"), ("GET", "/no-such-page"), ("OPTIONS", "/rpc")])
+    func everyRequestWithoutTheTokenIs401(method: String, path: String) throws {
+        let dashboard = try DashboardDaemon()
+        let reply = try HTTPProbe.request(port: dashboard.port, method, path, body: method == "POST" ? #"{"jsonrpc":"2.0","id":1,"method":"engine.status"}"# : "")
+        #expect(reply.status == 401, "\(reply)")
+        #expect(reply.header("WWW-Authenticate") == #"Bearer realm="macrod""#)
+        #expect(!reply.body.contains(dashboard.token))
+        #expect(!reply.headers.contains { $0.0.lowercased().hasPrefix("access-control-") })
+    }
+
+    @Test func aWrongTokenIs401InEveryForm() throws {
+        let dashboard = try DashboardDaemon()
+        let wrong = String(dashboard.token.dropLast()) + (dashboard.token.hasSuffix("0") ? "1" : "0")
+        let attempts: [(String, [(String, String)])] = [
+            ("/", [("Authorization", "Bearer \(wrong)")]),
+            ("/", [("Authorization", "Bearer \(dashboard.token.dropLast())")]),
+            ("/", [("Authorization", "Basic \(dashboard.token)")]),
+            ("/?token=\(wrong)", []),
+            ("/?token=", []),
+            ("/", [("Cookie", "macrod_token_\(dashboard.port)=\(wrong)")]),
+            ("/", [("Cookie", "other=\(dashboard.token)")]),
+            // Another daemon's cookie name (another port) does not count.
+            ("/", [("Cookie", "macrod_token_\(dashboard.port + 1)=\(dashboard.token)")]),
+        ]
+        for (path, headers) in attempts {
+            let reply = try HTTPProbe.request(port: dashboard.port, "GET", path, headers: headers)
+            #expect(reply.status == 401, "\(path) \(headers): \(reply)")
+        }
+    }
+
+    @Test func aHostThatIsNotLoopbackIs421EvenWithTheToken() throws {
+        let dashboard = try DashboardDaemon()
+        for host in ["evil.example", "evil.example:\(dashboard.port)", "localhost.evil.example", "127.0.0.1.evil.example", "192.168.0.10:\(dashboard.port)", "[::2]:\(dashboard.port)"] {
+            let reply = try HTTPProbe.request(port: dashboard.port, "GET", "/", host: host, headers: [dashboard.bearer])
+            #expect(reply.status == 421, "Host: \(host): \(reply)")
+        }
+        for host in ["127.0.0.1:\(dashboard.port)", "localhost:\(dashboard.port)", "[::1]:\(dashboard.port)", "127.0.0.2"] {
+            let reply = try HTTPProbe.request(port: dashboard.port, "GET", "/", host: host, headers: [dashboard.bearer])
+            #expect(reply.status == 200, "Host: \(host): \(reply)")
+        }
+        // HTTP/1.1 without a Host header.
+        let probe = try HTTPProbe(port: dashboard.port)
+        try probe.write(Array("GET / HTTP/1.1\r\nAuthorization: Bearer \(dashboard.token)\r\n\r\n".utf8))
+        #expect(try probe.readResponse().status == 421)
+    }
+
+    @Test func aWebSocketUpgradeFromAnotherOriginIsRefused() throws {
+        let dashboard = try DashboardDaemon()
+        for origin in ["http://evil.example", "null", "http://127.0.0.1:\(dashboard.port + 1)", "https://127.0.0.1:\(dashboard.port)"] {
+            let reply = try HTTPProbe(port: dashboard.port).upgrade(port: dashboard.port, headers: [dashboard.bearer, ("Origin", origin)])
+            #expect(reply.status == 403, "Origin: \(origin): \(reply)")
+            #expect(reply.header("Upgrade") == nil)
+        }
+        let anonymous = try HTTPProbe(port: dashboard.port).upgrade(port: dashboard.port, headers: [("Origin", "http://127.0.0.1:\(dashboard.port)")])
+        #expect(anonymous.status == 401)
+        let same = try HTTPProbe(port: dashboard.port).upgrade(port: dashboard.port, headers: [dashboard.bearer, ("Origin", "http://127.0.0.1:\(dashboard.port)")])
+        #expect(same.status == 101, "\(same)")
+        #expect(same.header("Sec-WebSocket-Accept") == "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=")
+        // A cross-origin plain request is refused too.
+        let post = try HTTPProbe.request(port: dashboard.port, "POST", "/rpc", headers: [dashboard.bearer, ("Origin", "http://evil.example")],
+                                         body: #"{"jsonrpc":"2.0","id":1,"method":"progress.get"}"#)
+        #expect(post.status == 403)
+    }
+
+    @Test func theTokenInTheQueryBecomesAStrictCookieAndLeavesTheAddress() throws {
+        let dashboard = try DashboardDaemon()
+        let first = try HTTPProbe.request(port: dashboard.port, "GET", "/?token=\(dashboard.token)")
+        #expect(first.status == 303)
+        #expect(first.header("Location") == "/")
+        #expect(first.header("Set-Cookie") == "macrod_token_\(dashboard.port)=\(dashboard.token); Path=/; HttpOnly; SameSite=Strict")
+        let page = try HTTPProbe.request(port: dashboard.port, "GET", "/", headers: [("Cookie", "other=1; macrod_token_\(dashboard.port)=\(dashboard.token)")])
+        #expect(page.status == 200)
+        #expect(page.header("Content-Type") == "text/html; charset=utf-8")
+        #expect(page.body.contains(#"<script src="/app.js" defer></script>"#))
+        // No inline script or style anywhere: every <script> has a src, no style= or <style>.
+        #expect(page.body.components(separatedBy: "<script").count - 1 == page.body.components(separatedBy: "<script src=").count - 1)
+        #expect(!page.body.contains("<style") && !page.body.contains(" style=") && !page.body.contains(" onclick="))
+        let csp = try #require(page.header("Content-Security-Policy"))
+        #expect(csp == "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self' ws://127.0.0.1:\(dashboard.port); base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+        #expect(page.header("X-Frame-Options") == "DENY")
+        #expect(page.header("X-Content-Type-Options") == "nosniff")
+        #expect(!page.headers.contains { $0.0.lowercased().hasPrefix("access-control-") })
+    }
+
+    @Test func postRPCAnswersOneShotCallsLikeTheSocket() throws {
+        let dashboard = try DashboardDaemon()
+        func post(_ body: String) throws -> HTTPReply {
+            try HTTPProbe.request(port: dashboard.port, "POST", "/rpc", headers: [dashboard.bearer, ("Content-Type", "application/json")], body: body)
+        }
+        let call = try post(#"{"jsonrpc":"2.0","id":1,"method":"macro.call","params":{"name":"bump","args":["inner",2]}}"#)
+        #expect(call.status == 200)
+        #expect(call.header("Content-Type") == "application/json")
+        #expect(call.body == #"{"jsonrpc":"2.0","id":1,"result":2}"#)
+        #expect(try post(#"[{"jsonrpc":"2.0","id":"a","method":"progress.get"},{"jsonrpc":"2.0","id":"b","method":"nope"}]"#).body
+            == #"[{"jsonrpc":"2.0","id":"a","result":{"inner":2,"middle":0,"outer":0}},{"jsonrpc":"2.0","id":"b","error":{"code":-32601,"message":"Method not found: nope"}}]"#)
+        let garbage = try post("{not json")
+        #expect(garbage.status == 200)
+        #expect(garbage.body.hasPrefix(#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"#))
+        let notification = try post(#"{"jsonrpc":"2.0","method":"progress.set","params":{"outer":4}}"#)
+        #expect(notification.status == 204)
+        #expect(try dashboard.daemon.client().call("progress.get")["outer"] == .number(4))
+        let get = try HTTPProbe.request(port: dashboard.port, "GET", "/rpc", headers: [dashboard.bearer])
+        #expect(get.status == 405)
+        #expect(get.header("Allow") == "POST")
+    }
+
+    @Test func aBodyLongerThanMaxLineBytesIs413() throws {
+        let dashboard = try DashboardDaemon(config: "max_line_bytes: 1024\n")
+        let source = String(repeating: " ", count: 1100)
+        let body = #"{"jsonrpc":"2.0","id":1,"method":"macro.save","params":{"name":"big","source":"\#(source)"}}"#
+        let reply = try HTTPProbe.request(port: dashboard.port, "POST", "/rpc", headers: [dashboard.bearer], body: body)
+        #expect(reply.status == 413)
+        #expect(reply.body == "413 Payload Too Large: at most 1024 bytes (config: max_line_bytes)\n")
+        #expect(!FileManager.default.fileExists(atPath: dashboard.daemon.macros + "/big.js"))
+        let small = try HTTPProbe.request(port: dashboard.port, "POST", "/rpc", headers: [dashboard.bearer], body: #"{"jsonrpc":"2.0","id":2,"method":"progress.get"}"#)
+        #expect(small.body == #"{"jsonrpc":"2.0","id":2,"result":{"inner":0,"middle":0,"outer":0}}"#)
+    }
+
+    @Test func theWebSocketCarriesTheSameJSONRPCWithNotifications() throws {
+        let dashboard = try DashboardDaemon()
+        let socket = try HTTPProbe(port: dashboard.port)
+        #expect(try socket.upgrade(port: dashboard.port, headers: [("Cookie", "macrod_token_\(dashboard.port)=\(dashboard.token)")]).status == 101)
+        try socket.sendText(#"{"jsonrpc":"2.0","id":1,"method":"subscribe","params":{"events":["progress"]}}"#)
+        #expect(try socket.readText() == #"{"jsonrpc":"2.0","id":1,"result":{"events":["progress"]}}"#)
+        // A change made through the Unix socket reaches the WebSocket subscriber.
+        _ = try dashboard.daemon.client().call("progress.set", ["middle": 6])
+        #expect(try socket.readText() == #"{"jsonrpc":"2.0","method":"progress.changed","params":{"inner":0,"middle":6,"outer":0,"seq":1}}"#)
+        try socket.sendText(#"{"jsonrpc":"2.0","id":2,"method":"macro.call","params":{"name":"bump","args":["outer",3]}}"#)
+        let reply = try socket.readJSON { $0["id"] == .number(2) }
+        #expect(reply.jsonText() == #"{"jsonrpc":"2.0","id":2,"result":3}"#)
+        try socket.sendText("[1]")
+        #expect(try socket.readText() == #"[{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: expected a JSON object"}}]"#)
+        try socket.sendText(#"{"jsonrpc":"2.0","id":3,"method":"engine.status"}"#)
+        let status = try socket.readJSON { $0["id"] == .number(3) }
+        #expect(status["result"]["connections"] == .number(1))
+        #expect(status["result"]["dashboard"] == .string(dashboard.url))
+    }
+
+    @Test func theTokenFileIsPrivateAndRemovedOnShutdown() throws {
+        let dashboard = try DashboardDaemon()
+        let path = dashboard.daemon.dir.url("macrod.token")
+        var info = stat()
+        #expect(stat(path, &info) == 0)
+        #expect(info.st_mode & 0o777 == 0o600)
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == dashboard.token + "\n")
+        #expect(dashboard.token.count == 64 && dashboard.token.allSatisfy(\.isHexDigit))
+        #expect(dashboard.url == "http://127.0.0.1:\(dashboard.port)/?token=\(dashboard.token)")
+        let other = try DashboardDaemon()
+        #expect(other.token != dashboard.token)
+        #expect(dashboard.daemon.stop() == 0)
+        #expect(!FileManager.default.fileExists(atPath: path))
+        #expect(!FileManager.default.fileExists(atPath: dashboard.daemon.dir.url("macrod.dashboard")))
+    }
+
+    @Test func aStalledEngineRestartKeepsTheDashboardURL() throws {
+        // An endless chain of promise jobs stalls the engine; macrod re-executes itself (same pid).
+        let dashboard = try DashboardDaemon(
+            files: ["chain.js": "async function() {\n    for (;;) { await null; }\n}\n"],
+            config: "time_limit_ms: 300\nstall_grace_ms: 300\n")
+        let socket = try HTTPProbe(port: dashboard.port)
+        #expect(try socket.upgrade(port: dashboard.port, headers: [dashboard.bearer]).status == 101)
+        let run = try BinaryRunner.macro("run", "chain", "--socket", dashboard.daemon.socket)
+        #expect(run.status == 75, "\(run)")
+        #expect(run.stderr.contains("the engine was restarted"), "\(run)")
+        // The old process's WebSocket is gone with it; the new one answers at the same URL, same token.
+        #expect(throws: HTTPProbe.ProbeError.self) { _ = try socket.readText() }
+        // A connection made while the old process hands over may be reset: ask again, for 10 s at most.
+        var status: MacroValue = .null
+        let deadline = Date().addingTimeInterval(10)
+        while status == .null, Date() < deadline {
+            status = (try? dashboard.daemon.client().call("engine.status")) ?? .null
+        }
+        #expect(status["pid"] == .number(Double(dashboard.daemon.pid)), "\(dashboard.daemon.log)")
+        #expect(status["dashboard"] == .string(dashboard.url))
+        #expect(try HTTPProbe.request(port: dashboard.port, "GET", "/", headers: [dashboard.bearer]).status == 200)
+        #expect(try HTTPProbe(port: dashboard.port).upgrade(port: dashboard.port, headers: [dashboard.bearer]).status == 101)
+        #expect(try String(contentsOfFile: dashboard.daemon.dir.url("macrod.token"), encoding: .utf8) == dashboard.token + "\n")
+        #expect(try String(contentsOfFile: dashboard.daemon.dir.url("macrod.dashboard"), encoding: .utf8) == "http://127.0.0.1:\(dashboard.port)/\n")
+    }
+
+    @Test func codeMirrorIsServedFromItsDebianFolderAndNothingElse() throws {
+        let dashboard = try DashboardDaemon()
+        // make test installs libjs-codemirror: its absence is a failure here, not a skip.
+        let script = try HTTPProbe.request(port: dashboard.port, "GET", "/codemirror/lib/codemirror.js", headers: [dashboard.bearer])
+        #expect(script.status == 200, "is libjs-codemirror installed? \(script.status)")
+        #expect(script.header("Content-Type") == "text/javascript; charset=utf-8")
+        let config = try HTTPProbe.request(port: dashboard.port, "GET", "/config.json", headers: [dashboard.bearer])
+        #expect(config.body == #"{"channels":[{"name":"inner","min":0,"max":10},{"name":"middle","min":0,"max":10},{"name":"outer","min":0,"max":10}],"codemirror":true}"#)
+        for path in ["/codemirror/../../../etc/passwd", "/codemirror/lib/../../../../etc/passwd", "/codemirror/.hidden.js", "/codemirror/mode/javascript/index.html", "/codemirror/"] {
+            let reply = try HTTPProbe.request(port: dashboard.port, "GET", path, headers: [dashboard.bearer])
+            #expect(reply.status == 404, "\(path): \(reply.status)")
+        }
+    }
+
+    @Test func aNonLoopbackAddressIsRefusedWithoutHTTPAllowRemote() throws {
+        let dir = TemporaryDirectory(prefix: "macrod-remote")
+        try FileManager.default.createDirectory(atPath: dir.url("macros"), withIntermediateDirectories: true)
+        let result = try BinaryRunner.run("macrod", ["--socket", dir.url("d.sock"), "--macros", dir.url("macros"), "--state", dir.url("s.json"), "--http", "0.0.0.0:0"])
+        #expect(result.status == 78, "\(result)")
+        #expect(result.stderr.contains("http: 0.0.0.0:0 is not a loopback address; the dashboard listens on 127.0.0.1, ::1 or localhost unless the config sets http_allow_remote: true"))
+        #expect(!FileManager.default.fileExists(atPath: dir.url("d.sock")))
+        #expect(!FileManager.default.fileExists(atPath: dir.url("d.token")))
+        let usage = try BinaryRunner.run("macrod", ["--socket", dir.url("d.sock"), "--http", "8080"])
+        #expect(usage.status == 64)
+        #expect(usage.stderr.contains("--http must be HOST:PORT such as 127.0.0.1:8080 or [::1]:0, got '8080'"))
+    }
+
+    @Test(arguments: [
+        ("http: 8080", "http"), ("http: 'localhost:70000'", "http"), ("http: '[::1]'", "http"), ("http: ':80'", "http"),
+        ("http_allow_remote: 'yes'", "http_allow_remote"),
+    ])
+    func badHTTPConfigNamesTheKey(yaml: String, key: String) {
+        #expect {
+            _ = try MacroConfig.parse(yaml, file: "/tmp/macroengine.yaml")
+        } throws: { error in
+            (error as? ConfigError)?.key == key
+        }
+    }
+
+    @Test func goodHTTPConfigParses() throws {
+        let config = try MacroConfig.parse("http: '[::1]:0'\nhttp_allow_remote: true\n", file: "/tmp/macroengine.yaml")
+        #expect(config.http == HTTPAddress(host: "::1", port: 0))
+        #expect(config.httpAllowRemote)
+        #expect(try MacroConfig.parse("http: ''\n", file: "/tmp/m.yaml").http == nil)
+        #expect(try MacroConfig.parse("log_level: info\n", file: "/tmp/m.yaml").http == nil)
+    }
+}
+
+/// `macro dashboard` and `engine.status`'s `dashboard`.
+@Suite("macro dashboard", .serialized)
+struct DashboardCommandTests {
+    @Test func itPrintsTheURLWithItsToken() throws {
+        let dashboard = try DashboardDaemon()
+        let plain = try BinaryRunner.macro("dashboard", "--socket", dashboard.daemon.socket, environment: ["BROWSER": "/bin/false"])
+        #expect(plain.status == 0, "\(plain)")
+        #expect(plain.stdout == dashboard.url + "\n")
+        let json = try BinaryRunner.macro("dashboard", "--socket", dashboard.daemon.socket, "--json")
+        #expect(json.stdout == #"{"url":"\#(dashboard.url)"}"# + "\n")
+    }
+
+    @Test func withoutADashboardItExits69AndSaysHowToTurnItOn() throws {
+        let daemon = try DaemonProcess()
+        #expect(try daemon.client().call("engine.status")["dashboard"] == .null)
+        let result = try BinaryRunner.macro("dashboard", "--socket", daemon.socket)
+        #expect(result.status == 69)
+        #expect(result.stdout.isEmpty)
+        #expect(result.stderr == "macro dashboard: macrod serves no dashboard; start it with --http 127.0.0.1:0, or set http: \"127.0.0.1:0\" in its config\n")
+    }
+}
