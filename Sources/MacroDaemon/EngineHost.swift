@@ -124,7 +124,7 @@ final class EngineHost: Sendable {
                 }
                 // cancelled: true only once the call has actually stopped.
                 let promise = replyLoop.makePromise(of: RPCMessage?.self)
-                let token = inFlight.add(.init(id: id, kind: .cancel(call), promise: promise))
+                let token = inFlight.add(.init(id: id, kind: .cancel(call), promise: promise, connection: connection))
                 engine.whenCallEnds(call) { [inFlight] in
                     inFlight.take(token)?.promise.succeed(RPCCodec.response(id: id, result: result))
                 }

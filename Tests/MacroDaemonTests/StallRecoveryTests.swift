@@ -64,6 +64,22 @@ struct StallRecoveryTests {
         #expect(daemon.log.contains("serving again"))
     }
 
+    @Test func withTheConnectionsOnTheEngineThreadTheRestartStillAnswers() throws {
+        var files = Self.files
+        files["loop.js"] = "async function() { for (;;) await null; }"
+        let daemon = try DaemonProcess(files: files, config: Self.config + "io_thread: engine\n")
+        let caller = try daemon.client()
+        let other = try daemon.client()
+        #expect(try other.call("macro.call", ["name": "bump", "args": ["inner", 1]]) == 1)
+        try caller.send(raw: #"{"jsonrpc":"2.0","id":1,"method":"macro.call","params":{"name":"loop"}}"#)
+        // Sent while the loop (and with it every connection) is stuck: answered by the next process.
+        try other.send(raw: #"{"jsonrpc":"2.0","id":2,"method":"macro.call","params":{"name":"bump","args":["inner",1]}}"#)
+        let answer = try reply(caller, id: 1)
+        #expect(answer["error"]["data"]["reason"] == "timeout", "\(answer)")
+        #expect(try reply(other, id: 2)["result"] == 2)
+        #expect(try caller.call("macro.call", ["name": "slow"]) == "ok")
+    }
+
     @Test func cancelFromAnotherConnectionStopsAnAwaitLoop() throws {
         var files = Self.files
         files["loop.js"] = "async function() { progress.middle = 5; for (;;) await null; }"

@@ -47,11 +47,16 @@ final class StallRecovery: Sendable {
         logger.critical("\(reason); restarting the engine (connections, subscriptions and every answered call's state are kept)")
 
         let connections = hub.all
+        // With `io_thread: engine` the connections live on the stuck loop itself: nothing runs
+        // there any more, so their replies are written straight to their sockets below.
+        let stuckLoop = host.engine.eventLoop
+        let live = connections.filter { $0.channel.eventLoop !== stuckLoop }
         // 1. Read nothing more: what clients send from now on is read by the next process.
-        wait(connections.map { connection in connection.channel.setOption(ChannelOptions.autoRead, value: false) })
+        wait(live.map { connection in connection.channel.setOption(ChannelOptions.autoRead, value: false) })
         // 2. Answer every request in flight, exactly once.
         let names = Dictionary(host.engine.runningCalls.map { ($0.id, $0.macro) }, uniquingKeysWith: { a, _ in a })
         var replay: [Int: [UInt8]] = [:]
+        var direct: [Int: [UInt8]] = [:]
         for entry in host.inFlight.takeAll() {
             // Never started on the engine: the next process runs it, as if it arrived there.
             if let request = entry.request, let connection = entry.connection, entry.started?.isSet == false {
@@ -63,10 +68,16 @@ final class StallRecovery: Sendable {
                 entry.promise.succeed(nil)
                 continue
             }
-            entry.promise.succeed(reply(to: entry.kind, id: id, stall: stall, names: names))
+            let message = reply(to: entry.kind, id: id, stall: stall, names: names)
+            if let connection = entry.connection, connection.channel.eventLoop === stuckLoop {
+                direct[connection.id, default: []] += Array((message.text + "\n").utf8)
+                unanswered.locked { $0.append(entry.promise) }
+            } else {
+                entry.promise.succeed(message)
+            }
         }
         // 3. Flush: an empty write completes after everything written before it.
-        wait(connections.map { connection in
+        wait(live.map { connection in
             connection.channel.eventLoop.flatSubmit {
                 connection.channel.writeAndFlush(connection.channel.allocator.buffer(capacity: 0))
             }
@@ -78,6 +89,7 @@ final class StallRecovery: Sendable {
         handover.listener = listener == 0 ? nil : descriptors[listener]
         for connection in connections where connection.channel.isActive {
             guard let fd = descriptors[connection.cookie.load(ordering: .relaxed)] else { continue }
+            if let bytes = direct[connection.id] { Self.writeAll(bytes, to: fd) }
             handover.clients.append(.init(
                 fd: fd, subscriptions: connection.subscriptions.map(\.rawValue).sorted(),
                 pendingInput: (replay[connection.id] ?? []) + connection.pendingInput.current))
@@ -95,6 +107,19 @@ final class StallRecovery: Sendable {
         let failure = handover.execute(directory: directory)
         logger.critical("cannot restart the engine: \(failure); exiting (70) for the service manager to restart macrod")
         exit(70)
+    }
+
+    /// Writes `bytes` to a (non-blocking) socket, waiting up to a second for room.
+    static func writeAll(_ bytes: [UInt8], to fd: Int32) {
+        var offset = 0
+        let giveUp = NIODeadline.now() + .seconds(1)
+        while offset < bytes.count, NIODeadline.now() < giveUp {
+            let n = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if n > 0 { offset += n; continue }
+            if n < 0, errno != EAGAIN, errno != EINTR { return }
+            var poller = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+            _ = poll(&poller, 1, 50)
+        }
     }
 
     /// Promises handed to the next process instead of answered here: kept until `exec`.
