@@ -91,7 +91,7 @@ public final class MacroDaemon: Service, Sendable {
         // The last line of defence, watching from its own thread from the first file loaded on.
         let recovery = StallRecovery(host: host, hub: hub, socketPath: socketPath, previous: handover, logger: logger)
         let stallWatch = StallWatch(
-            occupancy: engine.occupancy, grace: config.stallGrace,
+            occupancy: engine.occupancy, grace: config.stallGrace, memoryCeiling: (config.memoryLimitMB << 20) / 2 * 3,
             onTick: { healthy in notifier.heartbeat(healthy: healthy) },
             onStall: { recovery.recover($0) })
         defer { stallWatch.stop() }

@@ -80,6 +80,18 @@ struct StallRecoveryTests {
         #expect(try caller.call("macro.call", ["name": "slow"]) == "ok")
     }
 
+    @Test func allocatingInAnEndlessPromiseChainIsStoppedAtOneAndAHalfTimesTheCap() throws {
+        var files = Self.files
+        files["hog.js"] = "async function() { var a = []; for (;;) { a.push(new Uint8Array(1 << 20).fill(1)); await null } }"
+        // Its budget is a minute: only the memory ceiling can stop it in time.
+        let daemon = try DaemonProcess(files: files, config: "time_limit_ms: 60000\ncall_deadline_ms: 60000\nmemory_limit_mb: 128\n")
+        let client = try daemon.client()
+        let error = try #require(throws: RPCError.self) { try client.call("macro.call", ["name": "hog"]) }
+        #expect(error.code == RPCError.macroThrew)
+        #expect(error.message.contains("1.5 x memory_limit_mb"), "\(error)")
+        #expect(try client.call("macro.call", ["name": "bump", "args": ["inner", 1]]) == 1)
+    }
+
     @Test func cancelFromAnotherConnectionStopsAnAwaitLoop() throws {
         var files = Self.files
         files["loop.js"] = "async function() { progress.middle = 5; for (;;) await null; }"

@@ -43,7 +43,8 @@ final class StallRecovery: Sendable {
         host.restarting.store(true, ordering: .relaxed)
         let occupancy = stall.occupancy
         let doing = occupancy.loadingFile.map { "loading \($0)" } ?? (occupancy.call != 0 ? "call \(occupancy.call)" : "a timer or promise job")
-        let reason = "the engine was stuck in JavaScript for \(stall.stuckMilliseconds) ms (\(doing)), past its budget\(stall.cancelled ? " and a cancel" : "") plus stall_grace_ms, in a way JavaScriptCore cannot interrupt (an endless chain of promise jobs?)"
+        let reason = stall.residentBytes.map { "the process reached \($0 >> 20) MiB (1.5 x memory_limit_mb) after \(stall.stuckMilliseconds) ms in JavaScript (\(doing)) that the watchdog cannot reach" }
+            ?? "the engine was stuck in JavaScript for \(stall.stuckMilliseconds) ms (\(doing)), past its budget\(stall.cancelled ? " and a cancel" : "") plus stall_grace_ms, in a way JavaScriptCore cannot interrupt (an endless chain of promise jobs?)"
         logger.critical("\(reason); restarting the engine (connections, subscriptions and every answered call's state are kept)")
 
         let connections = hub.all
@@ -141,6 +142,13 @@ final class StallRecovery: Sendable {
             return RPCCodec.response(id: id, result: ["call": .number(Double(call)), "cancelled": true])
         case .call(let call) where call == stall.occupancy.call || host.engine.isCancelRequested(call):
             let cancelled = host.engine.isCancelRequested(call) || (call == stall.occupancy.call && stall.cancelled)
+            if let resident = stall.residentBytes, call == stall.occupancy.call, !cancelled {
+                let error = MacroError(
+                    code: .memoryLimit,
+                    message: "stopped: the process reached \(resident >> 20) MiB, 1.5 x memory_limit_mb, while this macro ran JavaScript the watchdog cannot reach (allocating in an endless chain of promise jobs?); the engine was restarted",
+                    macro: names[call])
+                return RPCCodec.response(id: id, error: RPCError(error))
+            }
             let error = cancelled
                 ? MacroError(code: .cancelled, message: "cancelled (the engine was restarted to stop it)", macro: names[call])
                 : MacroError(

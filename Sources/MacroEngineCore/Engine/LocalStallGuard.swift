@@ -13,9 +13,10 @@ import Glibc
 public enum LocalStallGuard {
     /// Starts watching `engine`; applies a quarantine inherited from a re-run to `library`.
     public static func install(engine: MacroEngine, library: MacroLibrary, grace: Duration, json: Bool) -> StallWatch {
+        let ceiling = engine.configuration.memoryLimit.map { $0 / 2 * 3 }
         let inherited = Quarantine.fromEnvironment()
         library.setQuarantine(inherited)
-        return StallWatch(occupancy: engine.occupancy, grace: grace) { stall in
+        return StallWatch(occupancy: engine.occupancy, grace: grace, memoryCeiling: ceiling) { stall in
             if let file = stall.occupancy.loadingFile {
                 var list = inherited
                 list.add(file, stuckMilliseconds: stall.stuckMilliseconds)
@@ -26,7 +27,7 @@ public enum LocalStallGuard {
                 FileHandle.standardError.write(Data("macro: \(file): its code keeps the engine busy while it loads, and re-running without it failed: \(String(cString: strerror(errno)))\n".utf8))
                 exit(70)
             }
-            let message = "stopped: the macro kept the engine busy for \(stall.stuckMilliseconds) ms, past its time limit plus stall_grace_ms, in a way the engine cannot interrupt (an endless chain of promise jobs, such as `for (;;) await null`?); nothing was saved"
+            let message = stall.residentBytes.map { "stopped: the process reached \($0 >> 20) MiB, 1.5 x memory_limit_mb, in JavaScript the watchdog cannot reach (allocating in an endless chain of promise jobs?); nothing was saved" } ?? "stopped: the macro kept the engine busy for \(stall.stuckMilliseconds) ms, past its time limit plus stall_grace_ms, in a way the engine cannot interrupt (an endless chain of promise jobs, such as `for (;;) await null`?); nothing was saved"
             if json {
                 let text = MacroValue.object(["error": ["code": "timeout", "message": .string(message)]]).jsonText()
                 FileHandle.standardOutput.write(Data((text + "\n").utf8))

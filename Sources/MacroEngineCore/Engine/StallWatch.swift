@@ -21,6 +21,9 @@ public final class StallWatch: Sendable {
         public var stuckMilliseconds: Int
         /// Whether the stuck call had been cancelled (the cancel's grace ran out, not the budget's).
         public var cancelled: Bool
+        /// Set when the process's resident size passed the memory ceiling while the engine was
+        /// inside JavaScript the watchdog cannot reach (allocation in an endless promise chain).
+        public var residentBytes: Int? = nil
     }
 
     private let occupancy: EngineOccupancy
@@ -29,16 +32,19 @@ public final class StallWatch: Sendable {
     private let onStall: @Sendable (Stall) -> Void
     private let onTick: (@Sendable (_ healthy: Bool) -> Void)?
     private let stopped = Atomic<Bool>(false)
+    private let memoryCeiling: Int?
 
     /// Starts watching. `onStall` runs once, on the watch's thread; `onTick` after every reading
     /// (healthy: the engine is idle or within its budget plus grace), e.g. for systemd heartbeats.
     public init(
         occupancy: EngineOccupancy, grace: Duration, tick: Duration = .milliseconds(20),
+        memoryCeiling: Int? = nil,
         onTick: (@Sendable (_ healthy: Bool) -> Void)? = nil,
         onStall: @escaping @Sendable (Stall) -> Void
     ) {
         self.occupancy = occupancy
         self.graceNanoseconds = UInt64(max(0, grace.nanoseconds))
+        self.memoryCeiling = memoryCeiling
         self.tick = tick
         self.onTick = onTick
         self.onStall = onStall
@@ -63,7 +69,16 @@ public final class StallWatch: Sendable {
     private func loop() {
         while !stopped.load(ordering: .relaxed) {
             Thread.sleep(forTimeInterval: Double(tick.nanoseconds) / 1e9)
-            let stall = Self.verdict(occupancy.snapshot, now: EngineOccupancy.now(), graceNanoseconds: graceNanoseconds)
+            let reading = occupancy.snapshot
+            var stall = Self.verdict(reading, now: EngineOccupancy.now(), graceNanoseconds: graceNanoseconds)
+            // Memory the watchdog never got to judge: the engine is inside JavaScript and the
+            // process is far past the cap (1.5 x memory_limit_mb), so do not wait for the grace.
+            if stall == nil, let ceiling = memoryCeiling, let since = reading.since {
+                let resident = Watchdog.residentBytes()
+                if resident > ceiling {
+                    stall = Stall(occupancy: reading, stuckMilliseconds: Int((EngineOccupancy.now() - since) / 1_000_000), cancelled: false, residentBytes: resident)
+                }
+            }
             onTick?(stall == nil)
             if let stall {
                 stopped.store(true, ordering: .relaxed)
