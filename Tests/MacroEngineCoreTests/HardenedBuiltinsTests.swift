@@ -49,6 +49,12 @@ struct HardenedBuiltinsTests {
         try engine.evaluate("function swap() { JSON = { stringify: function () { return 'x' } }; Math = null }")
         _ = try? engine.call("swap")
         #expect(try engine.evaluate("JSON.stringify([1]) + typeof Math") == "[1]object")
+        // Frozen in the language's own sense, and nothing can be added for the other macros.
+        #expect(try engine.evaluate("[Array.prototype, Object.prototype, Math, JSON, Promise.prototype].every(Object.isFrozen)") == true)
+        try engine.evaluate("function add() { 'use strict'; Array.prototype.myHelper = 1 }")
+        let error = try #require(throws: MacroError.self) { try engine.call("add") }
+        #expect(error.errorName == "TypeError")
+        #expect(try engine.evaluate("typeof [].myHelper") == "undefined")
     }
 
     @Test func hardeningCanBeSwitchedOff() throws {
