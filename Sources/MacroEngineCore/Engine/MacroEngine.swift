@@ -297,11 +297,16 @@ public final class MacroEngine: Sendable {
         return start()
     }
 
-    /// Like ``callFuture(_:arguments:deadline:)`` for a function handle.
-    func callFuture(_ object: JSObjectRef, name: String, arguments: [MacroValue], deadline: Duration?, callID: Int? = nil) -> EventLoopFuture<MacroValue> {
-        let box = UncheckedObject(object: object)
+    /// Like ``callFuture(_:arguments:deadline:)`` for a function handle. The closure that crosses
+    /// to the engine's loop holds the ``MacroFunction`` itself, whose protection keeps the JS
+    /// object alive until the call starts (a reload in between cannot free it).
+    func callFuture(_ function: MacroFunction, arguments: [MacroValue], deadline: Duration?, callID: Int? = nil) -> EventLoopFuture<MacroValue> {
         let start = { @Sendable [self] () -> EventLoopFuture<MacroValue> in
-            self.invoke(box.object, arguments: arguments, macro: name, budget: deadline, callID: callID, runtime: self.runtime.value)
+            let runtime = self.runtime.value
+            guard let object = function.objectRef(in: runtime) else {
+                return self.eventLoop.makeFailedFuture(MacroError.conversion("function '\(function.name)' belongs to another engine"))
+            }
+            return self.invoke(object, arguments: arguments, macro: function.name, budget: deadline, callID: callID, runtime: runtime)
         }
         // Already on the engine's loop and outside JavaScript (a server sharing the loop): start now.
         guard eventLoop.inEventLoop, runtime.value.entryDepth == 0 else { return eventLoop.flatSubmit(start) }

@@ -46,7 +46,7 @@ public final class MacroFunction: Sendable, Equatable, CustomStringConvertible {
         let handle = handle
         let name = name
         if !engine.eventLoop.inEventLoop {
-            return try engine.callFuture(handle.object, name: name, arguments: arguments, deadline: timeLimit).wait()
+            return try engine.callFuture(self, arguments: arguments, deadline: timeLimit).wait()
         }
         return try engine.sync { runtime in
             let args = try arguments.map { try runtime.jsValue($0).ref as JSValueRef? }
@@ -58,7 +58,7 @@ public final class MacroFunction: Sendable, Equatable, CustomStringConvertible {
 
     /// Calls the function as an asynchronous macro call (see ``MacroEngine/callFuture(_:arguments:deadline:)``).
     public func callFuture(_ arguments: [MacroValue], deadline: Duration? = nil, callID: Int? = nil) -> EventLoopFuture<MacroValue> {
-        engine.callFuture(handle.object, name: name, arguments: arguments, deadline: deadline, callID: callID)
+        engine.callFuture(self, arguments: arguments, deadline: deadline, callID: callID)
     }
 
     /// Calls the function with variadic arguments.
@@ -74,8 +74,3 @@ public final class MacroFunction: Sendable, Equatable, CustomStringConvertible {
     public var description: String { "function \(name.isEmpty ? "<anonymous>" : name)" }
 }
 
-/// A JS object pointer carried to the engine loop; only dereferenced there.
-struct UncheckedObject: @unchecked Sendable {
-    // @unchecked: the pointer is only handed to JSC on the engine loop.
-    let object: JSObjectRef
-}
