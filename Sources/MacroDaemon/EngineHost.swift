@@ -41,7 +41,6 @@ final class EngineHost: Sendable {
         var calls = 0
         var errors = 0
         var seq = 0
-        var publishedChanges = 0
         var stateError: String?
     }
 

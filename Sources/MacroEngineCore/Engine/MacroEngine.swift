@@ -219,13 +219,6 @@ public final class MacroEngine: Sendable {
         return try eventLoop.submit { try body(runtime.value) }.wait()
     }
 
-    /// Runs `body` on the engine's loop without blocking the caller's thread.
-    func perform<T: Sendable>(_ body: @escaping @Sendable (JSRuntime) throws -> T) async throws -> T {
-        let runtime = runtime
-        if eventLoop.inEventLoop { return try body(runtime.value) }
-        return try await eventLoop.submit { try body(runtime.value) }.get()
-    }
-
     /// Schedules `body` on the loop, fire and forget (used by deinitializers).
     func onLoopEventually(_ body: @escaping @Sendable (JSRuntime) -> Void) {
         let runtime = runtime
@@ -314,11 +307,6 @@ public final class MacroEngine: Sendable {
     }
 
     // MARK: Globals
-
-    /// Runs `body` with the runtime when already on the loop (for code that is).
-    func withRuntimeOnLoop<T>(_ body: (JSRuntime) throws -> T) rethrows -> T {
-        try body(runtime.value)
-    }
 
     /// Reads a global (`.conversion` error for values that cannot be converted).
     public func value(forKey key: String) throws -> MacroValue {
