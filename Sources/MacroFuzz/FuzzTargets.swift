@@ -5,19 +5,33 @@ import MacroEngineCore
 import NIOCore
 import NIOEmbedded
 
-/// The fuzz targets: each takes arbitrary bytes, must never crash, and checks an invariant that
-/// fails loudly (`fatalError`, which libFuzzer reports as a crash with the input saved).
+/// An invariant a fuzz input broke.
+public struct FuzzFailure: Error, CustomStringConvertible {
+    /// What broke.
+    public var description: String
+}
+
+/// The fuzz targets: each takes arbitrary bytes, must never crash, and checks an invariant. The
+/// checks throw ``FuzzFailure`` (so a test replaying the corpus fails one case); for libFuzzer,
+/// ``all`` turns a failure into a crash, which it reports with the input saved.
 public enum FuzzTargets {
-    /// The targets by name, for `macro-fuzz NAME`.
-    public static let all: [String: @Sendable (UnsafeRawBufferPointer) -> Void] = [
+    /// The checks by name; each throws ``FuzzFailure`` when its invariant breaks.
+    public static let checks: [String: @Sendable (UnsafeRawBufferPointer) throws -> Void] = [
         "rpc-line": rpcLines,
         "macro-file": macroFile,
     ]
 
+    /// The targets by name, for `macro-fuzz NAME`: a broken invariant stops the process.
+    public static let all: [String: @Sendable (UnsafeRawBufferPointer) -> Void] = checks.mapValues { check in
+        { data in
+            do { try check(data) } catch { fatalError("\(error)") }
+        }
+    }
+
     /// The socket's input path: bytes through the line decoder (short limit, so over-long lines
     /// happen), every line through the JSON-RPC codec. Invariant: every value the parser accepts
     /// survives `jsonText` and a second parse unchanged, and every reply is valid JSON.
-    public static func rpcLines(_ data: UnsafeRawBufferPointer) {
+    public static func rpcLines(_ data: UnsafeRawBufferPointer) throws {
         let channel = EmbeddedChannel()
         defer { _ = try? channel.finish() }
         do {
@@ -27,18 +41,20 @@ public enum FuzzTargets {
             try channel.writeInbound(buffer)
             while let event = try channel.readInbound(as: LineEvent.self) {
                 guard case .line(let bytes) = event else { continue }
-                check(line: bytes)
+                try check(line: bytes)
             }
+        } catch let failure as FuzzFailure {
+            throw failure
         } catch {
-            fatalError("the line decoder threw: \(error)")
+            throw FuzzFailure(description: "the line decoder threw: \(error)")
         }
     }
 
-    static func check(line bytes: [UInt8]) {
+    static func check(line bytes: [UInt8]) throws {
         if let value = try? JSONParser.parse(bytes) {
             let text = value.jsonText()
             guard let again = try? JSONParser.parse(text), again == value else {
-                fatalError("JSON round trip changed \(bytes) -> \(text)")
+                throw FuzzFailure(description: "JSON round trip changed \(bytes) -> \(text)")
             }
         }
         let replies: [RPCMessage]
@@ -47,7 +63,7 @@ public enum FuzzTargets {
         case .batch(let results): replies = results.map(reply)
         }
         for reply in replies where (try? JSONParser.parse(reply.text)) == nil {
-            fatalError("a reply is not valid JSON: \(reply.text)")
+            throw FuzzFailure(description: "a reply is not valid JSON: \(reply.text)")
         }
     }
 
@@ -61,15 +77,15 @@ public enum FuzzTargets {
     /// Macro-file loading: the bytes as `macros/fuzz.js`, loaded by a ``MacroLibrary`` on one
     /// long-lived engine (100 ms time limit). Invariant: the file either loads or is reported
     /// with an error naming it, and the engine still runs a known-good macro afterwards.
-    public static func macroFile(_ data: UnsafeRawBufferPointer) {
+    public static func macroFile(_ data: UnsafeRawBufferPointer) throws {
         let fixture = MacroFileFixture.shared
         let path = fixture.directory + "/fuzz.js"
-        guard FileManager.default.createFile(atPath: path, contents: Data(data)) else { fatalError("cannot write \(path)") }
+        guard FileManager.default.createFile(atPath: path, contents: Data(data)) else { throw FuzzFailure(description: "cannot write \(path)") }
         let entry = fixture.library.load(file: path)
         if entry.status == .error, entry.error?.file != path, entry.error?.code != .invalidName {
-            fatalError("an error that does not name the file: \(String(describing: entry.error))")
+            throw FuzzFailure(description: "an error that does not name the file: \(String(describing: entry.error))")
         }
-        guard (try? fixture.library.call("probe")) == .number(42) else { fatalError("the engine stopped working") }
+        guard (try? fixture.library.call("probe")) == .number(42) else { throw FuzzFailure(description: "the engine stopped working") }
     }
 }
 
