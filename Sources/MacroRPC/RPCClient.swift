@@ -66,6 +66,12 @@ public final class RPCClient {
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
     }
 
+    /// Makes sends give up after `seconds` without progress (0: wait forever); a timed-out send throws.
+    public func setSendTimeout(seconds: Double) {
+        var tv = timeval(tv_sec: Int(seconds), tv_usec: Int((seconds - Double(Int(seconds))) * 1_000_000))
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+    }
+
     /// Shuts down the sending side (the daemon answers what it got, then closes).
     public func shutdownWrite() { shutdown(fd, Int32(SHUT_WR)) }
 

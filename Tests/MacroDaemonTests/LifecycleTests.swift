@@ -16,7 +16,9 @@ struct DaemonLifecycleTests {
         ])
         let client = try daemon.client()
         try client.send(raw: #"{"jsonrpc":"2.0","id":1,"method":"macro.call","params":{"name":"slow"}}"#)
-        usleep(150_000)
+        // The call is in flight once macro.running lists it (bounded poll, not a sleep).
+        let control = try daemon.client()
+        for _ in 0..<500 where (try control.call("macro.running").arrayValue ?? []).isEmpty { usleep(2_000) }
         daemon.signal(SIGTERM)
         #expect(try client.readMessage() == ["jsonrpc": "2.0", "id": 1, "result": "finished"])
         #expect(daemon.stop(signal: 0) == 0)
