@@ -79,8 +79,10 @@ struct AsyncTests {
         let error = try #require(throws: MacroError.self) { try engine.call("slowpoke", timeLimit: .milliseconds(50)) }
         #expect(error.code == .timeout)
         #expect(error.message == "timed out after 50 ms")
-        // Nothing of it runs later: neither the continuation after sleep nor its timer.
-        Thread.sleep(forTimeInterval: 0.45)
+        // Nothing of it runs later: neither the continuation after sleep nor its timer. A call
+        // that waits 450 ms on the same loop ends after both would have run (timers fire in order).
+        try engine.evaluate("async function pastThem() { await sleep(450); return [progress.inner, progress.outer] }")
+        #expect(try engine.call("pastThem") == [0, 0])
         #expect(model.valuesByName == ["inner": 0, "middle": 0, "outer": 0])
         let never = try #require(throws: MacroError.self) { try engine.call("forever", timeLimit: .milliseconds(30)) }
         #expect(never.code == .timeout)
