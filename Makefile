@@ -7,7 +7,7 @@ APT_PKGS   := libjavascriptcoregtk-4.1-dev pkg-config
 SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 STATE_DIR  := .run
 
-.PHONY: all deps test-deps browser-deps codemirror-deps build release run demo test bench bench-deps fuzz sanitize soak completions install-user clean help
+.PHONY: all deps test-deps tool-deps browser-deps codemirror-deps build release run demo test bench bench-deps fuzz sanitize soak completions install-user clean help
 
 all: build
 
@@ -114,7 +114,22 @@ test-deps:
 	fi
 	@PYTHONPATH=$(PY_DEPS) python3 -c 'import tinyrpc' || { echo "error: tinyrpc still missing in $(PY_DEPS)" >&2; exit 1; }
 
-test: deps test-deps browser-deps
+
+# Tools the tests drive as a user would: TypeScript's checker on the shipped macros (tsc, from
+# node-typescript) and `macro edit` with vim in a real terminal (tmux). Installed when missing.
+TEST_TOOLS := tsc:node-typescript vim:vim tmux:tmux
+tool-deps: deps
+	@missing=""; for pair in $(TEST_TOOLS); do \
+		command -v $${pair%%:*} >/dev/null || missing="$$missing $${pair#*:}"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "==> installing$$missing (the tests use them)"; \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+	@for pair in $(TEST_TOOLS); do command -v $${pair%%:*} >/dev/null || { echo "error: $${pair%%:*} still missing after apt-get" >&2; exit 1; }; done
+
+test: deps test-deps tool-deps browser-deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 

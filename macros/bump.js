@@ -1,6 +1,6 @@
 // bump(channel, amount): add `amount` (default 1) to one ring and return its new value.
 //   macro run bump inner 2.5
-function(channel, amount) {
+function bump(channel, amount) {
     if (!(channel in progress)) {
         throw new RangeError("unknown channel '" + channel + "'; use inner, middle or outer");
     }

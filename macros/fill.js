@@ -1,4 +1,4 @@
 // Fill every ring to the top (setAll is in lib/rings.js).
-function() {
+function fill() {
     setAll(10);
 }

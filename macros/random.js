@@ -1,5 +1,5 @@
 // The seed's template: move each ring up by a random amount (values clamp at 10).
-function() {
+function random() {
     var currentInner = getInnerProgress();
     var currentMiddle = getMiddleProgress();
     var currentOuter = getOuterProgress();

@@ -1,4 +1,4 @@
 // Put every ring back to 0 (setAll is in lib/rings.js).
-function() {
+function reset() {
     setAll(0);
 }

@@ -1,10 +1,27 @@
 import Foundation
 import MacroEngineCore
+import MacroRPC
+import Synchronization
 
 /// Output helpers: results on stdout, diagnostics on stderr.
 enum Console {
     static func error(_ message: String) {
+        lastErrorLine.withLock { $0 = message }
         FileHandle.standardError.write(Data((message + "\n").utf8))
+    }
+
+    private static let lastErrorLine = Mutex<String?>(nil)
+
+    /// The last line written with ``error(_:)``, for the `--json` object of a failure whose
+    /// text was printed on the way.
+    static var lastError: String? {
+        lastErrorLine.withLock { $0 }.map { $0.hasPrefix("macro: ") ? String($0.dropFirst(7)) : $0 }
+    }
+
+    /// Prints one JSON value on stdout and flushes.
+    static func printJSON(_ value: MacroValue) {
+        print(value.jsonText())
+        fflush(nil)
     }
 
     /// `file:line:col: error: Name: message`, then the JS stack indented, Node style.
@@ -25,18 +42,16 @@ enum Console {
         return "\(name) (\(location))"
     }
 
-    /// The error as a JSON object (for `--json`).
-    static func json(_ error: MacroError) -> MacroValue {
-        var object: MacroValue = ["code": .string("\(error.code)"), "message": .string(error.message)]
-        guard case .object(var fields) = object else { return object }
+    /// The error's fields for `--json`: name, macro, file, line, column, stack.
+    static func details(_ error: MacroError) -> OrderedFields {
+        var fields: OrderedFields = [:]
         if let name = error.errorName { fields["name"] = .string(name) }
         if let macro = error.macro { fields["macro"] = .string(macro) }
         if let file = error.file { fields["file"] = .string(file) }
         if let line = error.line { fields["line"] = .number(Double(line)) }
         if let column = error.column { fields["column"] = .number(Double(column)) }
         if let stack = error.stack { fields["stack"] = .string(stack) }
-        object = .object(fields)
-        return object
+        return fields
     }
 
     /// A progress value for people: two decimals.

@@ -3,48 +3,88 @@ import Foundation
 import Logging
 import MacroEngineCore
 
-/// Options shared by the commands that load macros.
-struct EngineOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("The config file (YAML). Default: $MACROENGINE_CONFIG, else built-in defaults.", valueName: "file"))
-    var config: String?
-
-    @Option(name: .long, help: ArgumentHelp("The macros directory (overrides the config's macros_dir; default ./macros).", valueName: "dir"))
-    var macros: String?
-
-    @Option(name: .long, help: ArgumentHelp("The state file holding the progress values (overrides state_file).", valueName: "file"))
-    var state: String?
-
-    @Option(name: .customLong("timeout-ms"), help: ArgumentHelp("Deadline for the whole call in milliseconds, awaited time included (default: call_deadline_ms 30000; a synchronous run also stops at time_limit_ms 5000).", valueName: "n"))
-    var timeoutMs: Int?
-
-    @Option(name: .long, help: ArgumentHelp("Talk to the macrod on this socket (exit 69 if none answers). Default: $MACROENGINE_SOCKET, else the standard path.", valueName: "path"))
+/// Options of every command: which daemon (or config), and machine-readable output.
+struct DaemonOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("Talk to the macrod on this socket (exit 69 if none answers). Default: the config's socket, else $MACROENGINE_SOCKET, else the standard path.", valueName: "path"))
     var socket: String?
 
-    @Flag(name: .long, help: "Run in this process even when a daemon is running.")
+    @Option(name: .long, help: ArgumentHelp("The config file (YAML). Default: $MACROENGINE_CONFIG, else $XDG_CONFIG_HOME/macroengine/macroengine.yaml when it exists, else built-in defaults. Its socket names the daemon.", valueName: "file"))
+    var config: String?
+
+    @Flag(name: .long, help: "Print machine-readable JSON on stdout (a failure: one object {\"error\": {\"code\": EXIT, \"kind\": ...}}).")
+    var json = false
+}
+
+/// Options of the commands that can work in-process on a macros directory.
+struct LocalOptions: ParsableArguments {
+    @Flag(name: .long, help: "Work in this process on the files even when a daemon is running.")
     var local = false
 
-    @Flag(name: .long, help: "Print machine-readable JSON on stdout.")
-    var json = false
+    @Option(name: .long, help: ArgumentHelp("The macros directory, in-process (overrides the config's macros_dir; default ./macros).", valueName: "dir"))
+    var macros: String?
 
-    @Flag(name: .shortAndLong, help: "Log engine activity to stderr.")
+    @Flag(name: .shortAndLong, help: "Log engine activity to stderr (in-process).")
+    var verbose = false
+}
+
+/// `--state FILE`.
+struct StateOption: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("The state file holding the progress values, in-process (overrides state_file).", valueName: "file"))
+    var state: String?
+}
+
+/// `--timeout-ms N`.
+struct TimeoutOption: ParsableArguments {
+    @Option(name: .customLong("timeout-ms"), help: ArgumentHelp("Deadline for the whole call in milliseconds, 1...86400000, awaited time included (default: call_deadline_ms 30000; a synchronous run also stops at time_limit_ms 5000).", valueName: "n"))
+    var timeoutMs: String?
+
+    /// The value, checked: a whole number of milliseconds in range.
+    func validated() throws -> Int? {
+        guard let timeoutMs else { return nil }
+        guard let value = Int(timeoutMs), value >= 1, value <= 86_400_000 else {
+            throw ValidationError("--timeout-ms must be a whole number of milliseconds between 1 and 86400000, got '\(timeoutMs)'")
+        }
+        return value
+    }
+}
+
+/// Everything a command was told, with defaults for the options it does not offer.
+struct EngineOptions {
+    var config: String?
+    var macros: String?
+    var state: String?
+    var timeoutMs: Int?
+    var socket: String?
+    var local = false
+    var json = false
     var verbose = false
 
-    func validate() throws {
-        if let timeoutMs, timeoutMs <= 0 || timeoutMs > 86_400_000 {
-            throw ValidationError("--timeout-ms must be between 1 and 86400000, got \(timeoutMs)")
-        }
+    /// Nothing given: every default.
+    init() {}
+
+    init(_ daemon: DaemonOptions, _ local: LocalOptions? = nil, state: StateOption? = nil, timeout: TimeoutOption? = nil) {
+        config = daemon.config
+        socket = daemon.socket
+        json = daemon.json
+        macros = local?.macros
+        self.local = local?.local ?? false
+        verbose = local?.verbose ?? false
+        self.state = state?.state
+        timeoutMs = (try? timeout?.validated()) ?? nil
     }
+
+    /// The config file in effect: `--config`, else `$MACROENGINE_CONFIG`, else
+    /// `$XDG_CONFIG_HOME/macroengine/macroengine.yaml` (`~/.config/...`) when it exists.
+    var configPath: String? { MacroConfig.filePath(explicit: config) }
 
     /// The config with command-line overrides applied. Exits 78 on an invalid config.
     func resolvedConfig() throws -> MacroConfig {
-        let path = MacroConfig.filePath(explicit: config)
         var resolved = MacroConfig()
-        if let path {
+        if let path = configPath {
             do {
                 resolved = try MacroConfig.load(file: path)
             } catch {
-                Console.error("macro: invalid config: \(error)")
-                throw Exit.config
+                throw Failure(exit: 78, kind: "config", message: "invalid config: \(error)")
             }
         }
         if let macros { resolved.macrosDirectory = macros }
@@ -94,8 +134,7 @@ struct Session {
         var isDirectory: ObjCBool = false
         let exists = FileManager.default.fileExists(atPath: config.macrosDirectory, isDirectory: &isDirectory)
         guard !needsDirectory || (exists && isDirectory.boolValue) else {
-            Console.error("macro: no macros directory at \(config.macrosDirectory) (set --macros or macros_dir in the config)")
-            throw Exit.noSuchMacro
+            throw Failure(exit: 66, kind: "noSuchMacro", message: "no macros directory at \(config.macrosDirectory) (set --macros or macros_dir in the config)")
         }
         library = MacroLibrary(directory: config.macrosDirectory, engine: engine, logger: logger)
         stallWatch = LocalStallGuard.install(engine: engine, library: library, grace: config.stallGrace, json: options.json)
@@ -107,8 +146,23 @@ struct Session {
                 Console.error("macro: warning: state file \(store.path) is corrupt (\(reason)); kept as \(movedTo), starting from the defaults")
             }
         } catch let error as MacroError {
-            Console.error("macro: \(error.message)")
-            throw Exit.ioError
+            throw Failure(exit: 74, kind: "io", message: Session.describeStateError(error, path: store.path))
         }
+    }
+
+    /// A state-file error in words: a directory, a permission, or what the system said.
+    static func describeStateError(_ error: MacroError, path: String) -> String {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+            return "the state file \(path) is a directory; --state (or state_file) names a file, e.g. \(path)/state.json"
+        }
+        return error.message
+    }
+
+    /// A logger that prints nothing (for throwaway engines).
+    static var quietLogger: Logger {
+        var logger = Logger(label: "macro") { _ in SwiftLogNoOpLogHandler() }
+        logger.logLevel = .critical
+        return logger
     }
 }

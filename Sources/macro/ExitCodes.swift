@@ -15,6 +15,8 @@ enum Exit {
     static let noSuchMacro = ExitCode(66)
     /// 70 (EX_SOFTWARE): internal error.
     static let internalError = ExitCode(70)
+    /// 71 (EX_OSERR): `macro edit`'s editor could not be started or exited with an error.
+    static let editorFailed = ExitCode(71)
     /// 74 (EX_IOERR): the state file could not be read or written.
     static let ioError = ExitCode(74)
     /// 75 (EX_TEMPFAIL): the macro ran past its time limit.
@@ -37,11 +39,12 @@ enum Exit {
         Exit codes:
           0   success
           1   `macro check` found errors
-          64  usage error (bad flag or argument)
-          65  the macro threw, or its file does not load (message, file:line:column, stack on stderr)
-          66  no such macro, or the macros directory is missing
-          69  no daemon answers on the socket (--socket, or a command that needs macrod)
+          64  usage error (bad option or argument)
+          65  the macro threw, or its file does not load
+          66  no such macro, or no macros directory
+          69  no daemon answers on the socket, or it went away
           70  internal error
+          71  `macro edit`: the editor could not run or failed
           74  the state file could not be read or written
           75  the macro ran past its time limit, or the daemon is busy
           77  the daemon refused the connection

@@ -18,7 +18,14 @@ struct Repl: ParsableCommand {
             config enables engine_eval (a development switch).
             """)
 
-    @OptionGroup var options: EngineOptions
+    @OptionGroup var daemon: DaemonOptions
+    @OptionGroup var local: LocalOptions
+    @OptionGroup var stateOption: StateOption
+    @OptionGroup var timeout: TimeoutOption
+
+    var options: EngineOptions { EngineOptions(daemon, local, state: stateOption, timeout: timeout) }
+
+    func validate() throws { _ = try timeout.validated() }
 
     func run() throws {
         let editor = LineEditor(historyFile: historyFile())
@@ -51,7 +58,7 @@ struct Repl: ParsableCommand {
                 macro repl: the daemon at \(client.path) does not allow engine.eval (it runs any JavaScript).
                 Enable it for development with `engine_eval: true` in macrod's config, or use `macro repl --local`.
                 """)
-            throw ExitCode(77)
+            throw Failure(exit: 77, kind: "refused", message: "engine.eval is disabled on the daemon", printed: true)
         }
         loop(editor) { source in
             do {

@@ -8,21 +8,30 @@ struct Run: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run a macro and print its result and the progress values after it.",
         discussion: """
-            Each ARG is parsed as JSON when it is valid JSON (3, true, "text", [1,2], {"a":1}), \
-            else passed as a string. The result is printed as JSON. Progress values are saved \
+            Each ARG is parsed as JSON when it is valid JSON (3, -2.5, true, "text", [1,2], \
+            {"a":1}), else passed as a string; `--` ends the options (it is not passed on). \
+            An unknown option is a usage error (64). With a daemon, the macro's console output \
+            is printed on stderr as it happens, as in-process. The result is printed as JSON. Progress values are saved \
             to the state file after a successful run, so runs accumulate; a run that fails \
             (throws or times out) leaves the saved values unchanged.
 
             \(Exit.helpTable)
             """)
 
-    @Argument(help: "The macro's name (the file name without .js).")
+    @Argument(help: "The macro's name (the file name without .js).", completion: .custom(Completions.macroNames))
     var name: String
 
-    @Argument(parsing: .allUnrecognized, help: "Arguments for the macro (JSON when valid, else strings; negative numbers work: bump inner -2).")
+    @Argument(help: ArgumentHelp("Arguments for the macro: JSON when valid, else strings. Negative numbers are values (bump inner -2); after `--` every word is an argument, even one starting with '-'.", valueName: "arg"), completion: .custom(Completions.channelNames))
     var arguments: [String] = []
 
-    @OptionGroup var options: EngineOptions
+    @OptionGroup var daemon: DaemonOptions
+    @OptionGroup var local: LocalOptions
+    @OptionGroup var stateOption: StateOption
+    @OptionGroup var timeout: TimeoutOption
+
+    var options: EngineOptions { EngineOptions(daemon, local, state: stateOption, timeout: timeout) }
+
+    func validate() throws { _ = try timeout.validated() }
 
     func run() throws {
         let args = arguments.map { (try? MacroValue(jsonText: $0)) ?? .string($0) }
@@ -37,15 +46,13 @@ struct Run: ParsableCommand {
             result = try session.library.call(name, arguments: args)
         } catch let error as MacroError {
             Console.report(error)
-            if options.json { print(MacroValue.object(["error": Console.json(error)]).jsonText()) }
-            throw Exit.code(for: error)
+            throw Failure.engine(error)
         }
         do {
             try session.store.save(session.model.valuesByName)
         } catch let error as MacroError {
-            Console.error("macro: \(error.message)")
             printResult(result, session: session)
-            throw Exit.ioError
+            throw Failure(exit: 74, kind: "io", message: Session.describeStateError(error, path: session.store.path))
         }
         printResult(result, session: session)
     }
@@ -54,12 +61,15 @@ struct Run: ParsableCommand {
         var params: OrderedFields = ["name": .string(name), "args": .array(args)]
         if let timeoutMs = options.timeoutMs { params["timeoutMs"] = .number(Double(timeoutMs)) }
         do {
-            let result = try client.call("macro.call", .object(params))
+            // console.* of the call arrives as macro.console notifications before the reply.
+            let result = try client.call("macro.call", .object(params)) { note, id in
+                ConsoleForwarding.print(note, id: id, macro: name)
+            }
             let progress = try client.call("progress.get")
             let values = (progress.objectValue ?? [:]).map { ($0.key, $0.value.doubleValue ?? 0) }
             printResult(result, values: values)
         } catch let error as RPCError {
-            throw DaemonLink.report(error, json: options.json)
+            throw DaemonLink.report(error)
         }
     }
 

@@ -1,32 +1,45 @@
 import ArgumentParser
 import Foundation
 import MacroEngineCore
+import MacroRPC
 
 /// `macro show NAME`.
 struct Show: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Print a macro's source.")
+    static let configuration = CommandConfiguration(
+        abstract: "Print a macro's source (from the daemon when one answers, else the file).")
 
-    @Argument(help: "The macro's name.")
+    @Argument(help: "The macro's name.", completion: .custom(Completions.macroNames))
     var name: String
 
-    @OptionGroup var options: EngineOptions
+    @OptionGroup var daemon: DaemonOptions
+    @OptionGroup var local: LocalOptions
+
+    var options: EngineOptions { EngineOptions(daemon, local) }
 
     func run() throws {
-        let config = try options.resolvedConfig()
         guard MacroName.isIdentifier(name) else {
-            Console.error("macro: '\(name)' is not a valid macro name")
-            throw Exit.noSuchMacro
+            throw Failure(exit: 66, kind: "noSuchMacro", message: "'\(name)' is not a valid macro name")
         }
-        let path = "\(config.macrosDirectory)/\(name).js"
-        guard let data = FileManager.default.contents(atPath: path) else {
-            Console.error("macro: no macro named '\(name)' (no file \(path))")
-            throw Exit.noSuchMacro
+        let source: String, file: String
+        if let client = try DaemonLink.connect(options) {
+            do {
+                source = try client.call("macro.source", ["name": .string(name)])["source"].stringValue ?? ""
+                let entries = try client.call("macro.list").arrayValue ?? []
+                let macrosDir = try client.call("engine.status")["macrosDir"].stringValue ?? "macros"
+                file = entries.first { $0["name"] == .string(name) }?["file"].stringValue ?? "\(macrosDir)/\(name).js"
+            } catch let error as RPCError { throw DaemonLink.report(error) }
+        } else {
+            let config = try options.resolvedConfig()
+            file = "\(config.macrosDirectory)/\(name).js"
+            guard let data = FileManager.default.contents(atPath: file) else {
+                throw Failure(exit: 66, kind: "noSuchMacro", message: "no macro named '\(name)' (no file \(file))")
+            }
+            source = String(decoding: data, as: UTF8.self)
         }
         if options.json {
-            let source = String(decoding: data, as: UTF8.self)
-            print(MacroValue.object(["name": .string(name), "file": .string(path), "source": .string(source)]).jsonText())
+            Console.printJSON(.object(["name": .string(name), "file": .string(file), "source": .string(source)]))
         } else {
-            FileHandle.standardOutput.write(data)
+            FileHandle.standardOutput.write(Data(source.utf8))
         }
     }
 }

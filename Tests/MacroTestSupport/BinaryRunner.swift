@@ -46,6 +46,8 @@ public enum BinaryRunner {
         var env = ProcessInfo.processInfo.environment
         env["MACROENGINE_CONFIG"] = nil
         env["XDG_STATE_HOME"] = scratch.path
+        // Nor reads the user's ~/.config/macroengine/macroengine.yaml.
+        env["XDG_CONFIG_HOME"] = scratch.url("config")
         // No test talks to a daemon it did not start.
         env["MACROENGINE_SOCKET"] = scratch.url("no-daemon.sock")
         for (key, value) in environment { env[key] = value }

@@ -50,6 +50,7 @@ public final class DaemonProcess: @unchecked Sendable {
         process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
         var env = ProcessInfo.processInfo.environment
         env["MACROENGINE_CONFIG"] = nil
+        env["XDG_CONFIG_HOME"] = dir.url("xdg-config")
         for (key, value) in environment { env[key] = value }
         process.environment = env
         try process.run()

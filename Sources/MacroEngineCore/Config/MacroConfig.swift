@@ -103,10 +103,15 @@ public struct MacroConfig: Sendable, Equatable {
     }
 
     /// The config file to read: `explicit` (a `--config` flag), else `$MACROENGINE_CONFIG`, else
-    /// nil (the built-in defaults).
+    /// the user's `$XDG_CONFIG_HOME/macroengine/macroengine.yaml` (`~/.config/...`, where
+    /// `make install-user` puts it) when that file exists, else nil (the built-in defaults).
     public static func filePath(explicit: String?, environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
         if let explicit, !explicit.isEmpty { return explicit }
-        return environment["MACROENGINE_CONFIG"].flatMap { $0.isEmpty ? nil : $0 }
+        if let fromEnvironment = environment["MACROENGINE_CONFIG"], !fromEnvironment.isEmpty { return fromEnvironment }
+        let base = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? ((environment["HOME"] ?? NSHomeDirectory()) + "/.config")
+        let user = base + "/macroengine/macroengine.yaml"
+        return FileManager.default.fileExists(atPath: user) ? user : nil
     }
 
     /// Reads and validates a config file.

@@ -1,10 +1,15 @@
 import CJavaScriptCore
 
 extension MacroEngine {
-    /// TypeScript declarations (`.d.ts`) of every global a macro can use: the progress functions
-    /// and object for `channels`, the timers, `sleep`, `console`, the functions shared code
-    /// defined, and each of `macros` with its parameter names. Deterministic (sorted), so a
-    /// checked-in copy can be compared.
+    /// TypeScript declarations (`.d.ts`) of the globals a macro can use: the progress functions
+    /// and object for `channels`, the timers, `sleep`, `console`, and each of `macros` written as
+    /// a bare function expression (`function(a, b) {...}`), with its parameter names.
+    ///
+    /// What the editor's project reads from the JavaScript files themselves is not declared
+    /// again, since TypeScript refuses a declaration next to an implementation (TS2384, TS2403):
+    /// a macro in the recommended form `function NAME(a, b) {...}` declares itself, and so do
+    /// the functions and `var`s of `macros/lib/*.js`. Deterministic (sorted), so a checked-in
+    /// copy can be compared.
     public func typeDeclarations(channels: [ProgressChannel], macros: [String]) throws -> String {
         let parameters = try sync { runtime -> [String: MacroValue] in
             let describe = try runtime.evaluateRaw("""
@@ -12,14 +17,13 @@ extension MacroEngine {
                   var f = globalThis[name];
                   if (typeof f !== "function") return null;
                   var source = Function.prototype.toString.call(f);
-                  var match = /^(async\\s+)?function\\s*[A-Za-z0-9_$]*\\s*\\(([^)]*)\\)/.exec(source);
-                  var params = match ? match[2].split(",").map(function (p) { return p.replace(/=.*$/, "").replace(/\\/\\*.*?\\*\\//g, "").trim(); }).filter(Boolean) : [];
-                  return { async: !!(match && match[1]), params: params };
+                  var match = /^(async\\s+)?function\\s*([A-Za-z0-9_$]*)\\s*\\(([^)]*)\\)/.exec(source);
+                  var params = match ? match[3].split(",").map(function (p) { return p.replace(/=.*$/, "").replace(/\\/\\*.*?\\*\\//g, "").trim(); }).filter(Boolean) : [];
+                  return { async: !!(match && match[1]), named: !!(match && match[2] === name), params: params };
                 })
                 """, file: nil)
-            let globals = runtime.ownPropertyNames(of: runtime.context.globalObject)
             var out: [String: MacroValue] = [:]
-            for name in Set(globals).subtracting(runtime.builtinGlobals).union(macros) {
+            for name in Set(macros) {
                 let info = try runtime.call(describe.objectRef!, arguments: [runtime.context.string(name).ref], macro: nil)
                 out[name] = try runtime.macroValue(info)
             }
@@ -60,15 +64,15 @@ extension MacroEngine {
             "  debug(...data: any[]): void;",
             "};",
         ]
-        let macroSet = Set(macros)
-        let shared = parameters.keys.filter { !macroSet.contains($0) }.sorted()
-        if !shared.isEmpty {
-            lines += ["", "// Shared code (macros/lib)."]
-            for name in shared { lines.append(Self.declaration(name, parameters[name]!)) }
-        }
-        lines += ["", "// Macros (macros/NAME.js)."]
-        for name in macros.sorted() {
-            lines.append(Self.declaration(name, parameters[name] ?? .null))
+        lines += [
+            "",
+            "// Not declared here: the functions and vars of macros/lib/*.js, and each macro written",
+            "// as `function NAME(...) {...}`; the editor reads them from the files (macros/jsconfig.json).",
+        ]
+        let anonymous = macros.sorted().filter { parameters[$0]?["named"] != true }
+        if !anonymous.isEmpty {
+            lines += ["", "// Macros written as a bare `function(...) {...}` (macros/NAME.js)."]
+            for name in anonymous { lines.append(Self.declaration(name, parameters[name] ?? .null)) }
         }
         return lines.joined(separator: "\n") + "\n"
     }
