@@ -35,15 +35,5 @@ declare const console: {
   debug(...data: any[]): void;
 };
 
-// Shared code (macros/lib).
-declare var RINGS: any;
-declare function animateRing(ring?: any, target?: any, steps?: any, ms?: any): Promise<any>;
-declare function setAll(value?: any): any;
-
-// Macros (macros/NAME.js).
-declare function animate(ring?: any, target?: any): Promise<any>;
-declare function bump(channel?: any, amount?: any): any;
-declare function decrease(): any;
-declare function fill(): any;
-declare function random(): any;
-declare function reset(): any;
+// Not declared here: the functions and vars of macros/lib/*.js, and each macro written
+// as `function NAME(...) {...}`; the editor reads them from the files (macros/jsconfig.json).

@@ -14,9 +14,10 @@ enum ConsoleForwarding {
         Console.error(line(level: params["level"].stringValue ?? "log", message: params["message"].stringValue ?? "", macro: macro))
     }
 
-    /// `[macro] message` for log and info, `[macro] warn: message` for the others (as in-process).
+    /// `[macro] message` for log and info, `[macro] warning: message` and so on for the others,
+    /// as an in-process run prints them.
     static func line(level: String, message: String, macro: String) -> String {
-        let shown = level == "log" || level == "info" ? "" : "\(level == "warning" ? "warn" : level): "
+        let shown = level == "log" || level == "info" ? "" : "\(level == "warn" ? "warning" : level): "
         return "[\(macro)] \(shown)\(message)"
     }
 }

@@ -36,6 +36,7 @@ enum EditorProcess {
 
     /// Runs `editor` on `path` and waits for it.
     static func run(_ editor: String, path: String) throws -> Outcome {
+        closeOnExec()
         let saved = TerminalModes.save()
         defer { saved?.restore() }
 
@@ -80,6 +81,19 @@ enum EditorProcess {
         if signal != 0 { return .signalled(signal) }
         let code = (status >> 8) & 0xff
         return code == 0 ? .success : .failed(status: code)
+    }
+}
+
+extension EditorProcess {
+    /// Marks every descriptor above stderr close-on-exec: ours (a daemon connection, files the
+    /// runtime opened) and any this process inherited, so the editor gets only the terminal.
+    static func closeOnExec() {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return }
+        for name in names {
+            guard let fd = Int32(name), fd > 2 else { continue }
+            let flags = fcntl(fd, F_GETFD)
+            if flags >= 0 { _ = fcntl(fd, F_SETFD, flags | FD_CLOEXEC) }
+        }
     }
 }
 

@@ -44,7 +44,7 @@ struct EditorTypesTests {
             }
 
             """)
-        let result = try BinaryRunner.run(try Self.tsc(), ["-p", macros + "/jsconfig.json", "--pretty", "false"])
+        let result = try BinaryRunner.run(try Self.tsc(), ["-p", "jsconfig.json", "--pretty", "false"], currentDirectory: macros)
         #expect(result.status == 2, "\(result)")
         #expect(result.stdout.split(separator: "\n").map(String.init) == [
             "wrong.js(3,22): error TS2345: Argument of type 'string' is not assignable to parameter of type 'number'.",
@@ -60,7 +60,7 @@ struct EditorTypesTests {
         // `macro edit NEW` with an editor that saves the template unchanged plus one line.
         let editor = try dir.write("editor.sh", "#!/bin/sh\nsed -i 's|^    $|    return getInnerProgress();|' \"$1\"\n")
         chmod(editor, 0o755)
-        let edit = try BinaryRunner.macro("edit", "fresh", "--macros", macros, "--state", dir.url("state.json"), environment: ["EDITOR": editor])
+        let edit = try BinaryRunner.macro("edit", "fresh", "--macros", macros, environment: ["EDITOR": editor])
         #expect(edit.status == 0, "\(edit)")
         #expect(try dir.read("macros/fresh.js") == "// fresh: describe what it does.\nfunction fresh() {\n    return getInnerProgress();\n}\n")
         let run = try BinaryRunner.macro("run", "fresh", "--macros", macros, "--state", dir.url("state.json"), "--json")

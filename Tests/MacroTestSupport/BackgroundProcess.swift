@@ -30,6 +30,15 @@ public final class BackgroundProcess {
         }
     }
 
+    /// Waits (10 s at most, polling every 20 ms) for the process to end and returns its exit
+    /// status; -1 when it is still running then.
+    public func waitForExit() -> Int32 {
+        let deadline = Date().addingTimeInterval(10)
+        while process.isRunning, Date() < deadline { usleep(20_000) }
+        guard !process.isRunning else { return -1 }
+        return process.terminationStatus
+    }
+
     /// The next line of stdout; nil at end of output.
     public func nextLine() throws -> String? {
         let deadline = Date().addingTimeInterval(10)

@@ -1,0 +1,85 @@
+import Foundation
+import MacroEngineCore
+import MacroRPC
+import MacroTestSupport
+import Testing
+
+/// The CLI against a real macrod: one view of the macros, console forwarding, lib files,
+/// following commands that end when the daemon stops.
+@Suite("macro CLI with a daemon")
+struct DaemonCLITests {
+    static let files = [
+        "talk.js": "function talk(x) {\n  console.log('hello', x);\n  console.warn('careful');\n  return x;\n}\n",
+        "fill.js": "function fill() {\n  setAll(10);\n}\n",
+        "lib/rings.js": "function setAll(v) {\n  progress.inner = v;\n  progress.middle = v\n  progress.outer = v; +\n}\n",
+    ]
+
+    @Test func listShowCheckAndTypesAskTheDaemonFromAnyDirectory() throws {
+        let daemon = try DaemonProcess(files: Self.files)
+        let elsewhere = TemporaryDirectory()
+        let list = try BinaryRunner.macro("list", "--json", "--socket", daemon.socket, currentDirectory: elsewhere.path)
+        #expect(list.status == 0, "\(list)")
+        let entries = try #require(try MacroValue(jsonText: list.stdout).arrayValue)
+        #expect(entries.map { "\($0["name"].stringValue ?? "-"):\($0["kind"].stringValue ?? "-"):\($0["status"].stringValue ?? "-")" } == [
+            "fill:macro:ok", "talk:macro:ok", "lib/rings:lib:error",
+        ])
+
+        let show = try BinaryRunner.macro("show", "talk", "--socket", daemon.socket, currentDirectory: elsewhere.path)
+        #expect(show.status == 0)
+        #expect(show.stdout == Self.files["talk.js"])
+
+        let check = try BinaryRunner.macro("check", "--socket", daemon.socket, currentDirectory: elsewhere.path)
+        #expect(check.status == 1, "\(check)")
+        #expect(check.stderrLines.last(where: { !$0.isEmpty }) == "checked 3 files: 1 error")
+        #expect(check.stderr.hasPrefix("\(daemon.macros)/lib/rings.js:"))
+
+        let types = try BinaryRunner.macro("types", "--socket", daemon.socket, currentDirectory: elsewhere.path)
+        #expect(types.status == 0, "\(types)")
+        #expect(types.stdout.contains("declare function setInnerProgress(value: number): void;"))
+    }
+
+    @Test func consoleOutputOfADaemonCallIsPrintedOnStderr() throws {
+        let daemon = try DaemonProcess(files: Self.files)
+        let result = try BinaryRunner.macro("run", "talk", "5", "--socket", daemon.socket)
+        #expect(result.status == 0, "\(result)")
+        #expect(result.stderr == "[talk] hello 5\n[talk] warning: careful\n")
+        #expect(result.stdout.hasPrefix("result: 5\n"))
+    }
+
+    @Test func statusCountsBrokenLibFiles() throws {
+        let daemon = try DaemonProcess(files: Self.files)
+        let status = try BinaryRunner.macro("status", "--socket", daemon.socket)
+        #expect(status.status == 0)
+        #expect(status.stdout.contains("\nlib          0 ok, 1 broken\n"), "\(status)")
+    }
+
+    @Test func aConfigNamesItsDaemonThroughItsSocket() throws {
+        let daemon = try DaemonProcess(files: Self.files)
+        let dir = TemporaryDirectory()
+        let config = try dir.write("client.yaml", "socket: \(daemon.socket)\n")
+        let list = try BinaryRunner.macro("list", "--json", "--config", config, currentDirectory: dir.path)
+        #expect(list.status == 0, "\(list)")
+        let names = try MacroValue(jsonText: list.stdout).arrayValue?.filter { $0["kind"] != "lib" }.compactMap(\.["name"].stringValue)
+        #expect(names == ["fill", "talk"])
+    }
+
+    @Test func followingCommandsExit69WithAClearLineWhenTheDaemonStops() throws {
+        let daemon = try DaemonProcess(files: Self.files)
+        let watch = try BackgroundProcess("macro", ["progress", "--watch", "--json", "--socket", daemon.socket])
+        let logs = try BackgroundProcess("macro", ["logs", "--follow", "--json", "--lines", "1", "--socket", daemon.socket])
+        #expect(try watch.nextLine()?.hasPrefix("{\"inner\"") == true)
+        #expect(try logs.nextLine()?.hasPrefix("{") == true)
+        daemon.stop()
+        #expect(watch.waitForExit() == 69)
+        #expect(logs.waitForExit() == 69)
+    }
+
+    @Test func logRecordsShowTheirTime() throws {
+        let daemon = try DaemonProcess(files: Self.files)
+        _ = try BinaryRunner.macro("run", "talk", "1", "--socket", daemon.socket)
+        let logs = try BinaryRunner.macro("logs", "--socket", daemon.socket)
+        #expect(logs.status == 0)
+        let line = try #require(logs.stdout.split(separator: "\n").first { $0.contains("hello 1") })
+        #expect(line.range(of: #"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} "#, options: .regularExpression) != nil, "\(line)")
+    }
+}

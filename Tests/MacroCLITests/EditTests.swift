@@ -1,0 +1,180 @@
+import Foundation
+import MacroEngineCore
+import MacroTestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `macro edit` with a real terminal editor: vim in a tmux pane (a real pty, the terminal's
+/// foreground process group), and with scripted editors for the failure cases.
+@Suite("macro edit", .serialized)
+struct EditTests {
+    /// A private tmux server running one command in a 100x30 pane.
+    final class Pane {
+        let socket: String
+        let dir: TemporaryDirectory
+
+        init(dir: TemporaryDirectory, command: String) throws {
+            self.dir = dir
+            socket = dir.url("tmux.sock")
+            // Not through Foundation's Process: the daemonized tmux server would keep the
+            // descriptor Process watches for the child's end, and the wait would never return.
+            let status = try Self.spawnDetached([try tool("tmux"), "-S", socket, "-f", "/dev/null", "new-session", "-d", "-x", "100", "-y", "30", command])
+            guard status == 0 else { throw ToolMissing(description: "tmux did not start: exit \(status)") }
+        }
+
+        /// Runs `arguments` with stdio on /dev/null and no other descriptor of ours; its exit status.
+        static func spawnDetached(_ arguments: [String]) throws -> Int32 {
+            var actions = posix_spawn_file_actions_t()
+            posix_spawn_file_actions_init(&actions)
+            defer { posix_spawn_file_actions_destroy(&actions) }
+            for fd in Int32(0)...2 { posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0) }
+            // The shell closes every other descriptor it inherited (from other tests' processes), then runs the command.
+            let closeAll = #"for fd in /proc/$$/fd/*; do n=${fd##*/}; [ "$n" -gt 2 ] && eval "exec $n>&-"; done; exec "$@""#
+            let argv = (["/bin/bash", "-c", closeAll, "bash"] + arguments).map { strdup($0) } + [nil]
+            defer { argv.forEach { free($0) } }
+            var pid: pid_t = 0
+            let spawned = posix_spawn(&pid, "/bin/bash", &actions, nil, argv, environ)
+            guard spawned == 0 else { throw ToolMissing(description: "cannot start \(arguments[0]): \(String(cString: strerror(spawned)))") }
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) < 0 {
+                guard errno == EINTR else { return -1 }
+            }
+            return (status >> 8) & 0xff
+        }
+
+        deinit { _ = try? Self.spawnDetached([try tool("tmux"), "-S", socket, "kill-server"]) }
+
+        func keys(_ keys: String...) throws {
+            _ = try BinaryRunner.run(try tool("tmux"), ["-S", socket, "send-keys"] + keys)
+        }
+
+        func screen() throws -> String {
+            try BinaryRunner.run(try tool("tmux"), ["-S", socket, "capture-pane", "-p"]).stdout
+        }
+
+        /// Polls the screen (every 50 ms, 15 s at most) until `condition` holds.
+        func waitForScreen(_ what: String, _ condition: (String) -> Bool) throws -> String {
+            let deadline = Date().addingTimeInterval(15)
+            var last = ""
+            while Date() < deadline {
+                last = try screen()
+                if condition(last) { return last }
+                usleep(50_000)
+            }
+            throw ToolMissing(description: "timed out waiting for \(what); the screen:\n\(last)")
+        }
+
+        /// Polls for a file (every 50 ms, 15 s at most) and returns its text.
+        func waitForFile(_ path: String) throws -> String {
+            let deadline = Date().addingTimeInterval(15)
+            while Date() < deadline {
+                if let text = try? String(contentsOfFile: path, encoding: .utf8), text.hasSuffix("\n") { return text }
+                usleep(50_000)
+            }
+            throw ToolMissing(description: "timed out waiting for \(path); the screen:\n\(try screen())")
+        }
+    }
+
+    struct ToolMissing: Error, CustomStringConvertible { var description: String }
+
+    static func tool(_ name: String) throws -> String {
+        let paths = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin").split(separator: ":").map { "\($0)/\(name)" }
+        guard let found = paths.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+            throw ToolMissing(description: "\(name) not found in PATH: `make test` installs it")
+        }
+        return found
+    }
+
+    /// The shell command for the pane: `macro edit ARGS` with vim (no user config), its exit
+    /// status written to `status` when it ends.
+    static func editCommand(_ dir: TemporaryDirectory, _ arguments: String, socket: String? = nil) throws -> String {
+        let macro = BinaryRunner.binDirectory + "/macro"
+        let env = "EDITOR='\(try tool("vim")) -u NONE -N -i NONE' XDG_CONFIG_HOME='\(dir.url("xdg"))' MACROENGINE_SOCKET='\(socket ?? dir.url("none.sock"))'"
+        return "env \(env) \(macro) edit \(arguments) 2>'\(dir.url("stderr"))'; echo $? > '\(dir.url("status"))'; sleep 600"
+    }
+
+    @Test func vimInATmuxPaneEditsANewMacroThatThenLoadsInProcess() throws {
+        let dir = TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: dir.url("macros"), withIntermediateDirectories: true)
+        let pane = try Pane(dir: dir, command: try Self.editCommand(dir, "fresh --macros '\(dir.url("macros"))'"))
+        // vim shows the template (not stopped by SIGTTOU: it is in the foreground group).
+        _ = try pane.waitForScreen("vim showing the template") { $0.contains("function fresh() {") }
+        // (No ';' in keys: tmux reads a trailing one as its command separator.)
+        try pane.keys("2G", "o", "return 42", "Escape", ":wq", "Enter")
+        #expect(try pane.waitForFile(dir.url("status")) == "0\n")
+        #expect(try dir.read("macros/fresh.js") == "// fresh: describe what it does.\nfunction fresh() {\nreturn 42\n    \n}\n")
+        #expect(try pane.screen().contains("fresh is valid"))
+        #expect(try dir.read("stderr") == "")
+        let run = try BinaryRunner.macro("run", "fresh", "--macros", dir.url("macros"), "--state", dir.url("state.json"), "--json")
+        #expect(try MacroValue(jsonText: run.stdout)["result"] == 42)
+    }
+
+    @Test func quittingVimWithoutSavingLeavesNoMacroWithADaemonRunning() throws {
+        let daemon = try DaemonProcess(files: ["keep.js": "function keep() { return 1 }"])
+        let client = try daemon.client()
+        _ = try client.call("subscribe", ["events": ["macros"]])
+        let dir = TemporaryDirectory()
+        let pane = try Pane(dir: dir, command: try Self.editCommand(dir, "ghost", socket: daemon.socket))
+        _ = try pane.waitForScreen("vim showing the template") { $0.contains("function ghost() {") }
+        try pane.keys(":q!", "Enter")
+        #expect(try pane.waitForFile(dir.url("status")) == "0\n")
+        #expect(try pane.screen().contains("ghost: nothing saved, no macro created"))
+        #expect(!FileManager.default.fileExists(atPath: daemon.macros + "/ghost.js"))
+        let names = try client.call("macro.list").arrayValue?.compactMap(\.["name"].stringValue)
+        #expect(names == ["keep"])
+        #expect(client.pendingNotifications.isEmpty, "the daemon saw no file: \(client.pendingNotifications)")
+    }
+
+    @Test func vimSavingABrokenFileExits65WithTheDaemonAsWithout() throws {
+        let daemon = try DaemonProcess(files: ["keep.js": "function keep() { return 1 }"])
+        let dir = TemporaryDirectory()
+        let pane = try Pane(dir: dir, command: try Self.editCommand(dir, "keep", socket: daemon.socket))
+        _ = try pane.waitForScreen("vim showing keep.js") { $0.contains("function keep()") }
+        try pane.keys("A", " +", "Escape", ":wq", "Enter")
+        #expect(try pane.waitForFile(dir.url("status")) == "65\n")
+        #expect(try dir.read("stderr").hasPrefix("\(daemon.macros)/keep.js:1:"))
+
+        // The same broken save without a daemon: the same exit code.
+        let local = TemporaryDirectory()
+        try local.write("macros/keep.js", "function keep() { return 1 }\n")
+        let editor = try local.write("editor.sh", "#!/bin/sh\nprintf 'function keep() { return 1 } +\\n' > \"$1\"\n")
+        chmod(editor, 0o755)
+        let result = try BinaryRunner.macro("edit", "keep", "--macros", local.url("macros"), environment: ["EDITOR": editor])
+        #expect(result.status == 65, "\(result)")
+        #expect(result.stderr.hasPrefix("\(local.url("macros"))/keep.js:1:"))
+    }
+
+    @Test func theEditorInheritsNoSocketAndItsFailureExits71() throws {
+        let daemon = try DaemonProcess(files: ["keep.js": "function keep() { return 1 }"])
+        let dir = TemporaryDirectory()
+        // The editor lists its open descriptors, then fails.
+        let editor = try dir.write("editor.sh", "#!/bin/sh\nls -l /proc/$$/fd > '\(dir.url("fds"))'\nexit 3\n")
+        chmod(editor, 0o755)
+        let result = try BinaryRunner.macro("edit", "newone", "--socket", daemon.socket, environment: ["EDITOR": editor])
+        #expect(result.status == 71, "\(result)")
+        #expect(result.stderr == "macro: the editor '\(editor)' exited with status 3; no macro was created\n")
+        #expect(!(try dir.read("fds")).contains("socket:"))
+        #expect(!FileManager.default.fileExists(atPath: daemon.macros + "/newone.js"))
+
+        let missing = try BinaryRunner.macro("edit", "newone", "--socket", daemon.socket, "--json", environment: ["EDITOR": "/nonexistent/editor"])
+        #expect(missing.status == 71)
+        #expect(try MacroValue(jsonText: missing.stdout)["error"]["kind"] == "editor")
+        #expect(try MacroValue(jsonText: missing.stdout)["error"]["code"] == 71)
+    }
+
+    @Test func aNameThatCouldNeverLoadIsRefusedBeforeAnyFileIsMade() throws {
+        let dir = TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: dir.url("macros"), withIntermediateDirectories: true)
+        for name in ["Math", "progress", "setInnerProgress", "JSON", "sleep", "console"] {
+            let result = try BinaryRunner.macro("edit", name, "--macros", dir.url("macros"), environment: ["EDITOR": "false"])
+            #expect(result.status == 64, "\(name): \(result)")
+            #expect(result.stderr == "macro: '\(name)' is an engine global; a macro with that name could never load. Choose another name\n")
+        }
+        let keyword = try BinaryRunner.macro("edit", "class", "--macros", dir.url("macros"), environment: ["EDITOR": "false"])
+        #expect(keyword.status == 64)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url("macros")) == [])
+    }
+}
