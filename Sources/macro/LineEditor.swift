@@ -48,7 +48,11 @@ final class LineEditor {
             case 13, 10:  // Enter
                 write("\r\n")
                 let text = String(line)
-                if !text.trimmingCharacters(in: .whitespaces).isEmpty, history.last != text { history.append(text) }
+                if !text.trimmingCharacters(in: .whitespaces).isEmpty, history.last != text {
+                    history.append(text)
+                    // Saved at once, so every way out (Ctrl-D, .exit, a signal, a crash) keeps it.
+                    save()
+                }
                 return text
             case 3:  // Ctrl-C
                 write("^C\r\n")

@@ -1,21 +1,30 @@
 import ArgumentParser
+import Dispatch
 import Foundation
 import MacroEngineCore
 import MacroRPC
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `macro repl`.
 struct Repl: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "An interactive JavaScript console with the engine's globals and your macros.",
         discussion: """
-            Line editing (arrows, Home/End, Ctrl-A/E/U/K/W/L) and history (Up/Down, kept in \
-            $XDG_STATE_HOME/macroengine/repl_history). Input continues on a "..." line while it \
-            is incomplete (an open brace, string or comment). Results are printed like \
-            console.log; a returned promise is awaited. Errors show their position. Ctrl-C \
-            clears the line, Ctrl-D (or .exit) quits.
+            Line editing (arrows, Home/End, Ctrl-A/E/U/K/W/L) and history (Up/Down, saved after \
+            every line in $XDG_STATE_HOME/macroengine/repl_history). Input continues on a "..." \
+            line while it is incomplete. Results are printed like console.log; a returned \
+            promise is awaited, and `await` works at the top level (`await sleep(100)`, \
+            `x = await animate()`; a `var` declared in such a line stays local to it). \
+            Errors show their position. Ctrl-C clears the line; while code runs it cancels the \
+            call (a macro or an awaited promise; a synchronous loop typed at the prompt stops at \
+            the time limit) and the session goes on. Ctrl-D or .exit quits; .help lists this.
 
             In-process with --local (or when no daemon answers); against the daemon only when its \
-            config enables engine_eval (a development switch).
+            config enables engine_eval (a development switch). Exits 69 when the daemon goes away.
             """)
 
     @OptionGroup var daemon: DaemonOptions
@@ -27,6 +36,14 @@ struct Repl: ParsableCommand {
 
     func validate() throws { _ = try timeout.validated() }
 
+    static let help = """
+        .help     this text
+        .exit     quit (or Ctrl-D)
+        Ctrl-C    clear the line; while code runs, cancel it
+        progress  the progress values; macros are globals by name (bump('inner', 1))
+        await     works at the top level: await sleep(100)
+        """
+
     func run() throws {
         let editor = LineEditor(historyFile: historyFile())
         defer { editor.save() }
@@ -37,17 +54,60 @@ struct Repl: ParsableCommand {
         let session = try Session(options: options)
         _ = try? session.library.reload()
         session.engine.exceptionHandler = { _ in }
-        loop(editor) { source in
+        banner("in-process, macros from \(session.library.directory)")
+        let interrupts = Interrupts { [engine = session.engine] in
+            // Cancels what is registered as a call: a macro's promise, an awaited value.
+            for call in engine.runningCalls { engine.cancel(call: call.id) }
+        }
+        let channels = session.config.channels.map(\.name)
+        let failure = loop(editor) { source in
             do {
                 if try session.engine.isIncomplete(source) { return nil }
-                return .success(try session.engine.evaluateForDisplay(source))
+                let trimmed = source.trimmingCharacters(in: .whitespacesAndNewlines)
+                // `progress` alone: its values (the object's properties are accessors).
+                let shown = trimmed == "progress" || trimmed == "progress;"
+                    ? "({" + channels.map { "\($0): progress.\($0)" }.joined(separator: ", ") + "})" : source
+                return .success(try interrupts.during { try Self.evaluate(shown, session.engine) })
             } catch let error as MacroError {
-                return .failure(error.description)
+                return .failure(error.code == .cancelled ? "interrupted (the call was cancelled)" : error.description)
             } catch {
                 return .failure("\(error)")
             }
         }
         try? session.store.save(session.model.valuesByName)
+        if let failure { throw failure }
+    }
+
+    /// Evaluates like Node's REPL: a script, and when `await` makes it invalid as a script, the
+    /// same text in an async function (as an expression first, so its value is shown).
+    static func evaluate(_ source: String, _ engine: MacroEngine) throws -> String {
+        do {
+            return try engine.evaluateForDisplay(source)
+        } catch let error as MacroError where error.code == .syntax && source.contains("await") {
+            let forms = [
+                "(async function () { var v = await (\n" + source + "\n); return v === undefined ? \(undefinedMarker) : v })()",
+                "(async function () {\n" + source + "\n; return \(undefinedMarker) })()",
+            ]
+            for form in forms {
+                do {
+                    // An awaited value comes back as JSON: shown like any other value.
+                    let json = try engine.evaluateForDisplay(form)
+                    guard let value = try? MacroValue(jsonText: json) else { return json }
+                    return value == .string(undefinedMarkerText) ? "undefined" : ReplFormat.inspect(value)
+                } catch let inner as MacroError where inner.code == .syntax {
+                    continue
+                }
+            }
+            throw error
+        }
+    }
+
+    private static let undefinedMarkerText = "__macroengine_repl_undefined__"
+    private static let undefinedMarker = "\"__macroengine_repl_undefined__\""
+
+    private func banner(_ where: String) {
+        guard isatty(STDIN_FILENO) == 1 else { return }
+        print("MacroEngine \(MacroEngineVersion.string) REPL (\(`where`)). .help for help, Ctrl-D to quit.")
     }
 
     private func runOnDaemon(_ client: RPCClient, _ editor: LineEditor) throws {
@@ -59,36 +119,65 @@ struct Repl: ParsableCommand {
                 Enable it for development with `engine_eval: true` in macrod's config, or use `macro repl --local`.
                 """)
             throw Failure(exit: 77, kind: "refused", message: "engine.eval is disabled on the daemon", printed: true)
-        }
-        loop(editor) { source in
+        } catch let error as RPCError { throw DaemonLink.report(error) }
+        banner("macrod at \(client.path)")
+        let interrupted = InterruptFlag()
+        let interrupts = Interrupts { interrupted.set() }
+        let failure = loop(editor) { source in
             do {
-                return .success(try client.call("engine.eval", ["source": .string(source)]).jsonText(pretty: true))
+                return .success(try interrupts.during { try DaemonEval(client: client, interrupted: interrupted).evaluate(source) })
             } catch let error as RPCError {
+                if DaemonLink.isDisconnect(error) {
+                    return .stop(Failure(exit: 69, kind: "unavailable", message: "macro repl: macrod at \(client.path) went away (\(error.message))"))
+                }
                 if error.code == RPCError.syntaxError || error.message.contains("Unexpected EOF") { return nil }
-                let data = error.data
-                let position = data.flatMap { d in d["line"].intValue.map { "<eval>:\($0):\(d["column"].intValue ?? 0): " } } ?? ""
-                return .failure("\(position)error: \(error.message)")
+                return .failure(Self.describe(error))
             } catch {
                 return .failure("\(error)")
             }
         }
+        if let failure { throw failure }
     }
 
-    /// Reads (multi-line) input, evaluates it with `evaluate` (nil: incomplete), prints.
-    private func loop(_ editor: LineEditor, _ evaluate: (String) -> Result<String, ReplError>?) {
+    /// A daemon's error: `file:line:col: error: Name: message` when it names a place in a file
+    /// (a macro that threw), the message alone for the REPL's own input.
+    static func describe(_ error: RPCError) -> String {
+        guard let data = error.data else { return "error: \(error.message)" }
+        let name = data["errorName"].stringValue.map { "\($0): " } ?? ""
+        let message = data["message"].stringValue ?? error.message
+        if let file = data["file"].stringValue, file != "<eval>", let line = data["line"].intValue {
+            return "\(file):\(line):\(data["column"].intValue ?? 0): error: \(name)\(message)"
+        }
+        if let line = data["line"].intValue {
+            // The input starts on the wrapper's second line.
+            return "<repl>:\(max(1, line - 1)):\(data["column"].intValue ?? 0): error: \(name)\(message)"
+        }
+        return "error: \(name)\(message)"
+    }
+
+    /// Reads (multi-line) input, evaluates it with `evaluate` (nil: incomplete), prints. Returns
+    /// the failure that ended the session, if one did.
+    private func loop(_ editor: LineEditor, _ evaluate: (String) -> ReplOutcome?) -> Failure? {
         var buffer = ""
         while let line = editor.readLine(prompt: buffer.isEmpty ? "> " : "... ") {
-            if buffer.isEmpty, line.trimmingCharacters(in: .whitespaces) == ".exit" { break }
+            let command = line.trimmingCharacters(in: .whitespaces)
+            if buffer.isEmpty, command == ".exit" { break }
+            if buffer.isEmpty, command == ".help" {
+                print(Self.help)
+                continue
+            }
             buffer += buffer.isEmpty ? line : "\n" + line
             if buffer.trimmingCharacters(in: .whitespaces).isEmpty { buffer = ""; continue }
             guard let result = evaluate(buffer) else { continue }
             buffer = ""
             switch result {
             case .success(let text): if !text.isEmpty { print(text) }
-            case .failure(let error): print(Terminal.red(error.message))
+            case .failure(let message): print(Terminal.red(message))
+            case .stop(let failure): return failure
             }
             fflush(nil)
         }
+        return nil
     }
 
     private func historyFile() -> String? {
@@ -98,11 +187,12 @@ struct Repl: ParsableCommand {
     }
 }
 
-/// An error message to print in the REPL.
-struct ReplError: Error {
-    let message: String
-}
-
-extension Result where Failure == ReplError {
-    static func failure(_ message: String) -> Result { .failure(ReplError(message: message)) }
+/// What one REPL input gave.
+enum ReplOutcome {
+    /// Text to print.
+    case success(String)
+    /// An error to print; the session goes on.
+    case failure(String)
+    /// The session ends with this failure.
+    case stop(Failure)
 }
