@@ -187,14 +187,27 @@ completions: release
 	for shell in bash zsh fish; do $$BIN/macro --generate-completion-script $$shell > .build/completions/macro.$$shell; done; \
 	echo "written: .build/completions/macro.bash, macro.zsh, macro.fish"
 
-# macro and macrod into ~/.local/bin, the config into ~/.config/macroengine, the systemd user unit.
+# macro and macrod into ~/.local/bin, the config into ~/.config/macroengine (where both read it
+# without --config), the shipped macros into ~/.local/share/macroengine/macros (the installed
+# config's macros_dir; existing files are kept), the systemd user unit.
+USER_MACROS := $(HOME)/.local/share/macroengine/macros
+USER_CONFIG := $(HOME)/.config/macroengine/macroengine.yaml
 install-user: release
 	@BIN=$$($(SWIFT) build -c release --show-bin-path); \
-	install -Dm755 $$BIN/macro $$HOME/.local/bin/macro; \
-	install -Dm755 $$BIN/macrod $$HOME/.local/bin/macrod; \
-	[ -e $$HOME/.config/macroengine/macroengine.yaml ] || install -Dm644 config/macroengine.yaml $$HOME/.config/macroengine/macroengine.yaml; \
-	install -Dm644 config/macrod.service $$HOME/.config/systemd/user/macrod.service; \
-	echo "installed. Set macros_dir in ~/.config/macroengine/macroengine.yaml, then: systemctl --user enable --now macrod"
+	install -Dm755 $$BIN/macro $(HOME)/.local/bin/macro; \
+	install -Dm755 $$BIN/macrod $(HOME)/.local/bin/macrod; \
+	mkdir -p $(USER_MACROS)/lib; \
+	for f in macros/*.js macros/lib/*.js macros/globals.d.ts macros/jsconfig.json; do \
+		[ -e "$(USER_MACROS)/$${f#macros/}" ] || install -Dm644 "$$f" "$(USER_MACROS)/$${f#macros/}"; \
+	done; \
+	if [ ! -e $(USER_CONFIG) ]; then \
+		mkdir -p $$(dirname $(USER_CONFIG)); \
+		sed 's|^macros_dir: .*|macros_dir: $(USER_MACROS)|' config/macroengine.yaml > $(USER_CONFIG); \
+		chmod 644 $(USER_CONFIG); \
+	fi; \
+	install -Dm644 config/macrod.service $(HOME)/.config/systemd/user/macrod.service; \
+	echo "installed: macro, macrod in ~/.local/bin; config $(USER_CONFIG) (macros_dir: $$(sed -n 's/^macros_dir: //p' $(USER_CONFIG)))"; \
+	echo "then: systemctl --user enable --now macrod"
 
 clean:
 	rm -rf .build $(STATE_DIR)
