@@ -46,6 +46,7 @@ struct Run: ParsableCommand {
             result = try session.library.call(name, arguments: args)
         } catch let error as MacroError {
             Console.report(error)
+            LibHint.print(for: error.message, libs: session.library.libEntries.map { List.json($0, kind: "lib") })
             throw Failure.engine(error)
         }
         do {
@@ -69,7 +70,11 @@ struct Run: ParsableCommand {
             let values = (progress.objectValue ?? [:]).map { ($0.key, $0.value.doubleValue ?? 0) }
             printResult(result, values: values)
         } catch let error as RPCError {
-            throw DaemonLink.report(error)
+            let failure = DaemonLink.report(error)
+            if error.code == RPCError.macroThrew, let entries = try? client.call("macro.list").arrayValue {
+                LibHint.print(for: error.data?["message"].stringValue ?? error.message, libs: entries.filter { $0["kind"] == "lib" })
+            }
+            throw failure
         }
     }
 

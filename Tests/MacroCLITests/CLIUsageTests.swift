@@ -156,3 +156,24 @@ struct CLIUsageTests {
         #expect(result.stderr == "[talk] hello 1\n[talk] warning: careful\n")
     }
 }
+
+@Suite("macro CLI: lib files")
+struct LibFileTests {
+    @Test func aMissingHelperPointsAtTheBrokenLibFileAndCheckChecksLibFiles() throws {
+        let dir = TemporaryDirectory()
+        try dir.write("macros/fill.js", "function fill() {\n  setAll(10);\n}\n")
+        let lib = try dir.write("macros/lib/rings.js", "function setAll(v) {\n  progress.inner = v;;\n  var = 3;\n}\n")
+        let run = try BinaryRunner.macro("run", "fill", "--macros", dir.url("macros"), "--state", dir.url("state.json"))
+        #expect(run.status == 65)
+        #expect(run.stderrLines.contains("note: lib/rings does not load, so what it defines is missing: \(lib):3:7: error: SyntaxError: Unexpected token '='. Expected a parameter pattern or a ')' in parameter list."), "\(run)")
+
+        let check = try BinaryRunner.macro("check", lib)
+        #expect(check.status == 1)
+        #expect(check.stderrLines.first?.hasPrefix("\(lib):3:") == true, "\(check)")
+        let all = try BinaryRunner.macro("check", "--macros", dir.url("macros"))
+        #expect(all.status == 1)
+        #expect(all.stderrLines.last(where: { !$0.isEmpty }) == "checked 2 files: 1 error")
+        let list = try BinaryRunner.macro("list", "--json", "--macros", dir.url("macros"))
+        #expect(try MacroValue(jsonText: list.stdout).arrayValue?.map { $0["kind"] } == ["macro", "lib"])
+    }
+}

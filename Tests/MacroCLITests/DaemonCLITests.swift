@@ -83,3 +83,22 @@ struct DaemonCLITests {
         #expect(line.range(of: #"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} "#, options: .regularExpression) != nil, "\(line)")
     }
 }
+
+/// A socket we may not connect to: the message says so and does not advise starting macrod.
+@Suite("macro CLI: refused connections")
+struct RefusedConnectionTests {
+    @Test func permissionDeniedExits77WithoutAdvisingToStartMacrod() throws {
+        let daemon = try DaemonProcess(files: ["a.js": "function a() { return 1 }"])
+        let result: ProcessResult
+        if getuid() == 0 {
+            // root passes every permission check: ask as nobody (the socket is 0600, its directory 0700).
+            result = try BinaryRunner.run("/usr/bin/setpriv", ["--reuid=nobody", "--regid=nogroup", "--clear-groups", BinaryRunner.binDirectory + "/macro", "status", "--socket", daemon.socket])
+        } else {
+            chmod(daemon.socket, 0)
+            result = try BinaryRunner.macro("status", "--socket", daemon.socket)
+        }
+        #expect(result.status == 77, "\(result)")
+        #expect(result.stderr == "macro status: macrod at \(daemon.socket) refused the connection: Permission denied (check the socket's owner and permissions, or the daemon's allowed_uids)\n")
+        #expect(!result.stderr.contains("start it"))
+    }
+}
