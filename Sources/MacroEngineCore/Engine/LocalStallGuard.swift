@@ -29,7 +29,8 @@ public enum LocalStallGuard {
             }
             let message = stall.residentBytes.map { "stopped: the process reached \($0 >> 20) MiB, 1.5 x memory_limit_mb, in JavaScript the watchdog cannot reach (allocating in an endless chain of promise jobs?); nothing was saved" } ?? "stopped: the macro kept the engine busy for \(stall.stuckMilliseconds) ms, past its time limit plus stall_grace_ms, in a way the engine cannot interrupt (an endless chain of promise jobs, such as `for (;;) await null`?); nothing was saved"
             if json {
-                let text = MacroValue.object(["error": ["code": "timeout", "message": .string(message)]]).jsonText()
+                // The CLI's --json failure shape: numeric code (the exit code) and a kind.
+                let text = MacroValue.object(["error": ["code": 75, "kind": "timeout", "message": .string(message)]]).jsonText()
                 FileHandle.standardOutput.write(Data((text + "\n").utf8))
             }
             FileHandle.standardError.write(Data("macro: error: \(message)\n".utf8))
