@@ -102,3 +102,15 @@ struct RefusedConnectionTests {
         #expect(!result.stderr.contains("start it"))
     }
 }
+
+@Suite("macrod: the user's config file")
+struct UserConfigTests {
+    @Test func macrodReadsTheConfigInXDGConfigHome() throws {
+        let home = TemporaryDirectory()
+        try home.write("macroengine/macroengine.yaml", "engine_eval: true\n")
+        let daemon = try DaemonProcess(files: ["a.js": "function a() { return 1 }"], environment: ["XDG_CONFIG_HOME": home.path])
+        #expect(try daemon.client().call("engine.eval", ["source": "20 + 22"]) == 42)
+        let without = try DaemonProcess(files: ["a.js": "function a() { return 1 }"])
+        #expect(throws: RPCError.self) { try without.client().call("engine.eval", ["source": "1"]) }
+    }
+}
