@@ -182,7 +182,7 @@ struct Draft {
     let template: String
 
     init(name: String, template: String) throws {
-        var pattern = Array((NSTemporaryDirectory() + "/macro-edit-XXXXXX").utf8CString)
+        var pattern = Array((NSTemporaryDirectory() as NSString).appendingPathComponent("macro-edit-XXXXXX").utf8CString)
         guard let made = mkdtemp(&pattern) else {
             throw Failure(exit: 74, kind: "io", message: "cannot create a temporary directory: \(String(cString: strerror(errno)))")
         }
