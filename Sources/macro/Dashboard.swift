@@ -17,15 +17,15 @@ struct Dashboard: ParsableCommand {
             """)
     @Flag(name: .customLong("no-open"), help: "Only print the URL, even on a terminal.")
     var noOpen = false
-    @OptionGroup var options: EngineOptions
+    @OptionGroup var daemon: DaemonOptions
+    var options: EngineOptions { EngineOptions(daemon) }
 
     func run() throws {
         let client = try DaemonLink.require(options, for: "dashboard")
         let status: MacroValue
-        do { status = try client.call("engine.status") } catch let error as RPCError { throw DaemonLink.report(error, json: options.json) }
+        do { status = try client.call("engine.status") } catch let error as RPCError { throw DaemonLink.report(error) }
         guard let url = status["dashboard"].stringValue else {
-            Console.error("macro dashboard: macrod serves no dashboard; start it with --http 127.0.0.1:0, or set http: \"127.0.0.1:0\" in its config")
-            throw ExitCode(69)
+            throw Failure(exit: 69, kind: "unavailable", message: "macro dashboard: macrod serves no dashboard; start it with --http 127.0.0.1:0, or set http: \"127.0.0.1:0\" in its config")
         }
         if options.json {
             print(MacroValue.object(["url": .string(url)]).jsonText())
