@@ -137,7 +137,7 @@ final class EngineHost: Sendable {
         if queued.add(1, ordering: .relaxed).newValue > limit {
             queued.subtract(1, ordering: .relaxed)
             countError()
-            let reply = request.id.map { RPCCodec.response(id: $0, error: RPCError(code: RPCError.busy, message: "busy: \(limit) requests are already waiting; try again")) }
+            let reply = request.id.map { RPCCodec.response(id: $0, error: RPCError(code: RPCError.busy, message: "busy: \(limit) request\(limit == 1 ? " is" : "s are") already waiting; try again")) }
             return replyLoop.makeSucceededFuture(reply)
         }
         let loop = engine.eventLoop

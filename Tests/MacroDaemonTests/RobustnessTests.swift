@@ -68,6 +68,22 @@ struct RobustnessTests {
         #expect(try client.call("macro.call", ["name": "slow", "args": [11]]) == 11)
     }
 
+    @Test func oneWaitingRequestIsSaidInTheSingular() throws {
+        let daemon = try DaemonProcess(
+            files: ["slow.js": "function(n) { var end = Date.now() + 300; while (Date.now() < end) {} return n }"],
+            config: "queue_limit: 1\n")
+        let client = try daemon.client()
+        var lines = ""
+        for i in 1...5 { lines += #"{"jsonrpc":"2.0","id":\#(i),"method":"macro.call","params":{"name":"slow","args":[\#(i)]}}"# + "\n" }
+        try client.send(raw: lines)
+        var messages: Set<String> = []
+        for _ in 1...5 {
+            let reply = try #require(try client.readMessage())
+            if let error = RPCError(json: reply["error"]) { messages.insert(error.message) }
+        }
+        #expect(messages == ["busy: 1 request is already waiting; try again"])
+    }
+
     @Test func anUnwritableStateLocationDoesNotStopCalls() throws {
         let dir = TemporaryDirectory(prefix: "macrod")
         try dir.write("blocker", "a file where the state directory should be")
