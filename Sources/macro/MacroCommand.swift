@@ -25,7 +25,7 @@ struct MacroCommand: ParsableCommand {
             and --local forces that.
 
             Examples:
-              macro run random                 run macros/random.js, print result and progress
+              macro run random                 run macros/random.js: result, progress
               macro run bump inner 2.5         arguments are JSON when valid, else strings
               macro list                       every macro, ok or with its error
               macro check                      file:line:col: error: ... for broken files

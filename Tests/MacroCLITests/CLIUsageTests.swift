@@ -113,6 +113,10 @@ struct CLIUsageTests {
             #expect(line.hasPrefix("  "), "wrapped to column 0: '\(line)'")
             #expect(line.count <= 80)
         }
+        let examplesStart = try #require(lines.firstIndex { $0 == "Examples:" })
+        let examples = lines[(examplesStart + 1)...].prefix { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
+        #expect(examples.count == 6)
+        for line in examples { #expect(line.hasPrefix("  macro "), "wrapped to column 0: '\(line)'") }
     }
 
     @Test func bashCompletionCompletesMacroAndChannelNames() throws {
