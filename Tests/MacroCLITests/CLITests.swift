@@ -96,7 +96,7 @@ struct CLITests {
         let config = try f.dir.write("config.yaml", "time_limit_ms: 150\nmacros_dir: macros\nstate_file: state/state.json\n")
         let result = try BinaryRunner.macro("run", "spin", "--config", config)
         #expect(result.status == 75)
-        #expect(result.stderr == "spin: error: timed out after 150 ms\n")
+        #expect(result.stderr == "\(f.dir.url("macros/spin.js")):1: error: timed out after 150 ms\n    at spin (\(f.dir.url("macros/spin.js")):1)\n")
     }
 
     @Test func aBrokenMacroFileExits65WithItsPosition() throws {

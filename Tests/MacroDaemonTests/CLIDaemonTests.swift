@@ -35,9 +35,9 @@ struct CLIDaemonTests {
         let boom = try BinaryRunner.macro("run", "boom", "--socket", daemon.socket)
         #expect(boom.status == 65)
         #expect(boom.stderr == "\(daemon.macros)/boom.js:2:23: error: RangeError: out of range\n    at boom (\(daemon.macros)/boom.js:2:23)\n")
-        let spin = try BinaryRunner.macro("run", "spin", "--timeout-ms", "100", "--socket", daemon.socket)
+        let spin = try BinaryRunner.macro("run", "spin", "--timeout-ms", "300", "--socket", daemon.socket)
         #expect(spin.status == 75)
-        #expect(spin.stderr == "spin: error: timed out after 100 ms\n")
+        #expect(spin.stderr == "\(daemon.macros)/spin.js:1: error: timed out after 300 ms\n    at spin (\(daemon.macros)/spin.js:1)\n")
         let missing = try BinaryRunner.macro("run", "ghost", "--socket", daemon.socket)
         #expect(missing.status == 66)
     }
