@@ -213,7 +213,7 @@ def run_checks(driver, args):
     @check("a broken save shows the error at its line and the old version still answers")
     def broken_save():
         click(driver, "Edit bump")
-        wait.until(lambda d: "function(channel, amount)" in d.execute_script("return window.dashboard.editor.getValue()"))
+        wait.until(lambda d: "(channel, amount)" in d.execute_script("return window.dashboard.editor.getValue()"))
         assert driver.execute_script("return window.dashboard.editor.kind") == "codemirror"
         set_editor(driver, "// broken on purpose\nfunction(channel, amount) {\n    progress[channel] += ;\n}\n")
         click(driver, "Save")

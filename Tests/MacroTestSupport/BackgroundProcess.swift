@@ -11,6 +11,7 @@ public final class BackgroundProcess {
     private let process = Process()
     private let output: FileHandle
     private var buffer = Data()
+    private var exit: ChildExit!
 
     /// Starts `binary` (from the build directory) with `arguments`.
     public init(_ binary: String, _ arguments: [String]) throws {
@@ -20,13 +21,14 @@ public final class BackgroundProcess {
         process.standardOutput = pipe
         output = pipe.fileHandleForReading
         try process.run()
+        exit = ChildExit(process)
     }
 
     deinit {
         // SIGKILL: a child may inherit a blocked SIGTERM from the test runner.
-        if process.isRunning {
+        if exit.poll(process) == nil {
             kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            _ = exit.wait(process)
         }
     }
 
@@ -34,9 +36,11 @@ public final class BackgroundProcess {
     /// status; -1 when it is still running then.
     public func waitForExit() -> Int32 {
         let deadline = Date().addingTimeInterval(10)
-        while process.isRunning, Date() < deadline { usleep(20_000) }
-        guard !process.isRunning else { return -1 }
-        return process.terminationStatus
+        while Date() < deadline {
+            if let status = exit.poll(process) { return status }
+            usleep(20_000)
+        }
+        return -1
     }
 
     /// The next line of stdout; nil at end of output.

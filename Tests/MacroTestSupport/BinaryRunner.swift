@@ -64,9 +64,8 @@ public enum BinaryRunner {
         let clock = ContinuousClock()
         let start = clock.now
         try process.run()
-        process.waitUntilExit()
+        let status = ChildExit(process).wait(process)
         let elapsed = clock.now - start
-        let status = process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
         return ProcessResult(
             status: status,
             stdout: (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "",

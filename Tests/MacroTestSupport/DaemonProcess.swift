@@ -20,6 +20,7 @@ public final class DaemonProcess: @unchecked Sendable {
     /// Where the daemon's stderr goes.
     public var logPath: String { dir.url("macrod.log") }
     private let process = Process()
+    private var exit: ChildExit!
 
     /// Writes `files` into the macros directory and `config` (YAML, optional), starts macrod and
     /// waits until its socket answers (10 s at most). `environment` adds to or overrides the
@@ -54,10 +55,11 @@ public final class DaemonProcess: @unchecked Sendable {
         for (key, value) in environment { env[key] = value }
         process.environment = env
         try process.run()
+        exit = ChildExit(process)
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {
             if (try? RPCClient(path: socket)) != nil { return }
-            if !process.isRunning { break }
+            if exit.poll(process) != nil { break }
             usleep(20_000)
         }
         throw DaemonStartError(log: (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "")
@@ -72,9 +74,9 @@ public final class DaemonProcess: @unchecked Sendable {
     }
 
     deinit {
-        if process.isRunning {
+        if exit.poll(process) == nil {
             kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            _ = exit.wait(process)
         }
     }
 
@@ -84,14 +86,13 @@ public final class DaemonProcess: @unchecked Sendable {
     /// The daemon's process id.
     public var pid: Int32 { process.processIdentifier }
     /// True while it runs.
-    public var isRunning: Bool { process.isRunning }
+    public var isRunning: Bool { exit.poll(process) == nil }
 
     /// Sends `signal` and, for SIGTERM/SIGINT, waits for the exit; returns the exit status.
     @discardableResult
     public func stop(signal: Int32 = SIGTERM) -> Int32 {
         if signal != 0 { kill(process.processIdentifier, signal) }
-        process.waitUntilExit()
-        return process.terminationStatus
+        return exit.wait(process)
     }
 
     /// Sends a signal without waiting.
