@@ -56,7 +56,8 @@ struct StallRecoveryTests {
         // The same process (re-executed), serving again: a 200 ms macro runs normally, the
         // connections opened before are still open, and the stuck turn's write is gone.
         #expect(daemon.isRunning && daemon.pid == pid)
-        #expect(try caller.call("macro.call", ["name": "slow"]) == "ok")
+        let slow = Result { try caller.call("macro.call", ["name": "slow"]) }
+        #expect((try? slow.get()) == "ok", "\(slow) log:\n\(daemon.log)")
         #expect(try other.call("progress.get") == ["inner": 0, "middle": 0, "outer": 2])
         #expect(try other.call("macro.call", ["name": "bump", "args": ["outer", 1]]) == 3)
         let change = try subscriber.waitFor("progress.changed")
@@ -159,6 +160,17 @@ struct StallRecoveryTests {
         }
         #expect(result == 2)
         #expect(try client.call("progress.get")["inner"] == 1)
+    }
+
+    @Test func aSaveWhoseSourceStallsWhileCheckedKeepsTheOldVersion() throws {
+        let daemon = try DaemonProcess(files: Self.files, config: Self.config)
+        let client = try daemon.client()
+        let stalling = "(function () { function f() { Promise.resolve().then(f) } f() })(), function () { return 'new' }"
+        let error = try #require(throws: RPCError.self) { try client.call("macro.save", ["name": "bump", "source": .string(stalling)]) }
+        #expect(error.code == RPCError.engineRestarted)
+        // The file on disk was never replaced, and it is not the one quarantined.
+        #expect(try daemon.dir.read("macros/bump.js") == Self.files["bump.js"])
+        #expect(try client.call("macro.call", ["name": "bump", "args": ["inner", 2]]) == 2)
     }
 
     @Test func aMemoryBombStaysNearTheCapAndLeavesNoAftermath() throws {

@@ -96,7 +96,9 @@ final class StallRecovery: Sendable {
                 pendingInput: (replay[connection.id] ?? []) + connection.pendingInput.current))
         }
         handover.quarantine = previous?.quarantine ?? Quarantine()
-        if let file = occupancy.loadingFile { handover.quarantine.add(file, stuckMilliseconds: stall.stuckMilliseconds) }
+        if let file = occupancy.loadingFile, let hash = occupancy.loadingHash {
+            handover.quarantine.add(file, hash: hash, stuckMilliseconds: stall.stuckMilliseconds)
+        }
         let now = Double(NIODeadline.now().uptimeNanoseconds) / 1e9
         handover.restarts = (previous?.restarts ?? []).filter { now - $0 < Self.budgetWindow } + [now]
         handover.reason = reason

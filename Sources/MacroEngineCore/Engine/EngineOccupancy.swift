@@ -16,6 +16,9 @@ public final class EngineOccupancy: Sendable {
         public var call: Int
         /// The macro or lib file being evaluated at load, if that is what the entry does.
         public var loadingFile: String?
+        /// The content hash of the source being evaluated at load (FNV-1a 64; see ``Quarantine``):
+        /// it may differ from the file on disk (`macro.save` checks a source before writing it).
+        public var loadingHash: UInt64? = nil
         /// When a cancel of ``call`` was requested during this entry (uptime nanoseconds).
         public var cancelledAt: UInt64?
 
@@ -33,7 +36,7 @@ public final class EngineOccupancy: Sendable {
     private let budget = Atomic<UInt64>(0)
     private let call = Atomic<Int>(0)
     private let cancelledAt = Atomic<UInt64>(0)
-    private let loading = Mutex<String?>(nil)
+    private let loading = Mutex<(file: String, hash: UInt64)?>(nil)
 
     /// Creates an idle record.
     public init() {}
@@ -45,12 +48,15 @@ public final class EngineOccupancy: Sendable {
     public var snapshot: Snapshot {
         let start = since.load(ordering: .acquiring)
         let cancelled = cancelledAt.load(ordering: .relaxed)
-        return Snapshot(
+        let hash = loading.locked { $0?.hash }
+        var reading = Snapshot(
             since: start == 0 ? nil : start,
             budgetNanoseconds: budget.load(ordering: .relaxed),
             call: call.load(ordering: .relaxed),
-            loadingFile: loading.locked { $0 },
+            loadingFile: loading.locked { $0?.file },
             cancelledAt: cancelled == 0 ? nil : cancelled)
+        reading.loadingHash = hash
+        return reading
     }
 
     /// An outermost entry starts (engine thread).
@@ -69,7 +75,10 @@ public final class EngineOccupancy: Sendable {
     }
 
     /// Names the file being evaluated at load (nil when done).
-    func setLoading(_ file: String?) { loading.locked { $0 = file } }
+    func setLoading(_ file: String?, source: String = "") {
+        let hash = file == nil ? 0 : Quarantine.hash(Array(source.utf8))
+        loading.locked { $0 = file.map { ($0, hash) } }
+    }
 
     /// A cancel of call `id` was requested (any thread): recorded when that call occupies the engine.
     func noteCancel(of id: Int) {

@@ -19,7 +19,7 @@ public enum LocalStallGuard {
         return StallWatch(occupancy: engine.occupancy, grace: grace, memoryCeiling: ceiling) { stall in
             if let file = stall.occupancy.loadingFile {
                 var list = inherited
-                list.add(file, stuckMilliseconds: stall.stuckMilliseconds)
+                list.add(file, hash: stall.occupancy.loadingHash ?? 0, stuckMilliseconds: stall.stuckMilliseconds)
                 setenv(Quarantine.environmentKey, list.environmentValue, 1)
                 let arguments = CommandLine.arguments
                 var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]

@@ -190,7 +190,32 @@ public final class MacroEngine: Sendable {
             return result
         } catch {
             participants.forEach { $0.rollbackTurn() }
+            if let stop = error as? MacroError, [.timeout, .cancelled, .memoryLimit].contains(stop.code) {
+                drainAfterStop(runtime, participants)
+            }
             throw error
+        }
+    }
+
+    /// A stop can land while JavaScriptCore drains promise jobs: the drain ends there, and the
+    /// jobs still queued (the stopped macro's continuations, an endless `await` loop's next turn)
+    /// would run at the next API exit, inside whatever innocent call comes next, and be blamed on
+    /// it. So they run now, in an entry of their own that serves no call and whose changes are
+    /// rolled back; an endless chain among them is then the stall watch's, attributed to nobody.
+    private func drainAfterStop(_ runtime: JSRuntime, _ participants: [any TurnParticipant]) {
+        participants.forEach { $0.beginTurn() }
+        defer { participants.forEach { $0.rollbackTurn() } }
+        let running = runtime.watchdog.runningCall
+        runtime.watchdog.runningCall = 0
+        defer { runtime.watchdog.runningCall = running }
+        // A pass that is itself stopped may leave the jobs of another chain behind: one more pass.
+        for _ in 0..<2 {
+            do {
+                _ = try runtime.enter(timeLimit: timeLimit, macro: nil) { try runtime.evaluateRaw("void 0", file: nil) }
+                return
+            } catch {
+                continue
+            }
         }
     }
 
@@ -482,7 +507,7 @@ public final class MacroEngine: Sendable {
         try sync { runtime in
             try runtime.checkSyntax(source, file: file)
             do {
-                _ = try runtime.loading(file) {
+                _ = try runtime.loading(file, source: source) {
                     try self.entering(runtime, timeLimit: nil, macro: nil) { try runtime.evaluateRaw(source, file: file) }
                 }
             } catch var error as MacroError where error.code == .timeout || error.code == .memoryLimit {

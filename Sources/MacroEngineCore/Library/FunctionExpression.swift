@@ -15,7 +15,7 @@ extension JSRuntime {
             try checkSyntax(wrapped, file: file)
             // Evaluating the file runs whatever its expression computes (an IIFE, a getter):
             // armed like any other run, and named for the stall watch.
-            let value = try loading(file) {
+            let value = try loading(file, source: source) {
                 try enter(timeLimit: engine?.timeLimit ?? .seconds(5), macro: macro) { try evaluateRaw(wrapped, file: file, macro: macro) }
             }
             guard value.isFunction else {
@@ -54,9 +54,9 @@ extension JSRuntime {
     }
 
     /// Runs `body` (an evaluation of `file` at load) with the file named in ``occupancy``.
-    func loading<T>(_ file: String, _ body: () throws -> T) throws -> T {
+    func loading<T>(_ file: String, source: String, _ body: () throws -> T) throws -> T {
         let outermost = entryDepth == 0
-        if outermost { occupancy.setLoading(file) }
+        if outermost { occupancy.setLoading(file, source: source) }
         defer { if outermost { occupancy.setLoading(nil) } }
         return try body()
     }

@@ -24,9 +24,9 @@ public struct Quarantine: Codable, Sendable, Equatable {
     /// An empty list.
     public init(files: [File] = []) { self.files = files }
 
-    /// Adds `path` with its current content.
-    public mutating func add(_ path: String, stuckMilliseconds: Int) {
-        guard let hash = Self.hash(ofFile: path) else { return }
+    /// Adds `path` as it was when it stalled: `hash` is the content that was evaluated (the file
+    /// on disk is left alone when it holds something else, e.g. the old version during a save).
+    public mutating func add(_ path: String, hash: UInt64, stuckMilliseconds: Int) {
         files.removeAll { $0.path == path }
         files.append(File(path: path, hash: hash, stuckMilliseconds: stuckMilliseconds))
     }
@@ -55,11 +55,6 @@ public struct Quarantine: Codable, Sendable, Equatable {
     /// The list as the environment variable's value.
     public var environmentValue: String {
         (try? String(decoding: JSONEncoder().encode(self), as: UTF8.self)) ?? "{\"files\":[]}"
-    }
-
-    static func hash(ofFile path: String) -> UInt64? {
-        guard let data = FileManager.default.contents(atPath: path) else { return nil }
-        return hash(Array(data))
     }
 
     /// FNV-1a, 64 bits.
