@@ -379,7 +379,7 @@ def run_plain_editor_checks(driver, args):
         driver.get(args.url)
         wait.until(lambda d: d.find_element(By.ID, "link-state").text == "live")
         click(driver, "Edit bump")
-        wait.until(lambda d: "function(channel, amount)" in d.find_element(By.CSS_SELECTOR, "#editor textarea").get_attribute("value"))
+        wait.until(lambda d: "(channel, amount)" in d.find_element(By.CSS_SELECTOR, "#editor textarea").get_attribute("value"))
         assert driver.execute_script("return window.dashboard.editor.kind") == "plain"
         assert driver.find_element(By.CSS_SELECTOR, "#editor textarea").accessible_name == "Macro source"
         lines = len(driver.find_element(By.CSS_SELECTOR, "#editor textarea").get_attribute("value").split("\n"))
