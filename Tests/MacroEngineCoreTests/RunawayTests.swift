@@ -71,6 +71,26 @@ struct RunawayTests {
         #expect(try engine.evaluate("'still answering'") == "still answering")
     }
 
+    @Test(arguments: [1, 2])
+    func anAwaitLoopOfLongJobsStoppedWhileDrainingFailsAndIsRolledBack(_ loops: Int) throws {
+        let (engine, model, _) = try makeEngine(timeLimit: .milliseconds(200))
+        // Jobs of 15 ms: the watchdog sees them (they pass its 10 ms tick) and stops one while
+        // JavaScriptCore drains promise jobs, which then returns as if the call had succeeded.
+        try engine.evaluate("""
+            function longJobs(n) {
+              async function loop(channel) { for (;;) { await null; progress[channel] = 5; var t = Date.now(); while (Date.now() - t < 15) {} } }
+              loop("inner"); if (n > 1) loop("outer");
+              return new Promise(function () {});
+            }
+            """)
+        let error = try #require(throws: MacroError.self) {
+            try engine.callFuture("longJobs", arguments: [.number(Double(loops))], deadline: .seconds(3)).wait()
+        }
+        #expect(error.code == .timeout)
+        #expect(model.valuesByName == ["inner": 0, "middle": 0, "outer": 0])
+        #expect(try engine.evaluate("'still answering'") == "still answering")
+    }
+
     @Test func theStallVerdictUsesTheBudgetThenTheCancel() {
         let ms: UInt64 = 1_000_000
         let busy = EngineOccupancy.Snapshot(since: 1000 * ms, budgetNanoseconds: 300 * ms, call: 7, loadingFile: nil, cancelledAt: nil)

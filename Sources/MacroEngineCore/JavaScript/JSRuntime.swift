@@ -173,7 +173,14 @@ final class JSRuntime {
             if outermost { occupancy.end() }
         }
         do {
-            return try body()
+            let result = try body()
+            // Stopped while JavaScriptCore drained promise jobs at the API's exit: the call then
+            // returns as if nothing happened, with a value that is not the script's (measured on
+            // 2.50.6: no exception, the result replaced). The run did not finish: it fails.
+            if entryDepth == 1, watchdog.fired != nil {
+                throw MacroError(code: .threw, message: "JavaScript execution terminated.", macro: macro)
+            }
+            return result
         } catch let error as MacroError where entryDepth == 1 && watchdog.fired != nil {
             let code: MacroError.Code, message: String
             switch watchdog.fired! {
