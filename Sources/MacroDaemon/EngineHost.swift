@@ -25,6 +25,10 @@ final class EngineHost: Sendable {
     private let publishedChanges = Atomic<Int>(0)
     private let counters = Mutex<Counters>(Counters())
     private let consoleRoutes = ConsoleRoutes()
+    /// The Prometheus metrics `GET /metrics` renders.
+    let metrics = EngineMetrics()
+    /// The per-macro statistics (`macro.stats`), confined to the engine's loop.
+    let statistics: NIOLoopBoundBox<StatisticsTable>
 
     struct Settings: Sendable {
         var engineEval: Bool
@@ -55,6 +59,8 @@ final class EngineHost: Sendable {
         self.logger = logger
         self.version = version
         self.settings = Mutex(settings)
+        let statistics = NIOLoopBoundBox.makeBoxSendingValue(StatisticsTable(metrics: metrics), as: StatisticsTable.self, eventLoop: engine.eventLoop)
+        self.statistics = statistics
         model.addObserver { [weak self] _ in self?.modelChanges.add(1, ordering: .relaxed) }
         // console.* still goes to the log; a macro.call's own output also goes to its caller.
         let logConsole = engine.consoleHandler
@@ -63,12 +69,23 @@ final class EngineHost: Sendable {
             consoleRoutes.forward(message)
         }
         // Every synchronous run of JavaScript is a turn: an animation step publishes its own change.
-        engine.onTurnEnd { [weak self] in self?.publishIfChanged() }
+        engine.onTurnEnd { [weak self] in
+            guard let self else { return }
+            publishIfChanged()
+            let entry = engine.occupancy.takeLastEntry()
+            statistics.value.turnEnded(call: entry.call, nanoseconds: entry.nanoseconds)
+        }
+        let loop = engine.eventLoop
+        let record = { @Sendable (body: @escaping @Sendable (StatisticsTable) -> Void) in
+            if loop.inEventLoop { body(statistics.value) } else { loop.execute { body(statistics.value) } }
+        }
         library.onChange { [hub] change in
             switch change {
             case .loaded(let name, let version):
+                record { $0.loaded(name, version: version) }
                 hub.publish(.macros, "macro.loaded", ["name": .string(name), "version": .number(Double(version))])
             case .failed(let name, let error):
+                record { $0.failed(name) }
                 var params: OrderedFields = ["name": .string(name), "file": .string(error.file ?? "")]
                 params["line"] = error.line.map { .number(Double($0)) } ?? .null
                 params["column"] = error.column.map { .number(Double($0)) } ?? .null
@@ -285,6 +302,7 @@ final class EngineHost: Sendable {
             let subscribed = connection.unsubscribe(try params.events())
             return ["events": .array(EventKind.allCases.filter(subscribed.contains).map { .string($0.rawValue) })]
         case .status: return status()
+        case .stats: return try stats(params)
         case .logRecent:
             let limit = params.value["limit"] == .undefined ? NotificationHub.recentLimit : params.value["limit"].intValue ?? -1
             guard limit >= 0 else { throw params.invalid("limit", "must be a whole number >= 0") }
@@ -307,10 +325,74 @@ final class EngineHost: Sendable {
         let arguments = try params.array("args") ?? []
         let deadline = try params.timeLimit()
         counters.locked { $0.calls += 1 }
-        guard let id, let callID else { return library.callFuture(name, arguments: arguments, deadline: deadline, callID: callID) }
-        return consoleRoutes.routing(call: callID, to: connection, id: id) {
-            library.callFuture(name, arguments: arguments, deadline: deadline, callID: callID)
+        // Statistics: registered before the call's first turn (its time in JavaScript), counted
+        // where it settles, on the engine's loop.
+        let statistics = statistics
+        let start = NIODeadline.now().uptimeNanoseconds
+        statistics.value.started(callID ?? 0, macro: name)
+        let future: EventLoopFuture<MacroValue>
+        if let id, let callID {
+            future = consoleRoutes.routing(call: callID, to: connection, id: id) {
+                library.callFuture(name, arguments: arguments, deadline: deadline, callID: callID)
+            }
+        } else {
+            future = library.callFuture(name, arguments: arguments, deadline: deadline, callID: callID)
         }
+        future.hop(to: engine.eventLoop).whenComplete { result in
+            let elapsed = NIODeadline.now().uptimeNanoseconds &- start
+            if case .failure(let error) = result {
+                statistics.value.finished(callID ?? 0, macro: name, nanoseconds: elapsed, failure: error)
+            } else {
+                statistics.value.finished(callID ?? 0, macro: name, nanoseconds: elapsed, failure: nil)
+            }
+        }
+        return future
+    }
+
+    /// `macro.stats {name?, reset?}`: every macro's statistics by name (or `name`'s), as they
+    /// were before a reset.
+    private func stats(_ params: Params) throws -> MacroValue {
+        let name: String? = params.value["name"] == .undefined ? nil : try params.macroName()
+        let reset: Bool
+        switch params.value["reset"] {
+        case .undefined: reset = false
+        case .bool(let value): reset = value
+        default: throw params.invalid("reset", "must be true or false")
+        }
+        let table = statistics.value
+        let names: [String]
+        if let name {
+            guard library.entry(named: name) != nil || table.names.contains(name) else {
+                throw RPCError(code: RPCError.noSuchMacro, message: "no macro named '\(name)'")
+            }
+            names = [name]
+        } else {
+            names = Set(library.entries.map(\.name) + table.names).sorted()
+        }
+        let result = MacroValue.array(names.map(table.json))
+        if reset { table.reset(name) }
+        return result
+    }
+
+    /// The Prometheus metrics as text, the gauges read first. The heap size is read on the
+    /// engine's loop; when a macro keeps it busy past `waitForHeap`, the last reading is shown.
+    func metricsText(on loop: any EventLoop, waitForHeap: TimeAmount = .milliseconds(500)) -> EventLoopFuture<[UInt8]> {
+        metrics.connections.set(Double(hub.count))
+        metrics.queueDepth.set(Double(pending))
+        let promise = loop.makePromise(of: [UInt8].self)
+        let once = ScrapeOnce()
+        let metrics = metrics
+        let timeout = loop.scheduleTask(in: waitForHeap) {
+            if once.claim() { promise.succeed(metrics.render()) }
+        }
+        engine.heapBytes().whenComplete { result in
+            if case .success(let bytes) = result { metrics.heapBytes.set(Double(bytes)) }
+            if once.claim() {
+                timeout.cancel()
+                promise.succeed(metrics.render())
+            }
+        }
+        return promise.futureResult
     }
 
     private func save(_ params: Params) throws -> MacroValue {

@@ -88,6 +88,7 @@ public final class MacroDaemon: Service, Sendable {
                 engineEval: config.engineEval, queueLimit: config.queueLimit, socket: socketPath, fsync: config.fsync,
                 newFileMode: FileMode.newFile(umask: userUmask)),
             version: version, logger: logger)
+        if let handover { host.metrics.restarts.increment(by: handover.totalRestarts) }
         // The last line of defence, watching from its own thread from the first file loaded on.
         let recovery = StallRecovery(host: host, hub: hub, socketPath: socketPath, previous: handover, logger: logger)
         let stallWatch = StallWatch(

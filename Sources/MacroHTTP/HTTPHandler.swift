@@ -6,8 +6,8 @@ import NIOHTTP1
 import NIOWebSocket
 
 /// Answers the dashboard's plain HTTP requests: the page and its assets, `GET /config.json`
-/// (the channels and their ranges), CodeMirror's files, and `POST /rpc` (one JSON-RPC message,
-/// its reply as the response). Every request passes ``RequestGuard`` first; every response
+/// (the channels and their ranges), CodeMirror's files, `GET /metrics` (Prometheus) and
+/// `POST /rpc` (one JSON-RPC message, its reply as the response). Every request passes ``RequestGuard`` first; every response
 /// carries a strict Content-Security-Policy and no CORS header. A `GET /ws` that reaches this
 /// handler was not upgraded: it is answered with the guard's refusal, or 400.
 final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
@@ -84,6 +84,7 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             }
             let config: MacroValue = ["channels": .array(channels), "codemirror": .bool(files.hasCodeMirror)]
             send(.ok, body: Array(config.jsonText().utf8), contentType: "application/json", head: head, context: context)
+        case (.GET, "/metrics"), (.HEAD, "/metrics"): metrics(head: head, context: context)
         case (.GET, _), (.HEAD, _):
             if let file = StaticFiles.page[path] ?? (path.hasPrefix("/codemirror/") ? files.codeMirror(path) : nil) {
                 send(.ok, body: file.body, contentType: file.contentType, head: head, context: context)
@@ -111,6 +112,15 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             case .failure(let error):
                 handler.send(.internalServerError, text: "500 Internal Server Error: \(error)\n", head: head, context: context)
             }
+        }
+    }
+
+    /// Prometheus' scrape: the metrics in its text format (the token as for every request).
+    private func metrics(head: HTTPRequestHead, context: ChannelHandlerContext) {
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        gateway.metrics(on: context.eventLoop).whenSuccess { body in
+            let (handler, context) = loopBound.value
+            handler.send(.ok, body: body, contentType: EngineMetrics.contentType, head: head, context: context)
         }
     }
 

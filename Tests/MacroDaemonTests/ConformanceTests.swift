@@ -117,6 +117,7 @@ struct ConformanceTests {
         ("engine.status", ["x": 1], "unknown param 'x' (engine.status takes no params)"),
         ("engine.eval", ["source": "1", "file": "x"], "unknown param 'file' (engine.eval takes source, timeoutMs)"),
         ("log.recent", ["limit": 1, "level": "error"], "unknown param 'level' (log.recent takes limit)"),
+        ("macro.stats", ["name": "bump", "sort": "calls"], "unknown param 'sort' (macro.stats takes name, reset)"),
     ]
 
     @Test(arguments: unknownKeys)
@@ -136,6 +137,7 @@ struct ConformanceTests {
         ("macro.source", "../etc"), ("macro.source", "a b"),
         ("macro.save", "../etc"), ("macro.save", "lib/x"),
         ("macro.delete", "../bump"), ("macro.delete", "with.dot"),
+        ("macro.stats", "../bump"),
     ]
 
     @Test(arguments: badNames)

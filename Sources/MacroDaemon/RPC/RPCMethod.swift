@@ -16,6 +16,7 @@ package enum RPCMethod: String, CaseIterable, Sendable {
     case status = "engine.status"
     case eval = "engine.eval"
     case logRecent = "log.recent"
+    case stats = "macro.stats"
 
     /// The params it accepts, in documentation order. `nil`: the method checks its own keys
     /// (`progress.set` takes the configured channel names).
@@ -28,6 +29,7 @@ package enum RPCMethod: String, CaseIterable, Sendable {
         case .subscribe, .unsubscribe: ["events"]
         case .eval: ["source", "timeoutMs"]
         case .logRecent: ["limit"]
+        case .stats: ["name", "reset"]
         case .progressSet: nil
         case .list, .types, .running, .progressGet, .status: []
         }

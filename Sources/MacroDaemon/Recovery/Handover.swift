@@ -24,6 +24,8 @@ struct Handover: Codable, Sendable {
     var quarantine = Quarantine()
     /// Restarts so far, with their times (uptime seconds of the machine), for the restart budget.
     var restarts: [Double] = []
+    /// Every restart since macrod was started (not only the budget window's): `macroengine_engine_restarts_total`.
+    var totalRestarts = 0
     /// Why the last restart happened (logged by the new process).
     var reason: String = ""
     /// When the stall was noticed (wall clock, seconds since 1970): the new process logs the time to serve again.

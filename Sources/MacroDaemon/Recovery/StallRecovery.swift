@@ -101,6 +101,7 @@ final class StallRecovery: Sendable {
         }
         let now = Double(NIODeadline.now().uptimeNanoseconds) / 1e9
         handover.restarts = (previous?.restarts ?? []).filter { now - $0 < Self.budgetWindow } + [now]
+        handover.totalRestarts = (previous?.totalRestarts ?? 0) + 1
         handover.reason = reason
         handover.stalledAt = Date().timeIntervalSince1970
         guard handover.restarts.count <= Self.budget else {

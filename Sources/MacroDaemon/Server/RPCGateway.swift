@@ -48,6 +48,11 @@ package final class RPCGateway: Sendable {
         }
     }
 
+    /// The Prometheus metrics in the text exposition format (`GET /metrics`), on `loop`.
+    package func metrics(on loop: any EventLoop) -> EventLoopFuture<[UInt8]> {
+        host.metricsText(on: loop)
+    }
+
     /// Sets the dashboard URL that `engine.status` reports (nil: none).
     package func setDashboard(_ url: String?) {
         host.update { $0.dashboard = url }

@@ -37,6 +37,8 @@ public final class EngineOccupancy: Sendable {
     private let call = Atomic<Int>(0)
     private let cancelledAt = Atomic<UInt64>(0)
     private let loading = Mutex<(file: String, hash: UInt64)?>(nil)
+    private let lastEntryNanoseconds = Atomic<UInt64>(0)
+    private let lastEntryCall = Atomic<Int>(0)
 
     /// Creates an idle record.
     public init() {}
@@ -69,9 +71,20 @@ public final class EngineOccupancy: Sendable {
 
     /// The outermost entry returned to Swift (engine thread).
     func end() {
+        // Kept for the per-macro statistics (time in JavaScript): read and cleared by takeLastEntry().
+        lastEntryCall.store(call.load(ordering: .relaxed), ordering: .relaxed)
+        lastEntryNanoseconds.store(Self.now() &- since.load(ordering: .relaxed), ordering: .relaxed)
         since.store(0, ordering: .releasing)
         call.store(0, ordering: .relaxed)
         cancelledAt.store(0, ordering: .relaxed)
+    }
+
+    /// The last outermost entry that ended: the call it served (0: none) and how long it ran, in
+    /// nanoseconds; then cleared, so each entry is taken once (nanoseconds 0: none since). Read on
+    /// the engine's loop after a turn (``MacroEngine/onTurnEnd(_:)``).
+    public func takeLastEntry() -> (call: Int, nanoseconds: UInt64) {
+        let nanoseconds = lastEntryNanoseconds.exchange(0, ordering: .relaxed)
+        return (lastEntryCall.load(ordering: .relaxed), nanoseconds)
     }
 
     /// Names the file being evaluated at load (nil when done).
