@@ -101,4 +101,23 @@ struct MetricsTests {
         let after = try Self.parse(try HTTPProbe.request(port: dashboard.port, "GET", "/metrics", headers: [dashboard.bearer]).body)
         #expect(after.first { $0.name == "macroengine_calls_total" && $0.labels == ["macro": "echo", "outcome": "ok"] }?.value == 3)
     }
+
+    @Test func engineRestartsAreCountedAcrossTheRestart() throws {
+        var files = Self.files
+        files["loop.js"] = "async function() { for (;;) await null; }"
+        let dashboard = try DashboardDaemon(files: files, config: "time_limit_ms: 300\nstall_grace_ms: 300\n")
+        let client = try dashboard.daemon.client()
+        let error = try #require(throws: RPCError.self) { try client.call("macro.call", ["name": "loop"]) }
+        #expect(error.code == RPCError.timeout)
+        // The re-executed macrod keeps the connection, the port and the token; it learnt the count
+        // from the hand-over.
+        #expect(try client.call("macro.call", ["name": "echo", "args": [1]]) == 1)
+        let reply = try HTTPProbe.request(port: dashboard.port, "GET", "/metrics", headers: [dashboard.bearer])
+        // Foundation's Process watches its child through a descriptor the restart closed: until
+        // macrod exits, Process cannot run another child (the parser), so stop it first.
+        #expect(dashboard.daemon.stop() == 0)
+        let samples = try Self.parse(reply.body)
+        #expect(samples.first { $0.name == "macroengine_engine_restarts_total" }?.value == 1)
+        #expect(samples.first { $0.name == "macroengine_calls_total" && $0.labels == ["macro": "echo", "outcome": "ok"] }?.value == 1)
+    }
 }

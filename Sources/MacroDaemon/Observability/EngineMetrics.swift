@@ -24,7 +24,6 @@ package final class EngineMetrics: Sendable {
     static var duration: MetricNameDescriptor { descriptor("call_duration", "seconds", "Macro call latency, from its start on the engine to its settling.") }
     static var reloads: MetricNameDescriptor { descriptor("reloads", "total", "Macro and lib file reloads (a new version after the first) by result: ok, or failed (did not load).") }
 
-
     /// `macroengine_NAME_UNIT` (no unit: `macroengine_NAME`) with its HELP text.
     static func descriptor(_ name: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
         MetricNameDescriptor(namespace: "macroengine", metricName: name, unitName: unit, helpText: help)
