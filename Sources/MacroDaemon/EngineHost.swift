@@ -63,9 +63,12 @@ final class EngineHost: Sendable {
         self.statistics = statistics
         model.addObserver { [weak self] _ in self?.modelChanges.add(1, ordering: .relaxed) }
         // console.* still goes to the log; a macro.call's own output also goes to its caller.
-        let logConsole = engine.consoleHandler
-        engine.consoleHandler = { [consoleRoutes] message in
-            logConsole(message)
+        engine.consoleHandler = { [consoleRoutes, logger] message in
+            // With the call's id, so a log shipper can group a call's lines.
+            var metadata: Logger.Metadata = [:]
+            if let macro = message.macro { metadata["macro"] = "\(macro)" }
+            if let call = message.call { metadata["call"] = "\(call)" }
+            logger.log(level: message.level, "\(message.message)", metadata: metadata)
             consoleRoutes.forward(message)
         }
         // Every synchronous run of JavaScript is a turn: an animation step publishes its own change.

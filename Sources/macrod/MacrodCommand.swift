@@ -85,7 +85,7 @@ struct MacrodCommand: AsyncParsableCommand {
         let socketPath = SocketPath.resolve(socket ?? settings.socket)
         settings.macrosDirectory = URL(fileURLWithPath: settings.macrosDirectory).standardizedFileURL.path
 
-        var logger = Logger(label: "macrod") { DaemonLogHandler(label: $0) }
+        var logger = Logger(label: "macrod") { [format = settings.logFormat] in DaemonLogHandler(label: $0, format: format) }
         logger.logLevel = settings.logLevel
         // MACROENGINE_CODEMIRROR_DIR: another copy of CodeMirror 5 than Debian's (or none: a plain editor).
         let codeMirror = ProcessInfo.processInfo.environment["MACROENGINE_CODEMIRROR_DIR"].flatMap { $0.isEmpty ? nil : $0 }

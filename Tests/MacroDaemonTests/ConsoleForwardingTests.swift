@@ -72,7 +72,9 @@ struct ConsoleForwardingTests {
         var record = try watcher.waitFor("log")
         while record["message"] != "sync only" { record = try watcher.waitFor("log") }
         #expect(record["level"] == "info")
-        #expect(record["metadata"] == ["macro": "quiet"])
+        // The call's id too (the one `macro.console` named).
+        let call = try MacroValue(jsonText: before[0])["params"]["call"].intValue
+        #expect(record["metadata"] == ["macro": "quiet", "call": .string(call.map(String.init) ?? "?")])
         #expect(try watcher.call("progress.get") == ["inner": 0, "middle": 0, "outer": 0])
         #expect(!watcher.pendingNotifications.contains { $0["method"] == "macro.console" })
     }
@@ -117,7 +119,8 @@ struct ConsoleForwardingTests {
         #expect(!recent.contains { $0.jsonText().contains("__macroengine") })
         #expect(!daemon.log.contains("__macroengine"))
         // On stderr a multi-line message keeps its further lines under the record, indented.
-        #expect(daemon.log.contains(" info macrod: Error: x macro=stack\n        at stack@\(daemon.macros)/stack.js:2:20\n"))
+        let record = try #require(daemon.log.range(of: " info macrod: Error: x macro=stack call="))
+        #expect(daemon.log[record.upperBound...].drop { $0.isNumber }.hasPrefix("\n        at stack@\(daemon.macros)/stack.js:2:20\n"))
     }
 
     static func exchange(_ client: RPCClient, _ line: String) throws -> String {

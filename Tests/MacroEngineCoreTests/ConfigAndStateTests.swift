@@ -28,13 +28,15 @@ struct ConfigTests {
 
     @Test func anEmptyFileIsTheDefaults() throws {
         let config = try MacroConfig.parse("# nothing but a comment\n", file: "/x/c.yaml")
+        #expect(config.logFormat == .text)
+        #expect(try MacroConfig.parse("log_format: json\n", file: "/x/c.yaml").logFormat == .json)
         #expect(config.channels == ProgressChannel.seed)
         #expect(config.timeLimit == .seconds(5))
     }
 
     @Test(arguments: [
         ("time_limit: 5", ConfigError.Code.unknownKey, "time_limit",
-         "unknown key (known keys: macros_dir, state_file, time_limit_ms, log_level, allow_eval, progress, socket, shutdown_grace_ms, max_line_bytes, allowed_uids, engine_eval, queue_limit, call_deadline_ms, fsync, fsync_interval_ms, memory_limit_mb, io_thread, connection_in_flight, connection_buffer_bytes, harden_builtins, stall_grace_ms, http, http_allow_remote)"),
+         "unknown key (known keys: macros_dir, state_file, time_limit_ms, log_level, allow_eval, progress, socket, shutdown_grace_ms, max_line_bytes, allowed_uids, engine_eval, queue_limit, call_deadline_ms, fsync, fsync_interval_ms, memory_limit_mb, io_thread, connection_in_flight, connection_buffer_bytes, harden_builtins, stall_grace_ms, http, http_allow_remote, log_format)"),
         ("progress:\n  - { name: inner, maximum: 3 }", .unknownKey, "progress[0].maximum", "unknown key (known keys: name, min, max, initial)"),
         ("time_limit_ms: soon", .wrongType, "time_limit_ms", "expected an integer"),
         ("allow_eval: 3", .wrongType, "allow_eval", "expected true or false"),
@@ -50,6 +52,7 @@ struct ConfigTests {
         ("fsync: sometimes", .invalidValue, "fsync", "must be one of always, interval, never, got 'sometimes'"),
         ("fsync_interval_ms: 0", .invalidValue, "fsync_interval_ms", "must be between 1 and 3600000, got 0"),
         ("io_thread: both", .invalidValue, "io_thread", "must be one of separate, engine, got 'both'"),
+        ("log_format: yaml", .invalidValue, "log_format", "must be one of text, json, got 'yaml'"),
         ("connection_in_flight: 0", .invalidValue, "connection_in_flight", "must be between 1 and 65536, got 0"),
         ("connection_buffer_bytes: 1024", .invalidValue, "connection_buffer_bytes", "must be between 65536 and 1073741824, got 1024"),
         ("connection_buffer_bytes: lots", .wrongType, "connection_buffer_bytes", "expected an integer"),

@@ -1,5 +1,7 @@
 import Foundation
 import Logging
+import MacroEngineCore
+import MacroRPC
 
 #if canImport(Glibc)
 import Glibc
@@ -59,19 +61,40 @@ package enum LogRecordFormat {
         }
         return head + tail + "\n"
     }
+
+    /// One record as one line of JSON (`log_format: json`): `timestamp`, `level`, `message`,
+    /// `macro` and `call` (the call id, a number; both null when the record has none), then the
+    /// other metadata in the stable order under `metadata`. A stack stays inside its string.
+    package static func jsonLine(time: String, level: Logger.Level, label: String, message: String, metadata: Logger.Metadata) -> String {
+        var fields: OrderedFields = ["timestamp": .string(time), "level": .string(level.rawValue), "message": .string(message)]
+        let pairs = ordered(metadata)
+        fields["macro"] = pairs.first { $0.key == "macro" }.map { .string($0.value) } ?? .null
+        fields["call"] = pairs.first { $0.key == "call" }.map { pair in Int(pair.value).map { .number(Double($0)) } ?? .string(pair.value) } ?? .null
+        var rest = OrderedFields()
+        for (key, value) in pairs where key != "macro" && key != "call" { rest[key] = .string(value) }
+        fields["metadata"] = .object(rest)
+        fields["logger"] = .string(label)
+        return MacroValue.object(fields).jsonText() + "\n"
+    }
 }
 
-/// macrod's stderr log: one record per `write(2)`, laid out by ``LogRecordFormat``.
+/// macrod's stderr log: one record per `write(2)`, laid out by ``LogRecordFormat`` as text or
+/// as one JSON object per line (`log_format`).
 public struct DaemonLogHandler: LogHandler {
     /// The logger's label (`macrod`).
     public let label: String
+    /// Text records or JSON lines.
+    public let format: LogFormat
     /// Metadata added to every record.
     public var metadata: Logger.Metadata = [:]
     /// The lowest level written.
     public var logLevel: Logger.Level = .info
 
-    /// A handler writing to standard error.
-    public init(label: String) { self.label = label }
+    /// A handler writing to standard error in `format`.
+    public init(label: String, format: LogFormat = .text) {
+        self.label = label
+        self.format = format
+    }
 
     /// Metadata for `key`.
     public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
@@ -82,8 +105,9 @@ public struct DaemonLogHandler: LogHandler {
     /// Writes one record.
     public func log(event: LogEvent) {
         let merged = metadata.merging(event.metadata ?? [:], uniquingKeysWith: { _, new in new })
-        let text = LogRecordFormat.line(
-            time: LogRecordFormat.timestamp(), level: event.level, label: label, message: "\(event.message)", metadata: merged)
+        let text = format == .json
+            ? LogRecordFormat.jsonLine(time: LogRecordFormat.timestamp(), level: event.level, label: label, message: "\(event.message)", metadata: merged)
+            : LogRecordFormat.line(time: LogRecordFormat.timestamp(), level: event.level, label: label, message: "\(event.message)", metadata: merged)
         let bytes = Array(text.utf8)
         var offset = 0
         while offset < bytes.count {

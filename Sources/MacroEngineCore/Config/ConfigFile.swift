@@ -31,7 +31,7 @@ struct ConfigFile: Decodable {
         "call_deadline_ms", "fsync", "fsync_interval_ms", "memory_limit_mb", "io_thread",
         "connection_in_flight", "connection_buffer_bytes",
         "harden_builtins", "stall_grace_ms",
-        "http", "http_allow_remote",
+        "http", "http_allow_remote", "log_format",
     ]
     var macrosDir: String?
     var stateFile: String?
@@ -56,6 +56,7 @@ struct ConfigFile: Decodable {
     var stallGraceMs: Int?
     var http: String?
     var httpAllowRemote: Bool?
+    var logFormat: String?
 
     enum CodingKeys: String, CodingKey {
         case macrosDir = "macros_dir", stateFile = "state_file", timeLimitMs = "time_limit_ms"
@@ -66,7 +67,7 @@ struct ConfigFile: Decodable {
         case memoryLimitMB = "memory_limit_mb", ioThread = "io_thread"
         case connectionInFlight = "connection_in_flight", connectionBufferBytes = "connection_buffer_bytes"
         case hardenBuiltins = "harden_builtins", stallGraceMs = "stall_grace_ms"
-        case http, httpAllowRemote = "http_allow_remote"
+        case http, httpAllowRemote = "http_allow_remote", logFormat = "log_format"
     }
 
     init(from decoder: any Decoder) throws {
@@ -95,6 +96,7 @@ struct ConfigFile: Decodable {
         connectionBufferBytes = try c.decodeIfPresent(Int.self, forKey: .connectionBufferBytes)
         http = try c.decodeIfPresent(String.self, forKey: .http)
         httpAllowRemote = try c.decodeIfPresent(Bool.self, forKey: .httpAllowRemote)
+        logFormat = try c.decodeIfPresent(String.self, forKey: .logFormat)
     }
 
     struct ChannelFile: Decodable {
@@ -136,6 +138,12 @@ struct ConfigFile: Decodable {
                     message: "must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")), got '\(logLevel)'")
             }
             config.logLevel = level
+        }
+        if let logFormat {
+            guard let format = LogFormat(rawValue: logFormat) else {
+                throw ConfigError(code: .invalidValue, file: file, key: "log_format", message: "must be one of text, json, got '\(logFormat)'")
+            }
+            config.logFormat = format
         }
         if let allowEval { config.allowEval = allowEval }
         if let memoryLimitMB {

@@ -53,6 +53,8 @@ public struct MacroConfig: Sendable, Equatable {
     /// Replies and notifications that may wait to be written to one connection before macrod
     /// stops reading from it, or drops it when it is only subscribed (`connection_buffer_bytes`, 1 MiB).
     public var connectionBufferBytes: Int = 1 << 20
+    /// How macrod's log is written on stderr (`log_format`, default `text`).
+    public var logFormat: LogFormat = .text
     /// Which thread serves macrod's connections (`io_thread`, default `separate`).
     public var ioThread: IOThread = .separate
     /// The `interval` policy's period (`fsync_interval_ms`, default 1000).
