@@ -10,7 +10,8 @@ struct Stats: ParsableCommand {
         discussion: "Latencies are in milliseconds, from a call's start on the engine to its settling. --reset clears the statistics (of NAME, or all) after printing them.")
     @Argument(help: "Only this macro.") var name: String?
     @Flag(name: .long, help: "Clear the statistics after printing them.") var reset = false
-    @OptionGroup var options: EngineOptions
+    @OptionGroup var daemon: DaemonOptions
+    var options: EngineOptions { EngineOptions(daemon) }
 
     func run() throws {
         let client = try DaemonLink.require(options, for: "stats")
@@ -18,7 +19,7 @@ struct Stats: ParsableCommand {
         if let name { params["name"] = .string(name) }
         if reset { params["reset"] = true }
         let stats: MacroValue
-        do { stats = try client.call("macro.stats", .object(params)) } catch let error as RPCError { throw DaemonLink.report(error, json: options.json) }
+        do { stats = try client.call("macro.stats", .object(params)) } catch let error as RPCError { throw DaemonLink.report(error) }
         if options.json {
             print(stats.jsonText())
             return
