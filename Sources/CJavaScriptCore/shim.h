@@ -42,6 +42,17 @@ JS_EXPORT void JSSynchronousGarbageCollectForDebugging(JSContextRef ctx);
 /* Returns an object with heapSize, heapCapacity, extraMemorySize, objectCount, ... */
 JS_EXPORT JSObjectRef JSGetMemoryUsageStatistics(JSContextRef ctx);
 
+/* JavaScriptCore's sampling profiler (JSContextRefPrivate.h): starts sampling the group's VM
+ * (about once a millisecond), returns false when the build has no profiler. */
+JS_EXPORT bool JSContextGroupEnableSamplingProfiler(JSContextGroupRef group);
+
+/* Stops sampling; the samples taken so far are kept until taken. */
+JS_EXPORT void JSContextGroupDisableSamplingProfiler(JSContextGroupRef group);
+
+/* The samples taken since the last call, as JSON text ({"traces": [{"frames": [...]}]}, the top
+ * of each stack first), and forgets them. */
+JS_EXPORT JSStringRef JSContextGroupTakeSamplesFromSamplingProfiler(JSContextGroupRef group);
+
 #ifdef __cplusplus
 }
 #endif

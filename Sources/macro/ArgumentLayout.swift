@@ -5,7 +5,7 @@
 /// stays an option, which the parser rejects as a usage error (`macro run bump --bogus`).
 enum ArgumentLayout {
     /// Options that take a value as the next word.
-    static let optionsWithValue: Set<String> = ["--socket", "--config", "--macros", "--state", "--timeout-ms", "--wait-ms", "--lines"]
+    static let optionsWithValue: Set<String> = ["--socket", "--config", "--macros", "--state", "--timeout-ms", "--wait-ms", "--lines", "--runs", "--format", "--output"]
 
     /// True for `-2`, `-2.5`, `-.5`, `-1e3`: a value, not an option.
     static func isNegativeNumber(_ word: String) -> Bool {

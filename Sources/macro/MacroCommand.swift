@@ -35,7 +35,7 @@ struct MacroCommand: ParsableCommand {
             \(Exit.helpTable)
             """,
         version: MacroEngineVersion.string,
-        subcommands: [Run.self, List.self, Show.self, Check.self, Status.self, SetValue.self, Progress.self, Logs.self, Edit.self, Types.self, Repl.self, Running.self, Cancel.self, Dashboard.self, Stats.self]
+        subcommands: [Run.self, List.self, Show.self, Check.self, Status.self, SetValue.self, Progress.self, Logs.self, Edit.self, Types.self, Repl.self, Running.self, Cancel.self, Dashboard.self, Stats.self, Profile.self]
     )
 
     /// Parses (after ``ArgumentLayout``), runs, and turns every failure into its exit code:

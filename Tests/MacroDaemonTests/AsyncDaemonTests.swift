@@ -60,7 +60,9 @@ struct AsyncDaemonTests {
         var log = try client.waitFor("log")
         while log["metadata"]["macro"] != "chatty" { log = try client.waitFor("log") }
         #expect(log["time"].stringValue?.count == 24)
-        #expect(log == ["time": log["time"], "level": "warning", "message": "careful { n: 1 }", "metadata": ["macro": "chatty"]])
+        // With the id of the call that logged it (a number, as text like every metadata value).
+        #expect(Int(log["metadata"]["call"].stringValue ?? "") != nil)
+        #expect(log == ["time": log["time"], "level": "warning", "message": "careful { n: 1 }", "metadata": ["macro": "chatty", "call": log["metadata"]["call"]]])
     }
 
     @Test func editingALibFileReloadsIt() throws {

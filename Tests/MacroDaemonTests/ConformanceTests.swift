@@ -118,6 +118,7 @@ struct ConformanceTests {
         ("engine.eval", ["source": "1", "file": "x"], "unknown param 'file' (engine.eval takes source, timeoutMs)"),
         ("log.recent", ["limit": 1, "level": "error"], "unknown param 'level' (log.recent takes limit)"),
         ("macro.stats", ["name": "bump", "sort": "calls"], "unknown param 'sort' (macro.stats takes name, reset)"),
+        ("macro.profile", ["name": "bump", "interval": 1], "unknown param 'interval' (macro.profile takes name, args, runs, timeoutMs)"),
     ]
 
     @Test(arguments: unknownKeys)

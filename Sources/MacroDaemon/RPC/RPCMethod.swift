@@ -17,6 +17,7 @@ package enum RPCMethod: String, CaseIterable, Sendable {
     case eval = "engine.eval"
     case logRecent = "log.recent"
     case stats = "macro.stats"
+    case profile = "macro.profile"
 
     /// The params it accepts, in documentation order. `nil`: the method checks its own keys
     /// (`progress.set` takes the configured channel names).
@@ -30,6 +31,7 @@ package enum RPCMethod: String, CaseIterable, Sendable {
         case .eval: ["source", "timeoutMs"]
         case .logRecent: ["limit"]
         case .stats: ["name", "reset"]
+        case .profile: ["name", "args", "runs", "timeoutMs"]
         case .progressSet: nil
         case .list, .types, .running, .progressGet, .status: []
         }
