@@ -72,15 +72,25 @@ public final class EngineOccupancy: Sendable {
     /// The outermost entry returned to Swift (engine thread).
     func end() {
         // Kept for the per-macro statistics (time in JavaScript): read and cleared by takeLastEntry().
-        lastEntryCall.store(call.load(ordering: .relaxed), ordering: .relaxed)
-        lastEntryNanoseconds.store(Self.now() &- since.load(ordering: .relaxed), ordering: .relaxed)
+        // Entries of no call (jobs left queued, a file loading) do not replace a call's; further
+        // entries of the same call before the take add up.
+        let current = call.load(ordering: .relaxed)
+        if current != 0 {
+            let elapsed = Self.now() &- since.load(ordering: .relaxed)
+            if lastEntryCall.exchange(current, ordering: .relaxed) == current {
+                lastEntryNanoseconds.add(elapsed, ordering: .relaxed)
+            } else {
+                lastEntryNanoseconds.store(elapsed, ordering: .relaxed)
+            }
+        }
         since.store(0, ordering: .releasing)
         call.store(0, ordering: .relaxed)
         cancelledAt.store(0, ordering: .relaxed)
     }
 
-    /// The last outermost entry that ended: the call it served (0: none) and how long it ran, in
-    /// nanoseconds; then cleared, so each entry is taken once (nanoseconds 0: none since). Read on
+    /// The last call's outermost entries that ended since the previous take: the call they served
+    /// and how long they ran in all, in nanoseconds; then cleared, so each entry is taken once
+    /// (nanoseconds 0: none since). Read on
     /// the engine's loop after a turn (``MacroEngine/onTurnEnd(_:)``).
     public func takeLastEntry() -> (call: Int, nanoseconds: UInt64) {
         let nanoseconds = lastEntryNanoseconds.exchange(0, ordering: .relaxed)
