@@ -105,18 +105,10 @@ struct LoadTests {
         }
         let status = try daemon.client().call("engine.status")
         #expect(status["errors"] == 0)
-        let peak = try Self.peakResidentMiB(pid: daemon.pid)
+        let peak = try daemon.memoryKiB("VmHWM") / 1024
         print("load: \(Self.clients) clients x \(Self.requestsPerClient) requests, peak RSS \(peak) MiB, \(status["seq"].intValue ?? 0) published changes")
         // Sanitizer builds (make sanitize) keep freed memory in quarantine and say so here.
         let bound = ProcessInfo.processInfo.environment["MACROENGINE_LOAD_RSS_BOUND_MIB"].flatMap(Int.init) ?? 512
         #expect(peak < bound)
-    }
-
-    /// VmHWM of a process, in MiB.
-    static func peakResidentMiB(pid: Int32) throws -> Int {
-        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
-        let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") })
-        let kib = try #require(Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]))
-        return kib / 1024
     }
 }

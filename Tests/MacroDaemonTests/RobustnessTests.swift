@@ -37,9 +37,7 @@ struct RobustnessTests {
         for i in 0..<20 {
             #expect(try polite.call("macro.call", ["name": "echo", "args": [.number(Double(i))]]) == .number(Double(i)))
         }
-        let status = try String(contentsOfFile: "/proc/\(daemon.pid)/status", encoding: .utf8)
-        let residentKiB = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }
-            .flatMap { Int($0.split(separator: " ", omittingEmptySubsequences: true)[1]) } ?? .max
+        let residentKiB = try daemon.memoryKiB("VmRSS")
         #expect(residentKiB < 256 * 1024, "macrod holds \(residentKiB / 1024) MiB for one client that does not read")
         #expect(daemon.isRunning)
     }

@@ -180,9 +180,7 @@ struct StallRecoveryTests {
         let daemon = try DaemonProcess(files: files, config: "time_limit_ms: 60000\nmemory_limit_mb: 512\n")
         let client = try daemon.client()
         #expect(throws: RPCError.self) { try client.call("macro.call", ["name": "bomb"]) }
-        let status = try String(contentsOfFile: "/proc/\(daemon.pid)/status", encoding: .utf8)
-        let peakKiB = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }
-            .flatMap { Int($0.split(separator: " ", omittingEmptySubsequences: true)[1]) } ?? .max
+        let peakKiB = try daemon.memoryKiB("VmHWM")
         // The cap plus 25%, the daemon's own baseline included.
         #expect(peakKiB < 640 * 1024, "peak RSS \(peakKiB / 1024) MiB")
         var failures: [String] = []

@@ -98,6 +98,16 @@ public final class DaemonProcess: @unchecked Sendable {
     /// Sends a signal without waiting.
     public func signal(_ signal: Int32) { kill(process.processIdentifier, signal) }
 
+    /// A size from `/proc/PID/status` in KiB: `VmRSS` (resident now) or `VmHWM` (peak resident).
+    public func memoryKiB(_ field: String) throws -> Int {
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field + ":") }),
+              let kib = Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]) else {
+            throw DaemonStartError(log: "no \(field) in /proc/\(pid)/status")
+        }
+        return kib
+    }
+
     /// The daemon's log so far.
     public var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 }
