@@ -129,9 +129,16 @@ public final class RPCClient {
     /// arrive first are kept in ``pendingNotifications``.
     @discardableResult
     public func call(_ method: String, _ params: MacroValue? = nil) throws -> MacroValue {
+        try call(method, params) { note, _ in pendingNotifications.append(note) }
+    }
+
+    /// Calls `method` and hands every notification that arrives before the reply to
+    /// `onNotification` with the request's id (e.g. the call's `macro.console` output).
+    public func call(_ method: String, _ params: MacroValue?, onNotification: (MacroValue, MacroValue) -> Void) throws -> MacroValue {
         nextID += 1
-        let id = nextID
-        var request: OrderedFields = ["jsonrpc": "2.0", "id": .number(Double(id)), "method": .string(method)]
+        let number = nextID
+        let id = MacroValue.number(Double(number))
+        var request: OrderedFields = ["jsonrpc": "2.0", "id": id, "method": .string(method)]
         if let params { request["params"] = params }
         try send(raw: MacroValue.object(request).jsonText())
         while true {
@@ -139,10 +146,10 @@ public final class RPCClient {
                 throw RPCError(code: RPCError.internalError, message: "macrod closed the connection before answering \(method)")
             }
             if message["id"] == .undefined, message["method"] != .undefined {
-                pendingNotifications.append(message)
+                onNotification(message, id)
                 continue
             }
-            if message["id"].intValue != id {
+            if message["id"].intValue != number {
                 if let error = RPCError(json: message["error"]) { throw error }
                 continue
             }
