@@ -99,7 +99,7 @@ extension MacroValue {
 }
 
 extension MacroValue: Decodable {
-    private struct Key: CodingKey {
+    private struct FieldKey: CodingKey {
         var stringValue: String
         var intValue: Int? { nil }
         init(stringValue: String) { self.stringValue = stringValue }
@@ -108,7 +108,7 @@ extension MacroValue: Decodable {
 
     /// Decodes any JSON value; object keys come out sorted (JSON objects are unordered).
     public init(from decoder: any Decoder) throws {
-        if let keyed = try? decoder.container(keyedBy: Key.self) {
+        if let keyed = try? decoder.container(keyedBy: FieldKey.self) {
             var object = OrderedDictionary<String, MacroValue>()
             for key in keyed.allKeys.sorted(by: { $0.stringValue < $1.stringValue }) {
                 object[key.stringValue] = try keyed.decode(MacroValue.self, forKey: key)
