@@ -7,7 +7,7 @@ APT_PKGS   := libjavascriptcoregtk-4.1-dev pkg-config
 SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 STATE_DIR  := .run
 
-.PHONY: all deps test-deps tool-deps browser-deps codemirror-deps build release run demo test bench bench-deps fuzz sanitize soak completions install-user clean help
+.PHONY: all release-check deps test-deps tool-deps browser-deps codemirror-deps build release run demo test bench bench-deps fuzz sanitize soak completions install-user clean help
 
 all: build
 
@@ -71,6 +71,16 @@ build: deps
 RELEASE_FLAGS := -c release --static-swift-stdlib
 release: deps
 	$(SWIFT) build $(RELEASE_FLAGS)
+
+# CI's check of the release binaries `make run` and `make bench` use: each must parse its
+# arguments (a statically linked Swift runtime once lost argv; debug builds did not show it).
+release-check: release
+	@BIN=$$($(SWIFT) build -c release --show-bin-path); \
+	for tool in macro macrod macro-bench; do \
+		out=$$(timeout 10 $$BIN/$$tool --help 2>&1 | head -1); \
+		case "$$out" in OVERVIEW:*) echo "==> $$tool --help: ok";; \
+		*) echo "error: release $$tool --help printed '$$out', not its help" >&2; exit 1;; esac; \
+	done
 
 # The main job: macrod in the foreground with the repo's config/ and macros/ (Ctrl-C stops it).
 run: release codemirror-deps

@@ -1,14 +1,25 @@
 #include "CJSCStartup.h"
 #include <stdlib.h>
 
+/* From WebKitGTK's GLib API (jsc/JSCOptions.h); declared here so this target needs no glib
+ * headers. gboolean is an int. Resolved from libjavascriptcoregtk when the executable links. */
+extern int jsc_options_set_boolean(const char *option, int value);
+
 static bool applied = false;
 
-/* JSC_usePollingTraps: optimized code checks the watchdog at loop back-edges; without it a
- * runaway loop that has tiered up is never terminated on WebKitGTK 2.50 (see JSCOptions.swift).
- * A value the user already set is kept. Runs before main, single-threaded. */
+/* usePollingTraps: optimized code checks the watchdog at loop back-edges; without it a runaway
+ * loop that has tiered up is never terminated on WebKitGTK 2.50 (see JSCOptions.swift).
+ * Runs before main, single-threaded, before any VM exists. A JSC_usePollingTraps the user set in
+ * the environment is kept (JavaScriptCore reads it itself).
+ *
+ * Not setenv: it moves `environ` to the heap, and a statically linked Swift runtime finds argv by
+ * walking back from the original `environ`, so every release binary lost its arguments. */
 __attribute__((constructor)) static void macroengine_apply_jsc_options(void) {
-    setenv("JSC_usePollingTraps", "true", 0);
-    applied = true;
+    if (getenv("JSC_usePollingTraps") == NULL) {
+        applied = jsc_options_set_boolean("usePollingTraps", 1) != 0;
+    } else {
+        applied = true;
+    }
 }
 
 bool macroengine_jsc_options_applied(void) { return applied; }

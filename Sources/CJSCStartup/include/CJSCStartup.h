@@ -3,9 +3,9 @@
 
 #include <stdbool.h>
 
-/* True once the JavaScriptCore options were put in the environment. They are set by a
- * constructor, before main and before any thread exists (setenv is not thread-safe), and this
- * function exists so the engine references the object file and the linker keeps it. */
+/* True once the JavaScriptCore options are set (jsc_options_set_boolean). They are set by a
+ * constructor, before main, before any thread or VM exists, and this function exists so the
+ * engine references the object file and the linker keeps it. */
 bool macroengine_jsc_options_applied(void);
 
 #endif
