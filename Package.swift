@@ -103,7 +103,7 @@ let package = Package(
         .executableTarget(
             name: "macro-bench",
             dependencies: [
-                "CJavaScriptCore", "MacroEngineCore",
+                "CJavaScriptCore", "MacroEngineCore", "MacroDaemon",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -37,7 +37,8 @@ package final class EngineMetrics: Sendable {
         .seconds(5), .seconds(10), .seconds(30),
     ]
 
-    init() {
+    /// Metrics on a registry of their own.
+    package init() {
         var factory = PrometheusMetricsFactory(registry: registry)
         factory.durationHistogramBuckets[Self.duration.name] = Self.durationBuckets
         self.factory = factory

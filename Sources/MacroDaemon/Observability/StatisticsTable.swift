@@ -5,7 +5,7 @@ import NIOCore
 /// The per-macro statistics, confined to the engine's loop: every call is recorded there, where
 /// it settles, so recording takes no lock (the Prometheus counter is an atomic add, its latency
 /// histogram one uncontended lock). Read by `macro.stats`, which also runs on the loop.
-final class StatisticsTable {
+package final class StatisticsTable {
     private struct Entry {
         var stats = MacroStatistics()
         var counters: [CallOutcome: CoreMetrics.Counter] = [:]
@@ -28,13 +28,14 @@ final class StatisticsTable {
     private var settled: [Int] = []
     private let metrics: EngineMetrics
 
-    init(metrics: EngineMetrics) { self.metrics = metrics }
+    /// A table whose calls also count in `metrics`.
+    package init(metrics: EngineMetrics) { self.metrics = metrics }
 
     /// A call of `macro` starts as call `id`.
-    func started(_ id: Int, macro: String) { running[id] = macro }
+    package func started(_ id: Int, macro: String) { running[id] = macro }
 
     /// Call `id` of `macro` settled after `nanoseconds` with `result`.
-    func finished(_ id: Int, macro: String, nanoseconds: UInt64, failure: (any Error)?) {
+    package func finished(_ id: Int, macro: String, nanoseconds: UInt64, failure: (any Error)?) {
         settled.append(id)
         let outcome: CallOutcome
         if let failure {
@@ -47,7 +48,7 @@ final class StatisticsTable {
     }
 
     /// A turn ended: its time in JavaScript goes to the macro of the call it served.
-    func turnEnded(call: Int, nanoseconds: UInt64) {
+    package func turnEnded(call: Int, nanoseconds: UInt64) {
         if nanoseconds > 0, call != 0, let macro = running[call] {
             entries[macro, default: Entry()].stats.javaScriptNanoseconds &+= nanoseconds
         }
@@ -75,7 +76,7 @@ final class StatisticsTable {
     var names: [String] { Array(entries.keys) }
 
     /// The `macro.stats` object of `name` (zeros when nothing was recorded).
-    func json(_ name: String) -> MacroValue { (entries[name]?.stats ?? MacroStatistics()).json(name: name) }
+    package func json(_ name: String) -> MacroValue { (entries[name]?.stats ?? MacroStatistics()).json(name: name) }
 
     /// Forgets the statistics of `name`, or of every macro (the Prometheus counters go on).
     func reset(_ name: String?) {
