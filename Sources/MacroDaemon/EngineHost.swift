@@ -29,6 +29,8 @@ final class EngineHost: Sendable {
     let metrics = EngineMetrics()
     /// The per-macro statistics (`macro.stats`), confined to the engine's loop.
     let statistics: NIOLoopBoundBox<StatisticsTable>
+    /// The current batch's held replies and journal append, confined to the engine's loop.
+    private let groupCommit: NIOLoopBoundBox<GroupCommit>
 
     struct Settings: Sendable {
         var engineEval: Bool
@@ -61,6 +63,7 @@ final class EngineHost: Sendable {
         self.settings = Mutex(settings)
         let statistics = NIOLoopBoundBox.makeBoxSendingValue(StatisticsTable(metrics: metrics), as: StatisticsTable.self, eventLoop: engine.eventLoop)
         self.statistics = statistics
+        groupCommit = NIOLoopBoundBox.makeBoxSendingValue(GroupCommit(), as: GroupCommit.self, eventLoop: engine.eventLoop)
         model.addObserver { [weak self] _ in self?.modelChanges.add(1, ordering: .relaxed) }
         // console.* still goes to the log; a macro.call's own output also goes to its caller.
         engine.consoleHandler = { [consoleRoutes, logger] message in
@@ -110,10 +113,50 @@ final class EngineHost: Sendable {
     /// Set once the engine is being restarted: new requests are answered -32006 at once.
     let restarting = Atomic<Bool>(false)
 
-    /// Handles one request on the engine loop. Answers -32005 at once when the queue is full.
-    /// The method is looked up first: an unknown one is -32601 whatever its params.
-    /// The returned future completes on the connection's loop.
+    /// Handles one request (see ``handle(_:from:)-([RPCRequest],_)``).
     func handle(_ request: RPCRequest, from connection: Connection) -> EventLoopFuture<RPCMessage?> {
+        var jobs: [@Sendable () -> Void] = []
+        let reply = admit(request, from: connection, jobs: &jobs)
+        submit(jobs)
+        return reply
+    }
+
+    /// Handles the requests of one read, in order: control methods are answered here, off the
+    /// engine's thread; the others run on the engine's loop as one batch (one hand-over, one
+    /// journal append, see ``GroupCommit``). Answers -32005 at once when the queue is full. The
+    /// method is looked up first: an unknown one is -32601 whatever its params. The returned
+    /// futures (one per request) complete on the connection's loop.
+    func handle(_ requests: [RPCRequest], from connection: Connection) -> [EventLoopFuture<RPCMessage?>] {
+        var jobs: [@Sendable () -> Void] = []
+        let replies = requests.map { admit($0, from: connection, jobs: &jobs) }
+        submit(jobs)
+        return replies
+    }
+
+    /// Runs `jobs` on the engine's loop as one batch: inline when already there (io_thread: engine).
+    private func submit(_ jobs: [@Sendable () -> Void]) {
+        guard !jobs.isEmpty else { return }
+        let loop = engine.eventLoop
+        if loop.inEventLoop {
+            runBatch(jobs)
+        } else {
+            loop.execute { [self] in runBatch(jobs) }
+        }
+    }
+
+    /// One batch on the engine's loop: the jobs in order, then the group commit.
+    private func runBatch(_ jobs: [@Sendable () -> Void]) {
+        groupCommit.value.run({
+            for job in jobs { job() }
+        }, commit: { changed in
+            if changed { appendJournal() }
+        }, publish: { [hub] params in
+            hub.publish(.progress, "progress.changed", params)
+        })
+    }
+
+    /// Admits one request: its reply, answered at once or by an engine job appended to `jobs`.
+    private func admit(_ request: RPCRequest, from connection: Connection, jobs: inout [@Sendable () -> Void]) -> EventLoopFuture<RPCMessage?> {
         let replyLoop = connection.channel.eventLoop
         guard let method = RPCMethod(rawValue: request.method) else {
             if request.id != nil { countError() }
@@ -179,21 +222,27 @@ final class EngineHost: Sendable {
                 return loop.makeFailedFuture(error)
             }
         }
-        // With io_thread: engine the request is already on the engine's thread: no hand-off.
-        (loop.inEventLoop ? run() : loop.flatSubmit(run)).map { Result<MacroValue, any Error>.success($0) }
-        .recover { .failure($0) }
-        .whenSuccess { [self] outcome in
-            queued.subtract(1, ordering: .relaxed)
-            connection.engineRequests.subtract(1, ordering: .relaxed)
-            publishIfChanged()
-            // A restart may have answered it already.
-            guard let entry = inFlight.take(token) else { return }
-            guard let id = request.id else { return entry.promise.succeed(nil) }
-            switch outcome {
-            case .success(let result): entry.promise.succeed(RPCCodec.response(id: id, result: result))
-            case .failure(let error):
-                countError()
-                entry.promise.succeed(RPCCodec.response(id: id, error: rpcError(error, method: request.method)))
+        jobs.append { [self] in
+            run().map { Result<MacroValue, any Error>.success($0) }
+            .recover { .failure($0) }
+            .whenSuccess { [self] outcome in
+                queued.subtract(1, ordering: .relaxed)
+                connection.engineRequests.subtract(1, ordering: .relaxed)
+                publishIfChanged()
+                let deliver = { [self] in
+                    // A restart may have answered it already (a reply held for its batch's commit
+                    // included: its change was not journaled, so -32006 "nothing was kept" holds).
+                    guard let entry = inFlight.take(token) else { return }
+                    guard let id = request.id else { return entry.promise.succeed(nil) }
+                    switch outcome {
+                    case .success(let result): entry.promise.succeed(RPCCodec.response(id: id, result: result))
+                    case .failure(let error):
+                        countError()
+                        entry.promise.succeed(RPCCodec.response(id: id, error: rpcError(error, method: request.method)))
+                    }
+                }
+                let commit = groupCommit.value
+                if commit.isOpen { commit.hold(deliver) } else { deliver() }
             }
         }
         return promise.futureResult
@@ -239,12 +288,37 @@ final class EngineHost: Sendable {
     }
 
     /// After a turn that changed the model: save the state (before the reply leaves), then
-    /// publish one notification.
+    /// publish one notification. Inside a batch both wait for its commit (``GroupCommit``).
+    /// On the engine's loop.
     private func modelChanged() {
+        let seq = counters.locked { counters -> Int in
+            counters.seq += 1
+            return counters.seq
+        }
+        var notification: MacroValue?
+        if hub.hasSubscribers(.progress) {
+            var params = progressJSON()
+            if case .object(var fields) = params {
+                fields["seq"] = .number(Double(seq))
+                params = .object(fields)
+            }
+            notification = params
+        }
+        let commit = groupCommit.value
+        if commit.isOpen {
+            commit.modelChanged(notification: notification)
+            return
+        }
+        appendJournal()
+        if let notification { hub.publish(.progress, "progress.changed", notification) }
+    }
+
+    /// Appends the model's values to the journal (before any reply of the change leaves); fsync
+    /// per the policy.
+    private func appendJournal() {
         let values = model.valuesByName
         let policy = settings.locked { $0.fsync }
         do {
-            // Appended to the journal before the reply leaves; fsync per the policy.
             try journal.append(values, durable: policy == .always)
             counters.locked { $0.stateError = nil }
         } catch {
@@ -254,17 +328,6 @@ final class EngineHost: Sendable {
             }
             if first { logger.error("cannot save the state: \(error)") }
         }
-        let seq = counters.locked { counters -> Int in
-            counters.seq += 1
-            return counters.seq
-        }
-        guard hub.hasSubscribers(.progress) else { return }
-        var params = progressJSON()
-        if case .object(var fields) = params {
-            fields["seq"] = .number(Double(seq))
-            params = .object(fields)
-        }
-        hub.publish(.progress, "progress.changed", params)
     }
 
     func countError() { counters.locked { $0.errors += 1 } }

@@ -246,6 +246,8 @@ public final class MacroDaemon: Service, Sendable {
                     var bytes = channel.allocator.buffer(capacity: pending.count)
                     bytes.writeBytes(pending)
                     channel.pipeline.fireChannelRead(bytes)
+                    // As after a read from the socket: the requests it held are handed over.
+                    channel.pipeline.fireChannelReadComplete()
                 }
             }.get()
             try await channel.setOption(.autoRead, value: true).get()

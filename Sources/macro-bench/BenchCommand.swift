@@ -37,6 +37,9 @@ struct BenchCommand: ParsableCommand {
     @Option(parsing: .upToNextOption, help: "Client counts for scenario 2.")
     var clients: [Int] = [8, 50]
 
+    @Option(help: "Requests in flight per client in scenario 2's pipelined rows (redis-benchmark -P).")
+    var pipeline = 16
+
     @Option(help: "Macro saves measured in scenario 4.")
     var saves = 100
 
@@ -127,9 +130,20 @@ struct BenchCommand: ParsableCommand {
                        unit: "/s", lowerIsBetter: false, target: 1)
             report.row("\(count) clients: p99 vs Redis FCALL", ours: oursLoad.percentile(0.99), anchor: redisLoad?.percentile(0.99),
                        unit: "us", lowerIsBetter: true, target: nil)
-            report.note("\(count) clients: server CPU per call: macrod \(format(oursLoad.serverCPUMicros)) us, Redis \(redisLoad.map { format($0.serverCPUMicros) } ?? "n/a") us")
+            report.row("\(count) clients: server CPU per call vs Redis", ours: oursLoad.serverCPUMicros, anchor: redisLoad?.serverCPUMicros,
+                       unit: "us", lowerIsBetter: true, target: nil, absoluteTarget: count == 50 ? 25 : nil)
             report.row("\(count) clients: calls/s vs bare socket", ours: oursLoad.callsPerSecond, anchor: bareLoad.callsPerSecond,
                        unit: "/s", lowerIsBetter: false, target: nil)
+        }
+
+        // 2 (pipelined): every client keeps `pipeline` requests in flight, for both servers.
+        for count in [1] + clients {
+            let oursLoad = try runLoad(path: macrod.socketPath, wire: ours, clients: count, callsPerClient: callsPerClient, pipeline: pipeline, server: macrod.child)
+            served += count * (callsPerClient + 200)
+            let redisLoad = try redis.map { try runLoad(path: $0.socketPath, wire: fcall, clients: count, callsPerClient: callsPerClient, pipeline: pipeline, server: $0.child) }
+            report.row("\(count) client\(count == 1 ? "" : "s"), \(pipeline) in flight each: calls/s vs Redis FCALL", ours: oursLoad.callsPerSecond, anchor: redisLoad?.callsPerSecond,
+                       unit: "/s", lowerIsBetter: false, target: 1)
+            report.note("\(count) client\(count == 1 ? "" : "s"), pipelined: server CPU per call: macrod \(format(oursLoad.serverCPUMicros)) us, Redis \(redisLoad.map { format($0.serverCPUMicros) } ?? "n/a") us")
         }
 
         // Issue 14: the always-on statistics' share of a call, at the rates just measured.

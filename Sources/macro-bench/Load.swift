@@ -35,7 +35,11 @@ struct LoadResult {
 
 /// Runs `clients` connections in parallel threads, each sending `callsPerClient` requests one
 /// at a time (send, wait for the reply, send the next), after `warmup` unmeasured calls each.
-func runLoad(path: String, wire: Wire, clients: Int, callsPerClient: Int, warmup: Int = 200, server: Child? = nil) throws -> LoadResult {
+/// With `pipeline` > 1 each client sends that many requests in one write, then reads their
+/// replies (redis-benchmark's `-P`); each request's latency is its batch's round trip.
+func runLoad(path: String, wire: Wire, clients: Int, callsPerClient: Int, warmup: Int = 200, pipeline: Int = 1, server: Child? = nil) throws -> LoadResult {
+    let depth = max(1, pipeline)
+    let batch = [UInt8](Array(repeating: wire.request, count: depth).joined())
     let failures = Mutex<[String]>([])
     let results = Mutex<[[UInt64]]>([])
     let ready = DispatchSemaphore(value: 0)
@@ -56,11 +60,26 @@ func runLoad(path: String, wire: Wire, clients: Int, callsPerClient: Int, warmup
                     }
                     ready.signal()
                     go.wait()
-                    for i in 0..<callsPerClient {
-                        let start = monotonicNanoseconds()
-                        try socket.send(request)
-                        try socket.receive(wire.complete)
-                        latencies[i] = monotonicNanoseconds() - start
+                    if depth == 1 {
+                        for i in 0..<callsPerClient {
+                            let start = monotonicNanoseconds()
+                            try socket.send(request)
+                            try socket.receive(wire.complete)
+                            latencies[i] = monotonicNanoseconds() - start
+                        }
+                    }
+                }
+                if depth > 1 {
+                    try batch.withUnsafeBytes { (requests) throws in
+                        var i = 0
+                        while i < callsPerClient {
+                            let start = monotonicNanoseconds()
+                            try socket.send(requests)
+                            for _ in 0..<depth { _ = try socket.receive(wire.complete) }
+                            let elapsed = monotonicNanoseconds() - start
+                            for j in i..<min(i + depth, callsPerClient) { latencies[j] = elapsed }
+                            i += depth
+                        }
                     }
                 }
                 results.locked { $0.append(latencies) }

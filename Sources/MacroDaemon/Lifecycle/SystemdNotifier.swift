@@ -10,6 +10,8 @@ import Glibc
 /// systemd) every call does nothing.
 final class SystemdNotifier: Sendable {
     private let socketPath: String?
+    /// `READY=1` was sent: heartbeats may follow.
+    private let ready = Atomic<Bool>(false)
     /// Half of `$WATCHDOG_USEC` (systemd's advice), nil when systemd watches nothing.
     let heartbeatInterval: Duration?
     private let lastBeat = Mutex<ContinuousClock.Instant?>(nil)
@@ -26,6 +28,7 @@ final class SystemdNotifier: Sendable {
 
     /// Sends one state string (`READY=1`, `STATUS=...`, `WATCHDOG=1`).
     func notify(_ state: String) {
+        if state.hasPrefix("READY=1") { ready.store(true, ordering: .releasing) }
         guard let socketPath else { return }
         let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return }
@@ -51,7 +54,8 @@ final class SystemdNotifier: Sendable {
     /// `WATCHDOG=1`, at most once per ``heartbeatInterval``, and only while `healthy`: a daemon
     /// whose engine is stuck and cannot recover stops beating, and systemd restarts it.
     func heartbeat(healthy: Bool) {
-        guard healthy, let interval = heartbeatInterval else { return }
+        // Not before READY=1: the stall watch ticks while macrod still loads its macros.
+        guard healthy, ready.load(ordering: .acquiring), let interval = heartbeatInterval else { return }
         let now = ContinuousClock.now
         let due = lastBeat.locked { last -> Bool in
             guard last.map({ now - $0 >= interval }) ?? true else { return false }

@@ -16,10 +16,12 @@ struct PeerCredentials: Sendable {
 
 /// One client connection: lines in, requests to the engine host, each reply out as soon as its
 /// request completes (completion order, matched by id; a batch's replies stay together in its
-/// order). Notifications a request causes (`macro.console`, `progress.changed`) are written when
-/// they happen, so they may come before that request's reply. Reads pause while `maxInFlight`
-/// requests of this connection are unanswered, so a client that pipelines without reading cannot
-/// make the daemon buffer without bound.
+/// order). The requests of one read go to the engine host together when the read completes
+/// (`channelReadComplete`: one hand-over to the engine per read, not per request), and the
+/// replies that complete together are flushed once. Notifications a request causes
+/// (`macro.console`, `progress.changed`) are written when they happen, so they may come before
+/// that request's reply. Reads pause while `maxInFlight` requests of this connection are
+/// unanswered, so a client that pipelines without reading cannot make the daemon buffer without bound.
 final class ConnectionHandler: ChannelDuplexHandler {
     typealias InboundIn = LineEvent
     typealias OutboundIn = ByteBuffer
@@ -35,6 +37,12 @@ final class ConnectionHandler: ChannelDuplexHandler {
     private var readHeld = false
     private var inputClosed = false
     private var refused = false
+    /// The requests of the read in progress, handed over at `channelReadComplete`.
+    private var collected: [RPCRequest] = []
+    /// A flush of the replies written in this event-loop turn is scheduled.
+    private var flushScheduled = false
+    /// The requests of a read are being handed over: their replies are flushed once after it.
+    private var submitting = false
 
     private let pendingInput: PendingInput
     private let adoptedSubscriptions: [EventKind]
@@ -64,7 +72,11 @@ final class ConnectionHandler: ChannelDuplexHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        if let connection { host.hub.unregister(connection) }
+        if let connection {
+            // A last line decoded at EOF has no channelReadComplete after it.
+            submitCollected(connection: connection, context: context)
+            host.hub.unregister(connection)
+        }
         context.fireChannelInactive()
     }
 
@@ -90,7 +102,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
         refused = true
         logger.warning("refused a connection from uid \(uid) (allowed: \(getuid())\(allowedUIDs.map { ", \($0)" }.joined()))")
         let error = RPCError(code: RPCError.forbidden, message: "connection refused: uid \(uid) is not allowed (config: allowed_uids)")
-        write(RPCCodec.response(id: .null, error: error), context: context)
+        write(RPCCodec.response(id: .null, error: error), context: context, flushNow: true)
         closeGracefully(context: context)
     }
 
@@ -107,13 +119,37 @@ final class ConnectionHandler: ChannelDuplexHandler {
         switch unwrapInboundIn(data) {
         case .tooLong:
             let error = RPCError(code: RPCError.invalidRequest, message: "Invalid Request: line longer than \(maxLineBytes) bytes (config: max_line_bytes); closing")
-            write(RPCCodec.response(id: .null, error: error), context: context)
+            write(RPCCodec.response(id: .null, error: error), context: context, flushNow: true)
             refused = true
             closeGracefully(context: context)
         case .line(let bytes):
             if RPCCodec.isBlank(bytes) { return }
             handle(RPCCodec.parse(bytes), connection: connection, context: context)
         }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        if let connection { submitCollected(connection: connection, context: context) }
+        context.fireChannelReadComplete()
+    }
+
+    /// Hands the requests collected from this read to the engine host, in one go.
+    private func submitCollected(connection: Connection, context: ChannelHandlerContext) {
+        guard !collected.isEmpty else { return }
+        let requests = collected
+        collected.removeAll(keepingCapacity: true)
+        let loop = context.eventLoop
+        let loopBound = NIOLoopBound((self, context), eventLoop: loop)
+        submitting = true
+        for reply in host.handle(requests, from: connection) {
+            reply.hop(to: loop).whenComplete { result in
+                let (handler, context) = loopBound.value
+                if case .success(let reply?) = result { handler.write(reply, context: context) }
+                handler.end(context: context)
+            }
+        }
+        submitting = false
+        context.flush()
     }
 
     private func handle(_ line: RPCLine, connection: Connection, context: ChannelHandlerContext) {
@@ -124,12 +160,12 @@ final class ConnectionHandler: ChannelDuplexHandler {
             write(RPCCodec.response(id: failure.id, error: failure.error), context: context)
         case .single(.success(let request)):
             begin()
-            host.handle(request, from: connection).hop(to: loop).whenComplete { result in
-                let (handler, context) = loopBound.value
-                if case .success(let reply?) = result { handler.write(reply, context: context) }
-                handler.end(context: context)
-            }
+            collected.append(request)
+            // Past the in-flight bound the read is held: hand over what this read brought so far.
+            if inFlight >= maxInFlight { submitCollected(connection: connection, context: context) }
         case .batch(let items):
+            // After the single requests before it, in arrival order.
+            submitCollected(connection: connection, context: context)
             begin()
             let futures: [EventLoopFuture<RPCMessage?>] = items.map { item in
                 switch item {
@@ -158,14 +194,39 @@ final class ConnectionHandler: ChannelDuplexHandler {
             readHeld = false
             context.read()
         }
-        if inputClosed, inFlight == 0 { context.close(promise: nil) }
+        if inputClosed, inFlight == 0 {
+            // Unflushed replies would be dropped by the close.
+            context.flush()
+            context.close(promise: nil)
+        }
     }
 
-    private func write(_ message: RPCMessage, context: ChannelHandlerContext) {
+    /// Writes a reply. The replies of one read's requests that complete while it is handed over
+    /// are flushed together (one `writev`); on the I/O thread (io_thread: separate) so are the
+    /// replies written in one event-loop turn. `flushNow`: before a close.
+    private func write(_ message: RPCMessage, context: ChannelHandlerContext, flushNow: Bool = false) {
         var buffer = context.channel.allocator.buffer(capacity: message.text.utf8.count + 1)
         buffer.writeString(message.text)
         buffer.writeInteger(UInt8(ascii: "\n"))
-        context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
+        if submitting {
+            context.write(wrapOutboundOut(buffer), promise: nil)
+            return
+        }
+        // With io_thread: engine the next task of this turn may be JavaScript that never comes
+        // back (the engine restarts): a reply must not wait for the end of the turn.
+        if flushNow || context.eventLoop === host.engine.eventLoop {
+            context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
+            return
+        }
+        context.write(wrapOutboundOut(buffer), promise: nil)
+        guard !flushScheduled else { return }
+        flushScheduled = true
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        context.eventLoop.execute {
+            let (handler, context) = loopBound.value
+            handler.flushScheduled = false
+            context.flush()
+        }
     }
 
     // Reads are requested by NIO (autoRead); hold them while too many requests are unanswered.
@@ -179,9 +240,13 @@ final class ConnectionHandler: ChannelDuplexHandler {
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if let event = event as? ChannelEvent, event == .inputClosed {
-            // The client half-closed: answer what it sent, then close.
+            // The client half-closed: answer what it sent (its last line included), then close.
+            if let connection { submitCollected(connection: connection, context: context) }
             inputClosed = true
-            if inFlight == 0 { context.close(promise: nil) }
+            if inFlight == 0 {
+                context.flush()
+                context.close(promise: nil)
+            }
             return
         }
         context.fireUserInboundEventTriggered(event)

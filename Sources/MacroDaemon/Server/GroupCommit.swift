@@ -1,0 +1,51 @@
+import MacroEngineCore
+import NIOCore
+
+/// Redis' `beforeSleep`, for one batch of requests run on the engine's loop: while a batch runs,
+/// the model changes its requests make are journaled once at the end (the journal's lines hold
+/// absolute values, so the last one wins: group commit, one fdatasync under `fsync: always`), and
+/// the replies and `progress.changed` notifications of the batch leave only after that append,
+/// in order. Outside a batch (a promise settling later, a timer) everything happens at once.
+/// Confined to the engine's loop.
+final class GroupCommit {
+    /// A reply held until the batch's journal append.
+    struct Reply {
+        var deliver: () -> Void
+    }
+
+    private var depth = 0
+    private var changed = false
+    private var notifications: [MacroValue] = []
+    private var replies: [Reply] = []
+
+    /// True while a batch runs: changes, notifications and replies wait for its end.
+    var isOpen: Bool { depth > 0 }
+
+    /// Runs `body` as (part of) a batch; the outermost one commits when `body` returns:
+    /// `commit(changed)` appends the journal if a request changed the model, then the held
+    /// notifications go out through `publish` and the held replies are delivered, in order.
+    func run(_ body: () -> Void, commit: (_ changed: Bool) -> Void, publish: (MacroValue) -> Void) {
+        depth += 1
+        body()
+        depth -= 1
+        guard depth == 0 else { return }
+        // A delivery may start the next batch (io_thread: engine): take the lists first.
+        let changed = self.changed, notifications = self.notifications, replies = self.replies
+        self.changed = false
+        self.notifications.removeAll(keepingCapacity: true)
+        self.replies.removeAll(keepingCapacity: true)
+        commit(changed)
+        for params in notifications { publish(params) }
+        for reply in replies { reply.deliver() }
+    }
+
+    /// A request of the batch changed the model; `notification` (nil: nobody subscribed) is the
+    /// `progress.changed` params to send after the commit.
+    func modelChanged(notification: MacroValue?) {
+        changed = true
+        if let notification { notifications.append(notification) }
+    }
+
+    /// Holds a reply until the commit.
+    func hold(_ deliver: @escaping () -> Void) { replies.append(Reply(deliver: deliver)) }
+}
