@@ -37,17 +37,41 @@ package final class Connection: Sendable {
     let engineRequests = Atomic<Int>(0)
     private let framing: any MessageFraming
     private let events = Mutex<Set<EventKind>>([])
+    private let counts: SubscriberCounts
 
-    init(channel: any Channel, id: Int, pendingInput: PendingInput, framing: any MessageFraming = LineFraming()) {
+    init(channel: any Channel, id: Int, pendingInput: PendingInput, framing: any MessageFraming = LineFraming(),
+         counts: SubscriberCounts = SubscriberCounts()) {
         self.channel = channel
         self.id = id
         self.pendingInput = pendingInput
         self.framing = framing
+        self.counts = counts
     }
 
     var subscriptions: Set<EventKind> { events.locked { $0 } }
-    func subscribe(_ kinds: [EventKind]) -> Set<EventKind> { events.locked { $0.formUnion(kinds); return $0 } }
-    func unsubscribe(_ kinds: [EventKind]) -> Set<EventKind> { events.locked { $0.subtract(kinds); return $0 } }
+
+    /// Adds `kinds` to the subscriptions; returns them all.
+    func subscribe(_ kinds: [EventKind]) -> Set<EventKind> {
+        events.locked { events in
+            let added = Set(kinds).subtracting(events)
+            events.formUnion(added)
+            counts.add(added, 1)
+            return events
+        }
+    }
+
+    /// Removes `kinds` from the subscriptions; returns those left.
+    func unsubscribe(_ kinds: [EventKind]) -> Set<EventKind> {
+        events.locked { events in
+            let removed = events.intersection(kinds)
+            events.subtract(removed)
+            counts.add(removed, -1)
+            return events
+        }
+    }
+
+    /// Ends every subscription (the connection is gone).
+    func unsubscribeAll() { _ = unsubscribe(EventKind.allCases) }
 
     /// Writes one message in the connection's framing (a line, or a WebSocket text frame).
     /// Safe from any thread; NIO keeps the order of writes made from one thread.
@@ -60,15 +84,18 @@ package final class Connection: Sendable {
 final class NotificationHub: Sendable {
     private let connections = Mutex<[Int: Connection]>([:])
     private let nextID = Atomic<Int>(0)
+    private let counts = SubscriberCounts()
 
     func register(_ channel: any Channel, pendingInput: PendingInput = PendingInput(), framing: any MessageFraming = LineFraming()) -> Connection {
-        let connection = Connection(channel: channel, id: nextID.add(1, ordering: .relaxed).newValue, pendingInput: pendingInput, framing: framing)
+        let connection = Connection(channel: channel, id: nextID.add(1, ordering: .relaxed).newValue, pendingInput: pendingInput,
+                                    framing: framing, counts: counts)
         connections.locked { $0[connection.id] = connection }
         return connection
     }
 
     func unregister(_ connection: Connection) {
-        _ = connections.locked { $0.removeValue(forKey: connection.id) }
+        guard connections.locked({ $0.removeValue(forKey: connection.id) }) != nil else { return }
+        connection.unsubscribeAll()
     }
 
     var count: Int { connections.locked { $0.count } }
@@ -76,6 +103,7 @@ final class NotificationHub: Sendable {
 
     /// Sends `method(params)` to every connection subscribed to `kind`.
     func publish(_ kind: EventKind, _ method: String, _ params: MacroValue) {
+        guard counts.any(kind) else { return }
         let targets = connections.locked { $0.values.filter { $0.subscriptions.contains(kind) } }
         guard !targets.isEmpty else { return }
         let message = RPCCodec.notification(method, params)
@@ -91,9 +119,7 @@ final class NotificationHub: Sendable {
     }
 
     /// True when someone listens to `kind` (so callers can skip building the message).
-    func hasSubscribers(_ kind: EventKind) -> Bool {
-        connections.locked { $0.values.contains { $0.subscriptions.contains(kind) } }
-    }
+    func hasSubscribers(_ kind: EventKind) -> Bool { counts.any(kind) }
 
     private let recent = Mutex<[MacroValue]>([])
     static let recentLimit = 200
