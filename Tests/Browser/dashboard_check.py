@@ -320,6 +320,57 @@ def run_checks(driver, args):
         driver.save_screenshot(os.path.join(args.out, "dashboard-after.png"))
     status()
 
+    def stat(name, key):
+        cells = driver.find_elements(By.CSS_SELECTOR, f'#stats tr[data-macro="{name}"] [data-stat="{key}"]')
+        return cells[0].text if cells else None
+
+    @check("the statistics table counts a scripted mix of calls exactly, and Reset empties a row")
+    def statistics():
+        click(driver, "Reset all")
+        wait.until(lambda d: stat("flaky", "calls") in (None, "0"))
+        for _ in range(3):
+            assert macro(args, "run", "flaky", "false")["result"] == 1
+        for _ in range(2):
+            failed = subprocess.run([args.macro, "run", "flaky", "true", "--socket", args.socket], capture_output=True, text=True, timeout=30)
+            assert failed.returncode == 65, (failed.returncode, failed.stderr)
+        slow = WebDriverWait(driver, 10, poll_frequency=0.05)
+        slow.until(lambda d: stat("flaky", "calls") == "5")
+        assert (stat("flaky", "ok"), stat("flaky", "threw"), stat("flaky", "timeout")) == ("3", "2", "0")
+        assert stat("flaky", "p50").endswith(" ms") and stat("flaky", "max").endswith(" ms"), stat("flaky", "p50")
+        assert "threw: Error: asked to fail" in stat("flaky", "lastError"), stat("flaky", "lastError")
+        driver.find_element(By.CSS_SELECTOR, 'button[aria-label="Reset flaky"]').click()
+        slow.until(lambda d: stat("flaky", "calls") == "0" and stat("flaky", "lastError") == "")
+        assert macro(args, "stats", "flaky")[0]["calls"] == 0
+    statistics()
+
+    @check("profiling a macro draws a flame graph whose widest frame under the macro is its hot function")
+    def profile():
+        Select = __import__("selenium.webdriver.support.select", fromlist=["Select"]).Select
+        WebDriverWait(driver, 10, poll_frequency=0.05).until(
+            lambda d: "heavy" in [o.get_attribute("value") for o in d.find_elements(By.CSS_SELECTOR, "#profile-macro option")])
+        Select(driver.find_element(By.ID, "profile-macro")).select_by_value("heavy")
+        runs = driver.find_element(By.ID, "profile-runs")
+        runs.clear()
+        runs.send_keys("3")
+        click(driver, "Profile")
+        WebDriverWait(driver, 60, poll_frequency=0.1).until(lambda d: "samples of 3 runs of heavy" in d.find_element(By.ID, "profile-message").text)
+        frames = driver.execute_script(
+            "return [...document.querySelectorAll('#flame .frame')].map(g => [g.dataset.name, Number(g.dataset.samples), Number(g.dataset.depth), g.querySelector('title').textContent])")
+        top = [f for f in frames if f[2] == 1]
+        assert len(top) == 1 and top[0][0].startswith("heavy ("), top
+        under = sorted((f for f in frames if f[2] == 2), key=lambda f: -f[1])
+        assert under and under[0][0].startswith("hot ("), under
+        assert under[0][1] * 2 > top[0][1], (under[0], top[0])
+        assert under[0][3].startswith(under[0][0] + ": ") and "%)" in under[0][3], under[0][3]
+        flame = driver.find_element(By.ID, "flame")
+        assert flame.is_displayed() and flame.size["height"] > 30, flame.size
+        driver.save_screenshot(os.path.join(args.out, "profile.png"))
+        Select(driver.find_element(By.ID, "profile-macro")).select_by_value("flaky")
+        click(driver, "Profile")
+        WebDriverWait(driver, 30, poll_frequency=0.1).until(lambda d: "Not profiled" in d.find_element(By.ID, "profile-message").text
+                                                          or "samples of 3 runs of flaky" in d.find_element(By.ID, "profile-message").text)
+    profile()
+
     @check("the page logged no console errors")
     def no_errors():
         drain_console()

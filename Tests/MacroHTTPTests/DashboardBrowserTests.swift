@@ -33,6 +33,10 @@ struct DashboardBrowserTests {
                 // A runaway synchronous call, stopped by Cancel long before its time limit.
                 "spin.js": "// spin(): never returns.\nfunction() {\n    while (true) {}\n}\n",
                 "chatty.js": "function() {\n    console.log(\"hello from chatty\");\n    return 1;\n}\n",
+                // Statistics: throws when asked to.
+                "flaky.js": "function(fail) {\n    if (fail) throw new Error(\"asked to fail\");\n    return 1;\n}\n",
+                // Profile: hot() takes most of the time.
+                "heavy.js": "function() {\n    function hot(n) { let s = 0; for (let i = 0; i < n; i++) s += Math.sqrt(i) * Math.sin(i); return s; }\n    function cold(n) { let s = 0; for (let i = 0; i < n; i++) s += i; return s; }\n    return hot(2e6) + cold(1e5);\n}\n",
             ],
             config: "time_limit_ms: 600000\ncall_deadline_ms: 600000\n")
         try? FileManager.default.removeItem(atPath: Self.outputDirectory)
@@ -47,7 +51,7 @@ struct DashboardBrowserTests {
         ])
         print(result.stdout)
         #expect(result.status == 0, "\(result)\n--- macrod\n\(dashboard.daemon.log)")
-        #expect(result.stdout.contains("browser: 17 passed, 0 failed"), "\(result.stdout)")
+        #expect(result.stdout.contains("browser: 19 passed, 0 failed"), "\(result.stdout)")
         for screenshot in ["dashboard.png", "broken-save.png", "running.png", "dashboard-dark.png", "daemon-gone.png"] {
             #expect(FileManager.default.fileExists(atPath: Self.outputDirectory + "/" + screenshot), "\(screenshot) missing")
         }

@@ -47,7 +47,7 @@ input, select { background: var(--code-bg); border: 1px solid var(--line); borde
 .grid { display: grid; gap: 1em; padding: 1em; grid-template-columns: repeat(auto-fit, minmax(22em, 1fr)); }
 .card { background: var(--card); border: 1px solid var(--line); border-radius: 10px; padding: 0.8em 1em; min-width: 0; }
 .card h2 { font-size: 1em; margin: 0 0 0.6em; text-transform: uppercase; letter-spacing: 0.06em; color: var(--muted); }
-.editor-card, .log-card { grid-column: 1 / -1; }
+.editor-card, .log-card, .stats-card, .profile-card { grid-column: 1 / -1; }
 .rings { display: block; width: min(100%, 300px); margin: 0 auto; background: #000; border-radius: 50%; }
 .ring-track { fill: none; stroke: var(--track); }
 @media (prefers-color-scheme: light) { .ring-track { stroke: rgba(255, 255, 255, 0.12); } }
@@ -102,6 +102,15 @@ input, select { background: var(--code-bg); border: 1px solid var(--line); borde
 .diagnostic { min-height: 1.4em; margin: 0.5em 0 0; font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 0.9em; white-space: pre-wrap; }
 .diagnostic.ok { color: var(--ok); }
 .running { width: 100%; border-collapse: collapse; font-variant-numeric: tabular-nums; }
+.table-scroll { overflow-x: auto; }
+.stats { width: 100%; border-collapse: collapse; font-variant-numeric: tabular-nums; font-size: 0.9em; }
+.stats th, .stats td { text-align: right; padding: 0.25em 0.4em; border-bottom: 1px solid var(--line); white-space: nowrap; }
+.stats th[scope="row"], .stats .last-error { text-align: left; }
+.stats .last-error { white-space: normal; color: var(--danger); }
+.flame { width: 100%; height: auto; display: block; margin-top: 0.5em; font: 11px ui-monospace, "DejaVu Sans Mono", monospace; }
+.flame text { fill: #111; pointer-events: none; }
+.flame .frame:hover rect { stroke: var(--fg, #000); stroke-width: 1; }
+#profile-runs { width: 6em; }
 .running th, .running td { text-align: left; padding: 0.25em 0.4em; border-bottom: 1px solid var(--line); }
 .log { list-style: none; margin: 0; padding: 0; max-height: 18em; overflow: auto; font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 0.85em; }
 .log li { display: flex; gap: 0.8em; padding: 0.1em 0; border-bottom: 1px solid var(--line); }

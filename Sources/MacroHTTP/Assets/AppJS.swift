@@ -211,6 +211,7 @@ async function loadMacros() {
   }));
   renderMacros();
   renderPicker();
+  renderProfilePicker();
 }
 
 function renderMacros() {

@@ -14,6 +14,7 @@ enum DashboardAssets {
 <link rel="stylesheet" href="/app.css">
 <script src="/editor.js" defer></script>
 <script src="/app.js" defer></script>
+<script src="/stats.js" defer></script>
 </head>
 <body>
 <div id="banner" class="banner" role="alert" hidden></div>
@@ -68,6 +69,29 @@ enum DashboardAssets {
       <tbody id="running"></tbody>
     </table>
     <p id="running-empty" class="muted">No call is running.</p>
+  </section>
+  <section class="card stats-card" aria-labelledby="stats-title">
+    <h2 id="stats-title">Statistics</h2>
+    <div class="table-scroll">
+    <table class="stats">
+      <thead><tr><th scope="col">Macro</th><th scope="col">Calls</th><th scope="col">OK</th><th scope="col">Threw</th><th scope="col">Timeout</th><th scope="col">Cancelled</th><th scope="col">Memory</th><th scope="col">p50</th><th scope="col">p95</th><th scope="col">p99</th><th scope="col">Max</th><th scope="col">In JS</th><th scope="col">Reloads</th><th scope="col">Failed</th><th scope="col">Last error</th><th scope="col"><span class="visually-hidden">Action</span></th></tr></thead>
+      <tbody id="stats"></tbody>
+    </table>
+    </div>
+    <p id="stats-empty" class="muted">No statistics yet.</p>
+    <div class="toolbar"><button type="button" id="stats-reset">Reset all</button></div>
+  </section>
+  <section class="card profile-card" aria-labelledby="profile-title">
+    <h2 id="profile-title">Profile</h2>
+    <form id="profile-form" class="toolbar">
+      <label for="profile-macro">Macro</label>
+      <select id="profile-macro"></select>
+      <label for="profile-runs">Runs</label>
+      <input id="profile-runs" type="number" min="1" max="100000" value="10">
+      <button type="submit" id="profile-run">Profile</button>
+    </form>
+    <p id="profile-message" class="diagnostic" role="status"></p>
+    <svg id="flame" class="flame" role="img" aria-label="Flame graph" hidden></svg>
   </section>
   <section class="card log-card" aria-labelledby="log-title">
     <h2 id="log-title">Log</h2>
