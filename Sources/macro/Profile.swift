@@ -30,8 +30,9 @@ struct Profile: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The file to write (default NAME.profile.svg, NAME.profile.folded, NAME.cpuprofile; - for stdout).", valueName: "file")) var output: String?
     @OptionGroup var daemon: DaemonOptions
     @OptionGroup var local: LocalOptions
+    @OptionGroup var stateOption: StateOption
     @OptionGroup var timeout: TimeoutOption
-    var options: EngineOptions { EngineOptions(daemon, local, timeout: timeout) }
+    var options: EngineOptions { EngineOptions(daemon, local, state: stateOption, timeout: timeout) }
 
     /// The macro's arguments: each word as JSON when it is valid JSON, else as a string.
     var values: [MacroValue] { arguments.map { (try? MacroValue(jsonText: $0)) ?? .string($0) } }

@@ -10,8 +10,9 @@
 ///
 /// Names follow the language's own naming (ECMAScript's `SetFunctionName`), which is what the
 /// sampled frames carry: `function hot()`, `hot = function () {}`, `hot: function () {}`,
-/// `hot = () => ...`, methods `hot() {}`, `get hot() {}` (named `get hot`), a class's
-/// `constructor` (named after the class). Functions without a name are named "".
+/// `hot = () => ...`, `"hot": ...`, methods `hot() {}`, `get hot() {}` (named `get hot`), a
+/// class's `constructor` (named after the class). Functions without a name are named ""
+/// (methods with a computed `[key]` are not found: their frames keep the executed line).
 struct FunctionDefinitions: Equatable {
     /// One function.
     struct Definition: Equatable {
@@ -146,7 +147,7 @@ private struct Finder {
         // A method follows the start of its object or class body, or the end of the member before it.
         guard start == 0 || ["{", ",", ";", "}"].contains(text(start - 1) ?? "") else { return nil }
         guard let body = lexed.enclosingBrace[index] else { return nil }
-        var name = token.kind == .identifier ? token.text : ""
+        var name = token.text
         if name == "constructor", prefix.isEmpty, let className = className(ofBody: body) { name = className }
         return .init(name: prefix + name, line: tokens[start].line, endLine: tokens[end].line)
     }
@@ -173,8 +174,7 @@ private struct Finder {
             return tokens[start - 2].text
         }
         if before == ":", start - 2 >= 0, isPunctuator(start - 3, "{") || isPunctuator(start - 3, ",") {
-            let key = tokens[start - 2]
-            if key.kind == .identifier { return key.text }
+            return tokens[start - 2].text
         }
         return ""
     }

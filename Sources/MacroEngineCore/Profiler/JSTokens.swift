@@ -12,7 +12,8 @@ struct JSTokens {
     /// What a token is.
     enum Kind: Equatable { case identifier, punctuator, literal }
 
-    /// One token: its kind, its text (a literal's text is not kept) and its line.
+    /// One token: its kind, its text (a string's contents as written, a number's digits; the
+    /// text of templates and regular expressions is not kept) and its line.
     struct Token: Equatable {
         var kind: Kind
         var text: String
@@ -89,8 +90,7 @@ struct JSTokens {
                 continue
             }
             if c == "\"" || c == "'" {
-                skipString(quote: c)
-                tokens.append(Token(kind: .literal, text: "", line: start))
+                tokens.append(Token(kind: .literal, text: readString(quote: c), line: start))
                 continue
             }
             if c == "`" {
@@ -122,8 +122,12 @@ struct JSTokens {
                 continue
             }
             if c.properties.numericType != nil || (c == "." && peek(1).map { $0.properties.numericType != nil } == true) {
-                while let d = peek(), Self.isIdentifierPart(d) || d == "." { advance() }
-                tokens.append(Token(kind: .literal, text: "", line: start))
+                var text = ""
+                while let d = peek(), Self.isIdentifierPart(d) || d == "." {
+                    text.unicodeScalars.append(d)
+                    advance()
+                }
+                tokens.append(Token(kind: .literal, text: text, line: start))
                 continue
             }
             if c == "=", peek(1) == ">" {
@@ -137,13 +141,22 @@ struct JSTokens {
         }
     }
 
-    private mutating func skipString(quote: Unicode.Scalar) {
+    /// Reads a string literal; answers its contents as written (escapes left as they are).
+    private mutating func readString(quote: Unicode.Scalar) -> String {
         advance()
+        var text = ""
         while let c = peek(), c != quote, c != "\n" {
-            if c == "\\" { advance() }
-            if peek() != nil { advance() }
+            if c == "\\" {
+                text.unicodeScalars.append(c)
+                advance()
+            }
+            if let d = peek() {
+                text.unicodeScalars.append(d)
+                advance()
+            }
         }
         if peek() == quote { advance() }
+        return text
     }
 
     /// Skips template text up to its closing backtick (false) or a `${` (true).
