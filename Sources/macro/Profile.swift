@@ -3,6 +3,10 @@ import Foundation
 import MacroEngineCore
 import MacroRPC
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// `macro profile NAME [ARG...] [--runs N] [--format svg|folded|cpuprofile] [--output FILE]`:
 /// runs the macro under JavaScriptCore's sampling profiler, in the daemon (`macro.profile`) or
 /// in this process (`--local`, or no daemon; see `ProfileLocal.swift`), and writes a flame graph
@@ -72,12 +76,25 @@ struct Profile: ParsableCommand {
             print(text, terminator: "")
             return
         }
-        do {
-            try Data(text.utf8).write(to: URL(fileURLWithPath: path))
-        } catch {
-            let reason = ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError).map { String(cString: strerror(Int32($0.code))) }
-            throw Failure(exit: 74, kind: "io", message: "cannot write \(path): \(reason ?? error.localizedDescription)")
-        }
+        try Self.writeFile(path, text)
         Console.error("\(result["samples"].intValue ?? 0) samples of \(runs) run(s) written to \(path)")
+    }
+
+    /// Writes `text` to `path` with open(2)/write(2), so a failure names its reason as the
+    /// system does (exit 74).
+    static func writeFile(_ path: String, _ text: String) throws {
+        let bytes = Array(text.utf8)
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o666)
+        var written = 0
+        var failure: Int32?
+        if fd < 0 { failure = errno }
+        while failure == nil, written < bytes.count {
+            let count = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + written, bytes.count - written) }
+            if count < 0, errno != EINTR { failure = errno } else if count > 0 { written += count }
+        }
+        if fd >= 0, close(fd) != 0, failure == nil { failure = errno }
+        if let failure {
+            throw Failure(exit: 74, kind: "io", message: "cannot write \(path): \(String(cString: strerror(failure)))")
+        }
     }
 }

@@ -42,7 +42,9 @@ struct FoldedStacksTests {
             [frame("hot", 6, line: 3), heavy, invoke, program],
             [frame("hot", 6), heavy, invoke, program],  // optimized: no line
             [frame("sqrt", native), frame("hot", 6, line: 3), heavy, invoke, program],
-            [frame("get", 5, line: 51), heavy, invoke, program],  // a frozen built-in's accessor
+            [frame("__macroengine_frozen_get", 5, line: 53), heavy, invoke, program],  // a frozen built-in's accessor
+            // The accessor's name paired with a built-in's source (code inlined into another's).
+            [frame("__macroengine_frozen_get", 4, line: 1, flags: 1), heavy, invoke, program],
             [frame("", 2, line: 3), frame("map", 4, line: 1, flags: 1), heavy, invoke, program],
             [frame("(unknown)", native), heavy, invoke, program],
             [frame("setInnerProgress", native), heavy, invoke, program],
@@ -57,7 +59,7 @@ struct FoldedStacksTests {
     @Test func everyFunctionOfAFileIsNamedByFileAndDefinitionLineAndTheEnginesFramesAreFoldedAway() throws {
         let folded = FoldedStacks.fold(try MacroValue(jsonText: Self.json), sources: Self.sources)
         #expect(folded.text == """
-            heavy (heavy.js:2) 3
+            heavy (heavy.js:2) 4
             heavy (heavy.js:2);hot (lib/work.js:1) 2
             heavy (heavy.js:2);hot (lib/work.js:1);sqrt 1
             heavy (heavy.js:2);map;(anonymous) (heavy.js:3) 1
@@ -65,7 +67,7 @@ struct FoldedStacksTests {
             heavy (heavy.js:2);setInnerProgress 1
 
             """)
-        #expect(folded.samples == 9)
+        #expect(folded.samples == 10)
     }
 
     /// A file the profiler has no source for keeps its URL and the executed line (an optimized
@@ -73,7 +75,7 @@ struct FoldedStacksTests {
     @Test func aFileWithoutItsSourceIsNamedByItsURL() throws {
         let folded = FoldedStacks.fold(try MacroValue(jsonText: Self.json), sources: [])
         #expect(folded.text == """
-            heavy (/m/heavy.js:3) 3
+            heavy (/m/heavy.js:3) 4
             heavy (/m/heavy.js:3);hot (/m/lib/work.js:3) 2
             heavy (/m/heavy.js:3);hot (/m/lib/work.js:3);sqrt 1
             heavy (/m/heavy.js:3);map;(anonymous) (/m/heavy.js:3) 1

@@ -14,9 +14,11 @@
 /// factory), while user code always has one (files under their path, `engine.eval` as `<eval>`,
 /// the REPL as `<repl>`): so a frame of a source without a URL that is not one of
 /// JavaScriptCore's own built-ins (`flags` 1: `map`, `forEach`, ...) is the engine's, and its
-/// samples go to its caller. So do `(program)` frames, and the frames below the first frame of
-/// a file (the engine's way into the call: `apply`, promise jobs); samples with no frame of a
-/// file at all (the engine settling a call) are not counted.
+/// samples go to its caller. So do the frames named `__macroengine_*` (the engine names its
+/// helpers so, the frozen built-ins' getter included, and a sample of inlined code may pair one
+/// function's name with another's source), `(program)` frames, and the frames below the first
+/// frame of a file (the engine's way into the call: `apply`, promise jobs); samples with no
+/// frame of a file at all (the engine settling a call) are not counted.
 ///
 /// **What stays.** Functions of files as `function (file:line)`, with the line where the
 /// function is defined (``FunctionDefinitions``; the executed line when the definition cannot
@@ -116,7 +118,9 @@ public enum FoldedStacks {
 
         /// The frame's name in the folded text, nil when it is folded away.
         func label(files: [String: Source], knownLines: [String: Int]) -> String? {
-            guard name != "(program)" else { return nil }
+            // The engine's named helpers (the call helper, the frozen built-ins' accessors), even
+            // where JavaScriptCore pairs the name with another function's source (inlined code).
+            guard name != "(program)", !name.hasPrefix("__macroengine_") else { return nil }
             let shown = (name.isEmpty ? "(anonymous)" : name).replacingOccurrences(of: ";", with: ",")
             switch kind {
             case .engine: return nil
