@@ -417,8 +417,8 @@ final class EngineHost: Sendable {
     }
 
     /// `macro.profile {name, args?, runs?, timeoutMs?}`: runs the macro `runs` times (default 10)
-    /// one after the other under JavaScriptCore's sampling profiler; answers `{name, runs,
-    /// samples, folded}` (``FoldedStacks``). A run that fails fails the profile with its error.
+    /// one after the other under JavaScriptCore's sampling profiler (``MacroLibrary/profile(_:arguments:runs:deadline:)``);
+    /// answers `{name, runs, samples, folded, macrosDir}`. A run that fails fails the profile with its error.
     private func profileAsync(_ params: Params) throws -> EventLoopFuture<MacroValue> {
         let name = try params.macroName(in: engine)
         let arguments = try params.array("args") ?? []
@@ -426,32 +426,13 @@ final class EngineHost: Sendable {
         let runs: Int
         switch params.value["runs"] {
         case .undefined: runs = 10
-        case .number(let n) where n.rounded() == n && n >= 1 && n <= 100_000: runs = Int(n)
-        default: throw params.invalid("runs", "must be a whole number from 1 to 100000")
+        case .number(let n) where n.rounded() == n && n >= 1 && n <= Double(MacroLibrary.maximumProfileRuns): runs = Int(n)
+        default: throw params.invalid("runs", "must be a whole number from 1 to \(MacroLibrary.maximumProfileRuns)")
         }
         guard library.entry(named: name)?.version ?? 0 > 0 else {
             throw RPCError(code: RPCError.noSuchMacro, message: "no macro named '\(name)'")
         }
-        let files = Dictionary(library.entries.map { ($0.name, $0.file) }, uniquingKeysWith: { first, _ in first })
-        let loop = engine.eventLoop
-        let engine = engine, library = library
-        return engine.startSampling().flatMap { started -> EventLoopFuture<Void> in
-            guard started else {
-                return loop.makeFailedFuture(RPCError(code: RPCError.internalError, message: "this JavaScriptCore has no sampling profiler"))
-            }
-            var chain = loop.makeSucceededVoidFuture()
-            for _ in 0..<runs {
-                chain = chain.flatMap { library.callFuture(name, arguments: arguments, deadline: deadline).map { _ in } }
-            }
-            return chain
-        }.flatMapError { error in
-            engine.stopSampling().flatMapThrowing { _ in throw error }
-        }.flatMap {
-            engine.stopSampling()
-        }.flatMapThrowing { json in
-            let folded = FoldedStacks.fold(try MacroValue(jsonText: json), files: files)
-            return ["name": .string(name), "runs": .number(Double(runs)), "samples": .number(Double(folded.samples)), "folded": .string(folded.text)]
-        }
+        return library.profile(name, arguments: arguments, runs: runs, deadline: deadline).map(\.json)
     }
 
     /// `macro.stats {name?, reset?}`: every macro's statistics by name (or `name`'s), as they

@@ -17,7 +17,7 @@ enum Exit {
     static let internalError = ExitCode(70)
     /// 71 (EX_OSERR): `macro edit`'s editor could not be started or exited with an error.
     static let editorFailed = ExitCode(71)
-    /// 74 (EX_IOERR): the state file could not be read or written.
+    /// 74 (EX_IOERR): the state file could not be read or written, or `macro profile`'s output.
     static let ioError = ExitCode(74)
     /// 75 (EX_TEMPFAIL): the macro ran past its time limit.
     static let timeout = ExitCode(75)
@@ -45,7 +45,7 @@ enum Exit {
           69  no daemon answers on the socket, or it went away
           70  internal error
           71  `macro edit`: the editor could not run or failed
-          74  the state file could not be read or written
+          74  the state file could not be read or written (or profile's output)
           75  the macro ran past its time limit, or the daemon is busy
           77  the daemon refused the connection
           78  the config file is invalid

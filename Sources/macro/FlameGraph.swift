@@ -99,8 +99,10 @@ enum FlameGraph {
         """
     }
 
-    /// A Chrome DevTools `.cpuprofile`: one node per distinct frame path, `samples` grouped by stack.
-    static func cpuprofile(_ folded: String, intervalMicroseconds: Int = 1000) -> MacroValue {
+    /// A Chrome DevTools `.cpuprofile`: one node per distinct frame path, `samples` grouped by
+    /// stack. A frame `function (file:line)` becomes `{functionName, url, lineNumber}` (zero-based
+    /// line, the file under `directory` when it is relative); other frames have no url.
+    static func cpuprofile(_ folded: String, directory: String? = nil, intervalMicroseconds: Int = 1000) -> MacroValue {
         let root = tree(folded, root: "(root)")
         var nodes: [MacroValue] = []
         var samples: [MacroValue] = []
@@ -110,22 +112,16 @@ enum FlameGraph {
             nextID += 1
             let index = nodes.count
             nodes.append(.null)
-            var name = node.name, url = "", line = -1
-            // `function (file:line)` / `function (line N)`.
-            if let open = node.name.range(of: " (", options: .backwards), node.name.hasSuffix(")") {
-                name = String(node.name[..<open.lowerBound])
-                let inside = node.name[open.upperBound..<node.name.index(before: node.name.endIndex)]
-                if inside.hasPrefix("line "), let n = Int(inside.dropFirst(5)) { line = n - 1 }
-                else if let colon = inside.lastIndex(of: ":"), let n = Int(inside[inside.index(after: colon)...]) {
-                    url = String(inside[..<colon]); line = n - 1
-                }
-            }
+            let frame = Frame(node.name, directory: directory)
             let own = node.count - node.order.reduce(0) { $0 + node.children[$1]!.count }
             for _ in 0..<max(0, own) { samples.append(.number(Double(id))) }
             let children = node.order.map { emit(node.children[$0]!) }
             nodes[index] = [
                 "id": .number(Double(id)),
-                "callFrame": ["functionName": .string(name), "scriptId": "0", "url": .string(url), "lineNumber": .number(Double(line)), "columnNumber": -1],
+                "callFrame": [
+                    "functionName": .string(frame.function), "scriptId": "0", "url": .string(frame.url),
+                    "lineNumber": .number(Double(frame.line.map { $0 - 1 } ?? -1)), "columnNumber": -1,
+                ],
                 "hitCount": .number(Double(max(0, own))),
                 "children": .array(children.map { .number(Double($0)) }),
             ]
@@ -136,5 +132,30 @@ enum FlameGraph {
             "nodes": .array(nodes), "startTime": 0, "endTime": .number(Double(samples.count * intervalMicroseconds)),
             "samples": .array(samples), "timeDeltas": .array(Array(repeating: .number(Double(intervalMicroseconds)), count: samples.count)),
         ]
+    }
+
+    /// A folded frame's parts: `function (file:line)`, `function (line N)` or a bare name.
+    struct Frame: Equatable {
+        var function: String
+        var url = ""
+        var line: Int?
+
+        init(_ label: String, directory: String?) {
+            function = label
+            guard let open = label.range(of: " (", options: .backwards), label.hasSuffix(")") else { return }
+            let inside = label[open.upperBound..<label.index(before: label.endIndex)]
+            function = String(label[..<open.lowerBound])
+            if inside.hasPrefix("line ") {
+                line = Int(inside.dropFirst(5))
+                return
+            }
+            var file = inside
+            if let colon = inside.lastIndex(of: ":"), let number = Int(inside[inside.index(after: colon)...]) {
+                file = inside[..<colon]
+                line = number
+            }
+            let relative = !file.hasPrefix("/") && !file.hasPrefix("<")
+            url = relative && directory != nil ? "\(directory!)/\(file)" : String(file)
+        }
     }
 }

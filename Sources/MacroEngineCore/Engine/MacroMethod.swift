@@ -19,6 +19,8 @@ public final class MacroMethod: Sendable {
         var function: MacroFunction?
         var lastError: MacroError?
         var version = 0
+        /// The source of the live version (``javascript`` may be a later one that did not load).
+        var liveJavaScript: String?
     }
 
     /// Creates the method and registers it. A source that does not load leaves the method without
@@ -47,6 +49,9 @@ public final class MacroMethod: Sendable {
     /// True when a version is live.
     public var isLoaded: Bool { state.locked { $0.function != nil } }
 
+    /// The source of the live version, nil when none ever loaded.
+    var liveJavaScript: String? { state.locked { $0.liveJavaScript } }
+
     /// Replaces the source and re-registers. On failure the previous version stays live and the
     /// error is thrown (and kept in ``lastError``).
     @discardableResult
@@ -55,6 +60,7 @@ public final class MacroMethod: Sendable {
             let function = try engine.setMethod(javascript: javascript, key: key, file: file)
             return state.locked { state in
                 state.javascript = javascript
+                state.liveJavaScript = javascript
                 state.function = function
                 state.lastError = nil
                 state.version += 1

@@ -69,7 +69,9 @@ enum Lockdown {
           if (!("value" in d) || !d.writable) return define(object, key, { configurable: false });
           var value = d.value, name = typeof key === "symbol" ? "[" + String(key) + "]" : String(key);
           define(object, key, {
-            get: function () { return value; },
+            // Named like the engine's other helpers, so a profile's frame of it is recognised
+            // whatever JavaScriptCore reports with it (see FoldedStacks).
+            get: function __macroengine_frozen_get() { return value; },
             set: function __macroengine_frozen(v) {
               // On the built-in itself, or on another built-in that inherits it: refused by name.
               if (this === object || hasPath(this)) throw new TypeErrorCtor("Cannot assign to read only property '" + name + "' of " + (this === object ? path : pathOf(this)) + " (built-ins are frozen; config: harden_builtins)");

@@ -100,6 +100,17 @@ public final class MacroLibrary: Sendable {
 
     private let libState = Mutex<[String: MacroEntry]>([:])
     private let libSources = Mutex<[String: String]>([:])
+    /// The source each lib file's last evaluation ran, by path: what its live functions' lines
+    /// refer to (a version with a syntax error is not evaluated). For the profiler.
+    private let libEvaluated = Mutex<[String: String]>([:])
+
+    /// The sources of the live macro and lib files, as `(path, source, macro name or nil for a
+    /// lib file)`: the code JavaScriptCore runs under each path.
+    var liveSources: [(file: String, source: String, macro: String?)] {
+        let macros = state.locked { $0.values.compactMap(\.method) }
+        let live = macros.compactMap { method in method.liveJavaScript.map { (method.file, $0, Optional(method.key)) } }
+        return live + libEvaluated.locked { $0.map { ($0.key, $0.value, nil) } }
+    }
 
     /// Evaluates every lib file in name order. A file that does not parse is reported and not
     /// evaluated, so what its previous version defined stays; an unchanged file is not evaluated
@@ -126,7 +137,13 @@ public final class MacroLibrary: Sendable {
             if let file = quarantine.locked({ $0.holds(path, content: source) }) { throw Quarantine.error(for: file, macro: name) }
             if libSources.locked({ $0[name] }) == source, let previous { return previous }
             libSources.locked { $0[name] = source }
-            try engine.evaluateLibrary(source, file: path)
+            do {
+                try engine.evaluateLibrary(source, file: path)
+            } catch let error as MacroError where error.code != .syntax {
+                libEvaluated.locked { $0[path] = source }
+                throw error
+            }
+            libEvaluated.locked { $0[path] = source }
             entry.version += 1
         } catch let error as MacroError {
             var error = error
