@@ -54,40 +54,35 @@ extension MacroEngine {
         let context = CallContext(id: callID ?? nextCallID(), macro: macro, budget: budget ?? callDeadline, promise: promise)
         runtime.pendingCalls[ObjectIdentifier(context)] = context
         registerRunning(context)
-        // Scheduled work holds the engine weakly: it may fire after the engine is released,
-        // before the runtime is closed on the loop.
-        context.deadlineTask = eventLoop.assumeIsolated().scheduleTask(deadline: context.deadline) { [weak self] in
-            self?.finish(context, .failure(MacroError(code: .timeout, message: "timed out after \(context.budget.milliseconds) ms", macro: macro)), runtime: runtime)
-        }
-        let fulfilled = runtime.makeFunction(name: "resolve") { [weak self] args in
-            guard let self else { throw MacroError.engineGone }
-            let value = args.first ?? runtime.context.undefined
-            self.finish(context, Result { try runtime.macroValue(value) }, runtime: runtime)
-            return runtime.context.undefined
-        }
-        let rejected = runtime.makeFunction(name: "reject") { [weak self] args in
-            guard let self else { throw MacroError.engineGone }
-            let reason = args.first ?? runtime.context.undefined
-            // The turn in which the promise rejected is the failing one: undo its writes.
-            runtime.turnFailed = true
-            self.finish(context, .failure(runtime.macroError(fromException: reason.ref, macro: context.macro, file: nil)), runtime: runtime)
-            return runtime.context.undefined
-        }
         do {
             let args = try runtime.jsValue(.array(arguments))
             // One API call runs the macro *and* attaches the handlers, so a rejection among this
             // turn's microtasks is seen in this turn (JSC drains microtasks at each API exit).
             // A plain result is converted inside the same armed entry: its getters and proxy
             // traps are JavaScript that may loop too.
+            // The settle functions are made only when the macro returns a thenable (the helper
+            // asks `handlers` for them): a plain result costs no function objects.
+            let handlers = try settleFunctionFactory(runtime)
+            let previous = runtime.invokingContext
+            runtime.invokingContext = context
+            defer { runtime.invokingContext = previous }
             let result = try turn(context, runtime: runtime) { () -> Result<MacroValue, any Error>? in
-                let value = try runtime.call(runtime.invokeHelper(), arguments: [function, args.ref, fulfilled.ref, rejected.ref], macro: macro)
+                let value = try runtime.call(runtime.invokeHelper(), arguments: [function, args.ref, handlers], macro: macro)
                 if runtime.isPendingSentinel(value) { return nil }
                 do { return .success(try runtime.macroValue(value)) } catch let error as MacroError where error.code == .conversion {
                     if runtime.watchdog.fired != nil { throw error }
                     return .failure(error)
                 }
             }
-            if let result { finish(context, result, runtime: runtime) }
+            if let result {
+                finish(context, result, runtime: runtime)
+            } else if !context.finished {
+                // Pending: the deadline covers the awaited time. Scheduled work holds the engine
+                // weakly: it may fire after the engine is released, before the runtime is closed.
+                context.deadlineTask = eventLoop.assumeIsolated().scheduleTask(deadline: context.deadline) { [weak self] in
+                    self?.finish(context, .failure(MacroError(code: .timeout, message: "timed out after \(context.budget.milliseconds) ms", macro: macro)), runtime: runtime)
+                }
+            }
         } catch {
             finish(context, .failure(error), runtime: runtime)
         }
@@ -272,18 +267,54 @@ extension MacroEngine {
     }
 }
 
+extension MacroEngine {
+    /// The runtime's `__macroengine_handlers(fulfilled)` (made once, kept protected): returns a
+    /// new function that settles the call the invoke helper is running (``JSRuntime/invokingContext``)
+    /// with its argument, as a result (`true`) or as a rejection (`false`).
+    func settleFunctionFactory(_ runtime: JSRuntime) throws -> JSValueRef {
+        if let factory = runtime.handlersRef { return factory }
+        let factory = runtime.makeFunction(name: "__macroengine_handlers") { [weak self, weak runtime] args in
+            guard let self, let runtime else { throw MacroError.engineGone }
+            guard let context = runtime.invokingContext else {
+                throw MacroError(code: .invalidArgument, message: "__macroengine_handlers: called outside a macro call")
+            }
+            if args.first.map({ JSValueToBoolean(runtime.context.ref, $0.ref) }) ?? true {
+                return runtime.makeFunction(name: "resolve") { [weak self] args in
+                    guard let self else { throw MacroError.engineGone }
+                    let value = args.first ?? runtime.context.undefined
+                    self.finish(context, Result { try runtime.macroValue(value) }, runtime: runtime)
+                    return runtime.context.undefined
+                }
+            }
+            return runtime.makeFunction(name: "reject") { [weak self] args in
+                guard let self else { throw MacroError.engineGone }
+                let reason = args.first ?? runtime.context.undefined
+                // The turn in which the promise rejected is the failing one: undo its writes.
+                runtime.turnFailed = true
+                self.finish(context, .failure(runtime.macroError(fromException: reason.ref, macro: context.macro, file: nil)), runtime: runtime)
+                return runtime.context.undefined
+            }
+        }
+        let object = factory.objectRef!
+        JSValueProtect(runtime.context.ref, object)
+        runtime.handlersRef = object
+        return object
+    }
+}
+
 extension JSRuntime {
-    /// `(fn, args, onFulfilled, onRejected)`: calls fn; a thenable result gets the handlers and
-    /// the pending sentinel is returned, any other result is returned as is.
+    /// `(fn, args, handlers)`: calls fn; a thenable result gets `handlers(true)` and
+    /// `handlers(false)` as its callbacks and the pending sentinel is returned, any other result
+    /// is returned as is.
     func invokeHelper() throws -> JSObjectRef {
         if let helper = invokeHelperRef { return helper }
         let value = try evaluateRaw("""
             (function () {
               var pending = {};
-              function __macroengine_invoke(fn, args, onFulfilled, onRejected) {
+              function __macroengine_invoke(fn, args, handlers) {
                 var result = fn.apply(undefined, args);
                 if (result !== null && (typeof result === "object" || typeof result === "function") && typeof result.then === "function") {
-                  result.then(onFulfilled, onRejected);
+                  result.then(handlers(true), handlers(false));
                   return pending;
                 }
                 return result;

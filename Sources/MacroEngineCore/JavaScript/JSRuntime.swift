@@ -38,6 +38,10 @@ final class JSRuntime {
     var afterTurn: [() -> Void] = []
     var invokeHelperRef: JSObjectRef?
     var pendingSentinelRef: JSObjectRef?
+    /// `__macroengine_handlers(fulfilled)`: makes the settle function of ``invokingContext``.
+    var handlersRef: JSObjectRef?
+    /// The call whose macro function the invoke helper is running (innermost; nil outside).
+    var invokingContext: CallContext?
     /// Calls started from Swift that have not settled yet.
     var pendingCalls: [ObjectIdentifier: CallContext] = [:]
 
