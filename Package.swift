@@ -33,23 +33,34 @@ let package = Package(
         .target(name: "CThreadSanitizer"),
         // JavaScriptCore's options, set in the environment before main (before any thread exists).
         .target(name: "CJSCStartup"),
-        // The engine, the progress model, macro files on disk and the config.
+        // What both sides share and that needs no JavaScriptCore: MacroValue and its JSON parser
+        // and writer, MacroError, macro names, the config (YAML), atomic files, the version. The
+        // thin `macro` and the wire protocol build on it without the engine.
         .target(
-            name: "MacroEngineCore",
+            name: "MacroBase",
             dependencies: [
-                "CJavaScriptCore", "CThreadSanitizer", "CJSCStartup",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "OrderedCollections", package: "swift-collections"),
                 .product(name: "Yams", package: "Yams"),
             ]
         ),
-        // The wire protocol: error codes, socket path rules, a blocking client.
+        // The engine, the progress model and macro files on disk (re-exports MacroBase).
+        .target(
+            name: "MacroEngineCore",
+            dependencies: [
+                "MacroBase", "CJavaScriptCore", "CThreadSanitizer", "CJSCStartup",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "OrderedCollections", package: "swift-collections"),
+            ]
+        ),
+        // The wire protocol, shared by macrod and its clients: the JSON-RPC codec, error codes,
+        // socket path rules, a blocking client. No JavaScriptCore.
         .target(
             name: "MacroRPC",
             dependencies: [
-                "MacroEngineCore",
+                "MacroBase",
                 .product(name: "OrderedCollections", package: "swift-collections"),
             ]
         ),
@@ -114,7 +125,7 @@ let package = Package(
         .target(
             name: "MacroFuzz",
             dependencies: [
-                "MacroDaemon", "MacroEngineCore",
+                "MacroDaemon", "MacroEngineCore", "MacroRPC",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),

@@ -1,5 +1,5 @@
 import Foundation
-import MacroEngineCore
+import MacroBase
 
 #if canImport(Glibc)
 import Glibc

@@ -1,4 +1,4 @@
-import MacroEngineCore
+import MacroBase
 
 /// A JSON-RPC 2.0 error object: `{code, message, data?}`.
 public struct RPCError: Error, Sendable, Equatable, CustomStringConvertible {

@@ -13,7 +13,7 @@ import OrderedCollections
 /// | Array                       | `.array`                        | `[1, "a"]`                          |
 /// | plain object                | `.object` (key order kept)      | `["k": 1]`                          |
 /// | Date                        | `.date(Date)`                   |                                     |
-/// | function                    | `.function(MacroFunction)`      | callable from Swift                 |
+/// | function                    | `.function(any MacroCallable)`  | callable from Swift                 |
 /// | Error                       | `.error(name:message:stack:)`   |                                     |
 /// | Symbol, BigInt, cycles      | a ``MacroError`` with code `.conversion` |                            |
 public enum MacroValue: Sendable, Equatable {
@@ -33,8 +33,8 @@ public enum MacroValue: Sendable, Equatable {
     case object(OrderedDictionary<String, MacroValue>)
     /// A `Date`.
     case date(Date)
-    /// A JavaScript function, callable from Swift.
-    case function(MacroFunction)
+    /// A JavaScript function, callable from Swift (the engine's `MacroFunction`).
+    case function(any MacroCallable)
     /// An `Error` object.
     case error(name: String, message: String, stack: String?)
 
@@ -80,7 +80,7 @@ extension MacroValue {
         case (.object(let a), .object(let b)):
             return a.count == b.count && a.allSatisfy { key, value in b[key] == value }
         case (.date(let a), .date(let b)): return a == b
-        case (.function(let a), .function(let b)): return a == b
+        case (.function(let a), .function(let b)): return a.isSame(as: b)
         case (.error(let n1, let m1, let s1), .error(let n2, let m2, let s2)): return n1 == n2 && m1 == m2 && s1 == s2
         default: return false
         }

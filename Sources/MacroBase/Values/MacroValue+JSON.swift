@@ -56,7 +56,7 @@ extension MacroValue {
 
     /// Formats a number as JavaScript prints it in JSON: whole numbers without a fraction,
     /// non-finite numbers as `null`.
-    static func formatNumber(_ n: Double) -> String {
+    package static func formatNumber(_ n: Double) -> String {
         guard n.isFinite else { return "null" }
         if n == n.rounded(), abs(n) < 1e21 {
             if n == 0 { return "0" }
@@ -66,7 +66,7 @@ extension MacroValue {
         return "\(n)"
     }
 
-    static func writeJSONString(_ s: String, to out: inout String) {
+    package static func writeJSONString(_ s: String, to out: inout String) {
         out += "\""
         for scalar in s.unicodeScalars {
             switch scalar {

@@ -18,16 +18,4 @@ public enum MacroName {
         guard name.unicodeScalars.allSatisfy({ isStart($0) || ("0"..."9").contains($0) }) else { return false }
         return !reservedWords.contains(name)
     }
-
-    static func validate(_ name: String, runtime: JSRuntime) throws {
-        guard isIdentifier(name) else {
-            throw MacroError(
-                code: .invalidName,
-                message: "'\(name)' is not a valid macro name: use letters, digits, _ or $, not starting with a digit, and not a JavaScript keyword",
-                macro: name)
-        }
-        guard !runtime.isBuiltinGlobal(name) else {
-            throw MacroError(code: .invalidName, message: "'\(name)' would shadow the engine global '\(name)'; rename the file", macro: name)
-        }
-    }
 }

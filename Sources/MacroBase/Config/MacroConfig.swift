@@ -197,7 +197,7 @@ public struct MacroConfig: Sendable, Equatable {
         }
     }
 
-    static func reason(_ error: any Error) -> String {
+    package static func reason(_ error: any Error) -> String {
         let ns = error as NSError
         if let underlying = ns.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
             return String(cString: strerror(Int32(underlying.code)))

@@ -1,6 +1,5 @@
 import Foundation
-import MacroEngineCore
-import MacroRPC
+import MacroBase
 
 /// One JSON-RPC request. `id == nil` marks a notification (no reply).
 package struct RPCRequest: Sendable {

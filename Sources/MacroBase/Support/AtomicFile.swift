@@ -71,7 +71,8 @@ public enum AtomicFile {
         }
     }
 
-    static func failure(_ what: String, _ path: String) -> MacroError {
+    /// A `.io` error: what failed, the path, and what errno says.
+    package static func failure(_ what: String, _ path: String) -> MacroError {
         MacroError(code: .io, message: "\(what) \(path): \(String(cString: strerror(errno)))", file: path)
     }
 }

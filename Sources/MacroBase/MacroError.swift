@@ -105,15 +105,15 @@ extension MacroError {
             .joined(separator: "\n")
     }
 
-    static func typeError(_ message: String) -> MacroError {
+    package static func typeError(_ message: String) -> MacroError {
         MacroError(code: .invalidArgument, message: message, errorName: "TypeError")
     }
-    static func conversion(_ message: String) -> MacroError {
+    package static func conversion(_ message: String) -> MacroError {
         MacroError(code: .conversion, message: message, errorName: "TypeError")
     }
 }
 
 extension MacroError {
     /// A native function called after its engine was released (JavaScript can hold natives longer).
-    static var engineGone: MacroError { MacroError(code: .cancelled, message: "the engine has shut down") }
+    package static var engineGone: MacroError { MacroError(code: .cancelled, message: "the engine has shut down") }
 }
