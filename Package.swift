@@ -142,6 +142,11 @@ let package = Package(
             name: "MacroEngineCoreTests",
             dependencies: ["MacroEngineCore", "MacroTestSupport"]
         ),
+        // The wire protocol's codec, both halves, without the engine.
+        .testTarget(
+            name: "MacroRPCTests",
+            dependencies: ["MacroRPC", "MacroBase"]
+        ),
         .testTarget(
             name: "MacroCLITests",
             dependencies: ["MacroTestSupport", "MacroEngineCore", "MacroRPC"]
