@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "MacroEngineCore", targets: ["MacroEngineCore"]),
         .executable(name: "macro", targets: ["macro"]),
+        .executable(name: "macro-local", targets: ["macro-local"]),
         .executable(name: "macrod", targets: ["macrod"]),
         .executable(name: "macro-bench", targets: ["macro-bench"]),
         .executable(name: "macro-fuzz", targets: ["macro-fuzz"]),
@@ -101,11 +102,31 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
-        // The `macro` command-line tool.
+        // The `macro` commands (swift-argument-parser): options, help, completions, everything
+        // that talks to macrod, and the output. No JavaScriptCore: the parts that run the engine
+        // in-process are `macro-local`'s.
+        .target(
+            name: "MacroCLI",
+            dependencies: [
+                "MacroBase", "MacroRPC",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // The `macro` command-line tool: MacroCLI, and an exec of `macro-local` where a command
+        // runs the engine in-process. Links no JavaScriptCore.
         .executableTarget(
             name: "macro",
             dependencies: [
-                "MacroEngineCore", "MacroRPC",
+                "MacroCLI",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // `macro-local`: the same commands, with their in-process parts (the engine, the macros
+        // directory, the state file). `macro` execs it; it is installed beside `macro`.
+        .executableTarget(
+            name: "macro-local",
+            dependencies: [
+                "MacroCLI", "MacroEngineCore", "MacroRPC",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -1,0 +1,49 @@
+import ArgumentParser
+import Foundation
+import MacroCLI
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `macro`'s ``InProcessHalf``: replaces this process with `macro-local`, the executable beside
+/// it that links the engine, passing the same arguments and environment.
+///
+/// Why a second executable and not a lazy boundary inside one: JavaScriptCore comes in through
+/// the dynamic loader as a `NEEDED` library of whatever links the engine, so every start of a
+/// binary that contains the engine maps and relocates it (and glib, ICU, ...) before `main`. The
+/// one way to load it lazily in one binary is to build the engine as a shared library and
+/// `dlopen` it, which fails with the release binaries' statically linked Swift runtime (a second
+/// copy of the runtime in the library). `exec` keeps the pid, the terminal, the signal
+/// dispositions and the open descriptors, so exit codes, stdout, stderr, Ctrl-C and a terminal
+/// editor behave exactly as if `macro` had run the engine itself; the cost is one more
+/// `execve` (a few ms) on the in-process commands only.
+struct ExecMacroLocal: InProcessHalf {
+    /// The in-process half's file name, in the directory of `macro`.
+    static let fileName = "macro-local"
+
+    func run(_ command: any ParsableCommand) throws {
+        let path = try Self.path()
+        fflush(nil)
+        // The original argv, byte for byte (also an argument that is not UTF-8).
+        execv(path, CommandLine.unsafeArgv)
+        let reason = errno == ENOENT
+            ? "\(path) is missing"
+            : "cannot run \(path): \(String(cString: strerror(errno)))"
+        throw Failure(
+            exit: 70, kind: "internal",
+            message: "\(reason); `macro` runs macros in-process through \(Self.fileName), installed beside it (`make install-user` installs both)")
+    }
+
+    /// `macro-local` in the directory of this executable, found through `/proc/self/exe` (so a
+    /// symlink to `macro` on the PATH finds the real one's sibling).
+    static func path() throws -> String {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard length > 0 else {
+            throw Failure(exit: 70, kind: "internal", message: "cannot find this executable (/proc/self/exe): \(String(cString: strerror(errno)))")
+        }
+        let executable = String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return (executable as NSString).deletingLastPathComponent + "/" + fileName
+    }
+}
