@@ -6,6 +6,7 @@ import MacroRPC
 /// `macro check [FILE...]`.
 package struct Check: ParsableCommand {
     package static let configuration = CommandConfiguration(
+        commandName: "check",
         abstract: "Check macro and lib files without running them.",
         discussion: """
             Loads each file as the engine would (UTF-8, syntax, one function expression, a \

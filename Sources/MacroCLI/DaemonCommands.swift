@@ -5,7 +5,7 @@ import MacroRPC
 
 /// `macro status`.
 struct Status: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Show the daemon's status: version, uptime, macros and lib files, calls, errors.")
+    static let configuration = CommandConfiguration(commandName: "status", abstract: "Show the daemon's status: version, uptime, macros and lib files, calls, errors.")
     @OptionGroup var daemon: DaemonOptions
     var options: EngineOptions { EngineOptions(daemon) }
 
@@ -63,6 +63,7 @@ package struct SetValue: ParsableCommand {
 /// `macro progress [--watch]`.
 package struct Progress: ParsableCommand {
     package static let configuration = CommandConfiguration(
+        commandName: "progress",
         abstract: "Show the progress values as labelled bars; --watch redraws them live from the daemon.")
     @Flag(help: "Keep running and redraw on every change (needs macrod; exits 69 when it stops). With --json: one JSON line per change.")
     var watch = false
@@ -135,6 +136,7 @@ package struct Progress: ParsableCommand {
 /// `macro logs [--follow]`.
 struct Logs: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "logs",
         abstract: "Print macrod's recent log with timestamps (--lines, default 50, of the 200 it keeps); --follow keeps printing new ones.")
     @Flag(name: .shortAndLong, help: "Keep running and print each new record (exits 69 when macrod stops).") var follow = false
     @Option(help: ArgumentHelp("How many recent records to print first (the daemon keeps the last 200).", valueName: "n")) var lines = 50
@@ -175,7 +177,7 @@ struct Logs: ParsableCommand {
 
 /// `macro running`.
 struct Running: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List the daemon's calls in flight: call id, macro, elapsed time.")
+    static let configuration = CommandConfiguration(commandName: "running", abstract: "List the daemon's calls in flight: call id, macro, elapsed time.")
     @OptionGroup var daemon: DaemonOptions
     var options: EngineOptions { EngineOptions(daemon) }
 
@@ -204,6 +206,7 @@ struct Running: ParsableCommand {
 /// `macro cancel CALL`.
 struct Cancel: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "cancel",
         abstract: "Cancel a call in flight (see `macro running`); a runaway macro included. Its changes are rolled back.")
     @Argument(help: "The call id from `macro running`.") var call: Int
     @OptionGroup var daemon: DaemonOptions

@@ -7,6 +7,7 @@ import MacroRPC
 /// opens it in a browser ($BROWSER, else xdg-open).
 struct Dashboard: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "dashboard",
         abstract: "Print the dashboard's URL (with its token) and open it in a browser.",
         discussion: """
             Asks macrod (engine.status) for the URL of its dashboard, which carries the access \

@@ -6,6 +6,7 @@ import MacroRPC
 /// `macro edit NAME`.
 package struct Edit: ParsableCommand {
     package static let configuration = CommandConfiguration(
+        commandName: "edit",
         abstract: "Open a macro in $VISUAL/$EDITOR (a new one starts from a template), then report whether the new version loaded.",
         discussion: """
             The editor runs in this terminal (vim, nano, vi, or a command with options such as \

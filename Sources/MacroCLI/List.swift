@@ -5,6 +5,7 @@ import MacroRPC
 /// `macro list`.
 package struct List: ParsableCommand {
     package static let configuration = CommandConfiguration(
+        commandName: "list",
         abstract: "List the macros and lib files: name, status (ok or error), file, and the error for broken ones.",
         discussion: """
             Asks the daemon when one answers (what it has loaded), else reads the macros \

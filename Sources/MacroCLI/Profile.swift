@@ -9,11 +9,12 @@ import Glibc
 
 /// `macro profile NAME [ARG...] [--runs N] [--format svg|folded|cpuprofile] [--output FILE]`:
 /// runs the macro under JavaScriptCore's sampling profiler, in the daemon (`macro.profile`) or
-/// in this process (`--local`, or no daemon; `macro-local`'s `Profile+InProcess.swift`), and writes a flame graph
-/// (SVG, default `NAME.profile.svg`), the folded stacks, or a `.cpuprofile`. Both ways give the
-/// same answer (`{name, runs, samples, folded, macrosDir}`), written by ``write(_:)``.
+/// in-process (`--local`, or no daemon: `macro-local`, `Profile+InProcess.swift`), and writes a
+/// flame graph (SVG, default `NAME.profile.svg`), the folded stacks, or a `.cpuprofile`. Both
+/// ways give the same answer (`{name, runs, samples, folded, macrosDir}`), written by ``write(_:)``.
 package struct Profile: ParsableCommand {
     package static let configuration = CommandConfiguration(
+        commandName: "profile",
         abstract: "Profile a macro with JavaScriptCore's sampling profiler: a flame graph (SVG), folded stacks or a .cpuprofile.",
         discussion: """
             Runs the macro N times, one after the other, in the daemon, or in this process with \

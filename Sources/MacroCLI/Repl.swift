@@ -12,6 +12,7 @@ import Glibc
 /// `macro repl`.
 package struct Repl: ParsableCommand {
     package static let configuration = CommandConfiguration(
+        commandName: "repl",
         abstract: "An interactive JavaScript console with the engine's globals and your macros.",
         discussion: """
             Line editing (arrows, Home/End, Ctrl-A/E/U/K/W/L) and history (Up/Down, saved after \

@@ -6,6 +6,7 @@ import MacroRPC
 /// `macro run NAME [ARG...]`.
 package struct Run: ParsableCommand {
     package static let configuration = CommandConfiguration(
+        commandName: "run",
         abstract: "Run a macro and print its result and the progress values after it.",
         discussion: """
             Each ARG is parsed as JSON when it is valid JSON (3, -2.5, true, "text", [1,2], \

@@ -6,6 +6,7 @@ import MacroRPC
 /// `macro show NAME`.
 struct Show: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "show",
         abstract: "Print a macro's source (from the daemon when one answers, else the file).")
 
     @Argument(help: "The macro's name.", completion: .custom(Completions.macroNames))

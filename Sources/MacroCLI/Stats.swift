@@ -6,6 +6,7 @@ import MacroRPC
 /// `macro stats [NAME] [--reset] [--json]`: the daemon's per-macro statistics (`macro.stats`).
 struct Stats: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "stats",
         abstract: "Per-macro statistics from the daemon: calls, errors by kind, latency p50/p95/p99/max, time in JavaScript, reloads.",
         discussion: "Latencies are in milliseconds, from a call's start on the engine to its settling. --reset clears the statistics (of NAME, or all) after printing them.")
     @Argument(help: "Only this macro.") var name: String?

@@ -5,6 +5,7 @@ import MacroRPC
 /// `macro types`.
 package struct Types: ParsableCommand {
     package static let configuration = CommandConfiguration(
+        commandName: "types",
         abstract: "Print TypeScript declarations (.d.ts) of the globals a macro can use.",
         discussion: """
             Covers the progress functions and object, sleep, the timers, console, and each \

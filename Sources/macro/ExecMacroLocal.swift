@@ -24,15 +24,34 @@ struct ExecMacroLocal: InProcessHalf {
 
     func run(_ command: any ParsableCommand) throws {
         let path = try Self.path()
-        fflush(nil)
-        // The original argv, byte for byte (also an argument that is not UTF-8).
-        execv(path, CommandLine.unsafeArgv)
+        Self.exec(path)
         let reason = errno == ENOENT
             ? "\(path) is missing"
             : "cannot run \(path): \(String(cString: strerror(errno)))"
         throw Failure(
             exit: 70, kind: "internal",
             message: "\(reason); `macro` runs macros in-process through \(Self.fileName), installed beside it (`make install-user` installs both)")
+    }
+
+    /// Replaces this process with `path`, given the original argv byte for byte (an argument
+    /// that is not UTF-8 too) and the environment. Returns only when the exec failed (`errno`).
+    static func exec(_ path: String) {
+        fflush(nil)
+        execv(path, CommandLine.unsafeArgv)
+    }
+
+    /// True for a command line that runs in-process whatever the daemon does: `edit`, and `run`,
+    /// `list`, `check`, `types`, `set`, `progress` (without `--watch`), `repl` and `profile` with `--local`
+    /// among their options (before a `--`). `macro` then becomes `macro-local` before parsing
+    /// (the parse costs a few ms, the exec makes it twice). Never wrong, only faster:
+    /// `macro-local` parses the same line and answers exactly as `macro` would, usage errors
+    /// included.
+    static func certainlyInProcess(_ arguments: [String]) -> Bool {
+        guard let command = arguments.first else { return false }
+        if command == "edit" { return true }
+        guard ["run", "list", "check", "types", "set", "progress", "repl", "profile"].contains(command) else { return false }
+        let options = arguments.dropFirst().prefix { $0 != "--" }
+        return options.contains("--local") && !options.contains("--watch")
     }
 
     /// `macro-local` in the directory of this executable, found through `/proc/self/exe` (so a
