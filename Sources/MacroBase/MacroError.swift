@@ -105,9 +105,11 @@ extension MacroError {
             .joined(separator: "\n")
     }
 
+    /// An `.invalidArgument` error that JavaScript sees as a `TypeError`.
     package static func typeError(_ message: String) -> MacroError {
         MacroError(code: .invalidArgument, message: message, errorName: "TypeError")
     }
+    /// A `.conversion` error (a value that cannot cross between Swift and JavaScript), a `TypeError` in JavaScript.
     package static func conversion(_ message: String) -> MacroError {
         MacroError(code: .conversion, message: message, errorName: "TypeError")
     }

@@ -5,6 +5,7 @@ import Synchronization
 
 /// Output helpers: results on stdout, diagnostics on stderr.
 package enum Console {
+    /// Writes one line on stderr (and remembers it for the `--json` object of a failure).
     package static func error(_ message: String) {
         lastErrorLine.withLock { $0 = message }
         FileHandle.standardError.write(Data((message + "\n").utf8))
@@ -14,7 +15,7 @@ package enum Console {
 
     /// The last line written with ``error(_:)``, for the `--json` object of a failure whose
     /// text was printed on the way.
-    package static var lastError: String? {
+    static var lastError: String? {
         lastErrorLine.withLock { $0 }.map { $0.hasPrefix("macro: ") ? String($0.dropFirst(7)) : $0 }
     }
 
@@ -34,7 +35,7 @@ package enum Console {
     }
 
     /// JSC's `name@file:line:col` as `name (file:line:col)`.
-    package static func formatFrame(_ frame: String) -> String {
+    static func formatFrame(_ frame: String) -> String {
         guard let at = frame.firstIndex(of: "@") else { return frame }
         let name = frame[..<at]
         let location = frame[frame.index(after: at)...]
@@ -43,7 +44,7 @@ package enum Console {
     }
 
     /// The error's fields for `--json`: name, macro, file, line, column, stack.
-    package static func details(_ error: MacroError) -> OrderedFields {
+    static func details(_ error: MacroError) -> OrderedFields {
         var fields: OrderedFields = [:]
         if let name = error.errorName { fields["name"] = .string(name) }
         if let macro = error.macro { fields["macro"] = .string(macro) }
@@ -55,5 +56,5 @@ package enum Console {
     }
 
     /// A progress value for people: two decimals.
-    package static func format(_ value: Double) -> String { String(format: "%.2f", value) }
+    static func format(_ value: Double) -> String { String(format: "%.2f", value) }
 }

@@ -8,7 +8,7 @@ package enum DaemonLink {
     /// The socket the command talks to, as macrod chooses its own: `--socket`, else the config's
     /// `socket` (`--config`, `$MACROENGINE_CONFIG` or the user's config file), else
     /// `$MACROENGINE_SOCKET`, else the default path.
-    package static func socketPath(_ options: EngineOptions) throws -> String {
+    static func socketPath(_ options: EngineOptions) throws -> String {
         if let socket = options.socket, !socket.isEmpty { return socket }
         if options.configPath != nil, let configured = try options.resolvedConfig().socket { return configured }
         return SocketPath.resolve(nil)
@@ -34,7 +34,7 @@ package enum DaemonLink {
     }
 
     /// Like ``connect(_:)`` but for commands that need the daemon: exits 69 when none answers.
-    package static func require(_ options: EngineOptions, for command: String) throws -> RPCClient {
+    static func require(_ options: EngineOptions, for command: String) throws -> RPCClient {
         let path = try socketPath(options)
         do {
             return try RPCClient(path: path)
@@ -45,7 +45,7 @@ package enum DaemonLink {
 
     /// The failure for a connection error. Only "nothing listens" advises starting macrod; a
     /// refusal (permissions, uid not allowed) says so.
-    package static func failure(_ error: RPCClient.ConnectError, command: String?) -> Failure {
+    static func failure(_ error: RPCClient.ConnectError, command: String?) -> Failure {
         let prefix = command.map { "macro \($0): " } ?? ""
         if error.exitCode == Int32(RPCClient.ConnectError.refused) {
             return Failure(exit: 77, kind: "refused", message: "\(prefix)\(error.description) (check the socket's owner and permissions, or the daemon's allowed_uids)")
@@ -85,17 +85,17 @@ package enum DaemonLink {
     }
 
     /// The failure of a command that followed the daemon until it went away.
-    package static func stopped(_ client: RPCClient, command: String) -> Failure {
+    static func stopped(_ client: RPCClient, command: String) -> Failure {
         Failure(exit: 69, kind: "unavailable", message: "macro \(command): macrod at \(client.path) stopped (the connection closed)")
     }
 
     /// True for the client's errors that mean the connection is gone.
-    package static func isDisconnect(_ error: RPCError) -> Bool {
+    static func isDisconnect(_ error: RPCError) -> Bool {
         error.code == RPCError.internalError
             && ["closed the connection", "broke", "reading from"].contains { error.message.contains($0) }
     }
 
-    package static func exitCode(for error: RPCError) -> Int32 {
+    static func exitCode(for error: RPCError) -> Int32 {
         switch error.code {
         case RPCError.macroThrew, RPCError.syntaxError: return 65
         case RPCError.timeout, RPCError.busy: return 75

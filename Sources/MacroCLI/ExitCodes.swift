@@ -4,28 +4,28 @@ import MacroBase
 /// The exit codes of `macro` (BSD sysexits), a contract for scripts.
 package enum Exit {
     /// 0: success.
-    package static let ok = ExitCode(0)
+    static let ok = ExitCode(0)
     /// 1: `macro check` found errors.
-    package static let checkFailed = ExitCode(1)
+    static let checkFailed = ExitCode(1)
     /// 64 (EX_USAGE): bad command line.
-    package static let usage = ExitCode(64)
+    static let usage = ExitCode(64)
     /// 65 (EX_DATAERR): the macro threw, or its file does not load.
-    package static let macroThrew = ExitCode(65)
+    static let macroThrew = ExitCode(65)
     /// 66 (EX_NOINPUT): no such macro, or no macros directory.
-    package static let noSuchMacro = ExitCode(66)
+    static let noSuchMacro = ExitCode(66)
     /// 70 (EX_SOFTWARE): internal error.
-    package static let internalError = ExitCode(70)
+    static let internalError = ExitCode(70)
     /// 71 (EX_OSERR): `macro edit`'s editor could not be started or exited with an error.
     package static let editorFailed = ExitCode(71)
     /// 74 (EX_IOERR): the state file could not be read or written, or `macro profile`'s output.
-    package static let ioError = ExitCode(74)
+    static let ioError = ExitCode(74)
     /// 75 (EX_TEMPFAIL): the macro ran past its time limit.
-    package static let timeout = ExitCode(75)
+    static let timeout = ExitCode(75)
     /// 78 (EX_CONFIG): the config file is invalid.
-    package static let config = ExitCode(78)
+    static let config = ExitCode(78)
 
     /// The exit code for an engine error.
-    package static func code(for error: MacroError) -> ExitCode {
+    static func code(for error: MacroError) -> ExitCode {
         switch error.code {
         case .timeout, .cancelled: return timeout
         case .noSuchMacro, .invalidName: return noSuchMacro
@@ -35,7 +35,7 @@ package enum Exit {
     }
 
     /// The table printed in `--help`.
-    package static let helpTable = """
+    static let helpTable = """
         Exit codes:
           0   success
           1   `macro check` found errors

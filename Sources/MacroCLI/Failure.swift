@@ -57,6 +57,7 @@ package struct Failure: Error {
         Failure(exit: Exit.code(for: error).rawValue, kind: kind(for: error), message: error.message, details: Console.details(error), printed: printed)
     }
 
+    /// The kind for an engine error (`timeout`, `cancelled`, `noSuchMacro`, `syntax`, ...).
     package static func kind(for error: MacroError) -> String {
         switch error.code {
         case .timeout: return "timeout"

@@ -11,6 +11,7 @@ import Glibc
 package final class Interrupts {
     private let source: any DispatchSourceSignal
 
+    /// Ignores SIGINT as a process signal and calls `onInterrupt` (on a global queue) for each one.
     package init(_ onInterrupt: @escaping @Sendable () -> Void) {
         signal(SIGINT, SIG_IGN)
         source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
@@ -30,6 +31,7 @@ package final class Interrupts {
 /// Values from the daemon printed the way the local REPL prints them (Node's util.inspect
 /// style): strings quoted, `[ 1, 2 ]`, `{ a: 1, 'b-c': [ 2 ] }`.
 package enum ReplFormat {
+    /// `value` as the local REPL prints it.
     package static func inspect(_ value: MacroValue) -> String {
         switch value {
         case .string(let text): return MacroValue.string(text).jsonText()

@@ -6,16 +6,16 @@ import Glibc
 
 /// Colours and redrawing, only when stdout is a terminal (and NO_COLOR is unset).
 package enum Terminal {
-    package static let isInteractive = isatty(STDOUT_FILENO) == 1
-    package static let colours = isInteractive && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
+    static let isInteractive = isatty(STDOUT_FILENO) == 1
+    static let colours = isInteractive && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
 
-    package static func paint(_ text: String, _ code: String) -> String { colours ? "\u{1B}[\(code)m\(text)\u{1B}[0m" : text }
+    static func paint(_ text: String, _ code: String) -> String { colours ? "\u{1B}[\(code)m\(text)\u{1B}[0m" : text }
     package static func green(_ text: String) -> String { paint(text, "32") }
-    package static func red(_ text: String) -> String { paint(text, "31") }
-    package static func dim(_ text: String) -> String { paint(text, "2") }
+    static func red(_ text: String) -> String { paint(text, "31") }
+    static func dim(_ text: String) -> String { paint(text, "2") }
 
     /// `inner   [██████░░░░░░░░░░░░░░]  3.00`, the bar scaled to the channel's range.
-    package static func bars(_ values: [(String, Double)], minimum: Double = 0, maximum: Double = 10, width: Int = 30) -> [String] {
+    static func bars(_ values: [(String, Double)], minimum: Double = 0, maximum: Double = 10, width: Int = 30) -> [String] {
         let labelWidth = values.map(\.0.count).max() ?? 0
         return values.map { channel, value in
             let fraction = max(0, min(1, (value - minimum) / (maximum - minimum)))
@@ -26,7 +26,7 @@ package enum Terminal {
     }
 
     /// Moves the cursor up `lines` lines and clears to the end of the screen.
-    package static func rewind(_ lines: Int) {
+    static func rewind(_ lines: Int) {
         guard isInteractive, lines > 0 else { return }
         print("\u{1B}[\(lines)A\u{1B}[J", terminator: "")
     }

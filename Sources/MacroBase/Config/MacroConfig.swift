@@ -197,6 +197,7 @@ public struct MacroConfig: Sendable, Equatable {
         }
     }
 
+    /// What the system said about a failed file operation, in words (`no such file`, strerror).
     package static func reason(_ error: any Error) -> String {
         let ns = error as NSError
         if let underlying = ns.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {

@@ -66,6 +66,7 @@ extension MacroValue {
         return "\(n)"
     }
 
+    /// Appends `s` as a JSON string: quoted, with `"`, `\\` and control characters escaped.
     package static func writeJSONString(_ s: String, to out: inout String) {
         out += "\""
         for scalar in s.unicodeScalars {
