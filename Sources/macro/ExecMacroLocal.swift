@@ -11,33 +11,35 @@ import Glibc
 ///
 /// Why a second executable and not a lazy boundary inside one: JavaScriptCore comes in through
 /// the dynamic loader as a `NEEDED` library of whatever links the engine, so every start of a
-/// binary that contains the engine maps and relocates it (and glib, ICU, ...) before `main`. The
-/// one way to load it lazily in one binary is to build the engine as a shared library and
-/// `dlopen` it, which fails with the release binaries' statically linked Swift runtime (a second
-/// copy of the runtime in the library). `exec` keeps the pid, the terminal, the signal
-/// dispositions and the open descriptors, so exit codes, stdout, stderr, Ctrl-C and a terminal
-/// editor behave exactly as if `macro` had run the engine itself; the cost is one more
-/// `execve` (a few ms) on the in-process commands only.
+/// binary that contains the engine maps and relocates it (with glib and ICU) before `main`.
+/// Loading it lazily in one binary would mean building the engine as a shared library and
+/// `dlopen`ing it, which needs the Swift runtime as a shared library too; the release binaries
+/// link it statically (a second copy in the library would not work). `exec` keeps the pid, the
+/// terminal, the open descriptors, the signal mask and ignored signals, so exit codes, stdout,
+/// stderr, Ctrl-C, a `kill` of the pid and a terminal editor behave exactly as if `macro` had
+/// run the engine itself; the cost is one more `execve` on the in-process commands only.
 struct ExecMacroLocal: InProcessHalf {
     /// The in-process half's file name, in the directory of `macro`.
     static let fileName = "macro-local"
 
     func run(_ command: any ParsableCommand) throws {
         let path = try Self.path()
-        Self.exec(path)
-        let reason = errno == ENOENT
+        let code = Self.exec(path)
+        let reason = code == ENOENT
             ? "\(path) is missing"
-            : "cannot run \(path): \(String(cString: strerror(errno)))"
+            : "cannot run \(path): \(String(cString: strerror(code)))"
         throw Failure(
             exit: 70, kind: "internal",
             message: "\(reason); `macro` runs macros in-process through \(Self.fileName), installed beside it (`make install-user` installs both)")
     }
 
     /// Replaces this process with `path`, given the original argv byte for byte (an argument
-    /// that is not UTF-8 too) and the environment. Returns only when the exec failed (`errno`).
-    static func exec(_ path: String) {
+    /// that is not UTF-8 too) and the environment. Returns only when the exec failed: its errno.
+    @discardableResult
+    static func exec(_ path: String) -> Int32 {
         fflush(nil)
         execv(path, CommandLine.unsafeArgv)
+        return errno
     }
 
     /// True for a command line that runs in-process whatever the daemon does: `edit`, and `run`,
