@@ -73,14 +73,23 @@ release: deps
 	$(SWIFT) build $(RELEASE_FLAGS)
 
 # CI's check of the release binaries `make run` and `make bench` use: each must parse its
-# arguments (a statically linked Swift runtime once lost argv; debug builds did not show it).
+# arguments (a statically linked Swift runtime once lost argv; debug builds did not show it;
+# `macro --help` would print the root help even then, so macro and macro-local are asked for
+# `run --help`), and macro must not link JavaScriptCore (README, "A thin macro").
 release-check: release
 	@BIN=$$($(SWIFT) build -c release --show-bin-path); \
 	for tool in macro macrod macro-bench; do \
 		out=$$(timeout 10 $$BIN/$$tool --help 2>&1 | head -1); \
 		case "$$out" in OVERVIEW:*) echo "==> $$tool --help: ok";; \
 		*) echo "error: release $$tool --help printed '$$out', not its help" >&2; exit 1;; esac; \
-	done
+	done; \
+	for tool in macro macro-local; do \
+		out=$$(timeout 10 $$BIN/$$tool run --help 2>&1 | head -1); \
+		case "$$out" in "OVERVIEW: Run a macro"*) echo "==> $$tool run --help: ok";; \
+		*) echo "error: release $$tool run --help printed '$$out', not run's help" >&2; exit 1;; esac; \
+	done; \
+	if ldd $$BIN/macro | grep -q javascriptcoregtk; then echo "error: release macro links JavaScriptCore" >&2; exit 1; fi; \
+	echo "==> macro links no JavaScriptCore"
 
 # The main job: macrod in the foreground with the repo's config/ and macros/ (Ctrl-C stops it).
 run: release codemirror-deps
@@ -200,7 +209,7 @@ completions: release
 	for shell in bash zsh fish; do $$BIN/macro --generate-completion-script $$shell > .build/completions/macro.$$shell; done; \
 	echo "written: .build/completions/macro.bash, macro.zsh, macro.fish"
 
-# macro and macrod into ~/.local/bin, the config into ~/.config/macroengine (where both read it
+# macro (with macro-local, which it runs for in-process commands) and macrod into ~/.local/bin, the config into ~/.config/macroengine (where both read it
 # without --config), the shipped macros into ~/.local/share/macroengine/macros (the installed
 # config's macros_dir; existing files are kept), the systemd user unit.
 USER_MACROS := $(HOME)/.local/share/macroengine/macros
@@ -208,6 +217,7 @@ USER_CONFIG := $(HOME)/.config/macroengine/macroengine.yaml
 install-user: release
 	@BIN=$$($(SWIFT) build -c release --show-bin-path); \
 	install -Dm755 $$BIN/macro $(HOME)/.local/bin/macro; \
+	install -Dm755 $$BIN/macro-local $(HOME)/.local/bin/macro-local; \
 	install -Dm755 $$BIN/macrod $(HOME)/.local/bin/macrod; \
 	mkdir -p $(USER_MACROS)/lib; \
 	for f in macros/*.js macros/lib/*.js macros/globals.d.ts macros/jsconfig.json; do \
@@ -219,7 +229,7 @@ install-user: release
 		chmod 644 $(USER_CONFIG); \
 	fi; \
 	install -Dm644 config/macrod.service $(HOME)/.config/systemd/user/macrod.service; \
-	echo "installed: macro, macrod in ~/.local/bin; config $(USER_CONFIG) (macros_dir: $$(sed -n 's/^macros_dir: //p' $(USER_CONFIG)))"; \
+	echo "installed: macro, macro-local, macrod in ~/.local/bin; config $(USER_CONFIG) (macros_dir: $$(sed -n 's/^macros_dir: //p' $(USER_CONFIG)))"; \
 	echo "then: systemctl --user enable --now macrod"
 
 clean:

@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "MacroEngineCore", targets: ["MacroEngineCore"]),
         .executable(name: "macro", targets: ["macro"]),
+        .executable(name: "macro-local", targets: ["macro-local"]),
         .executable(name: "macrod", targets: ["macrod"]),
         .executable(name: "macro-bench", targets: ["macro-bench"]),
         .executable(name: "macro-fuzz", targets: ["macro-fuzz"]),
@@ -33,23 +34,34 @@ let package = Package(
         .target(name: "CThreadSanitizer"),
         // JavaScriptCore's options, set in the environment before main (before any thread exists).
         .target(name: "CJSCStartup"),
-        // The engine, the progress model, macro files on disk and the config.
+        // What both sides share and that needs no JavaScriptCore: MacroValue and its JSON parser
+        // and writer, MacroError, macro names, the config (YAML), atomic files, the version. The
+        // thin `macro` and the wire protocol build on it without the engine.
         .target(
-            name: "MacroEngineCore",
+            name: "MacroBase",
             dependencies: [
-                "CJavaScriptCore", "CThreadSanitizer", "CJSCStartup",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "OrderedCollections", package: "swift-collections"),
                 .product(name: "Yams", package: "Yams"),
             ]
         ),
-        // The wire protocol: error codes, socket path rules, a blocking client.
+        // The engine, the progress model and macro files on disk (re-exports MacroBase).
+        .target(
+            name: "MacroEngineCore",
+            dependencies: [
+                "MacroBase", "CJavaScriptCore", "CThreadSanitizer", "CJSCStartup",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "OrderedCollections", package: "swift-collections"),
+            ]
+        ),
+        // The wire protocol, shared by macrod and its clients: the JSON-RPC codec, error codes,
+        // socket path rules, a blocking client. No JavaScriptCore.
         .target(
             name: "MacroRPC",
             dependencies: [
-                "MacroEngineCore",
+                "MacroBase",
                 .product(name: "OrderedCollections", package: "swift-collections"),
             ]
         ),
@@ -90,11 +102,31 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
-        // The `macro` command-line tool.
+        // The `macro` commands (swift-argument-parser): options, help, completions, everything
+        // that talks to macrod, and the output. No JavaScriptCore: the parts that run the engine
+        // in-process are `macro-local`'s.
+        .target(
+            name: "MacroCLI",
+            dependencies: [
+                "MacroBase", "MacroRPC",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // The `macro` command-line tool: MacroCLI, and an exec of `macro-local` where a command
+        // runs the engine in-process. Links no JavaScriptCore.
         .executableTarget(
             name: "macro",
             dependencies: [
-                "MacroEngineCore", "MacroRPC",
+                "MacroCLI",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // `macro-local`: the same commands, with their in-process parts (the engine, the macros
+        // directory, the state file). `macro` execs it; it is installed beside `macro`.
+        .executableTarget(
+            name: "macro-local",
+            dependencies: [
+                "MacroCLI", "MacroEngineCore", "MacroRPC",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -114,7 +146,7 @@ let package = Package(
         .target(
             name: "MacroFuzz",
             dependencies: [
-                "MacroDaemon", "MacroEngineCore",
+                "MacroDaemon", "MacroEngineCore", "MacroRPC",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
@@ -130,6 +162,11 @@ let package = Package(
         .testTarget(
             name: "MacroEngineCoreTests",
             dependencies: ["MacroEngineCore", "MacroTestSupport"]
+        ),
+        // The wire protocol's codec, both halves, without the engine.
+        .testTarget(
+            name: "MacroRPCTests",
+            dependencies: ["MacroRPC", "MacroBase"]
         ),
         .testTarget(
             name: "MacroCLITests",

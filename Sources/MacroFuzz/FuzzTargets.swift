@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import MacroDaemon
 import MacroEngineCore
+import MacroRPC
 import NIOCore
 import NIOEmbedded
 

@@ -1,6 +1,7 @@
 import Logging
 import MacroDaemon
 import MacroEngineCore
+import MacroRPC
 import NIOCore
 import NIOWebSocket
 

@@ -1,5 +1,5 @@
 import Foundation
-import MacroEngineCore
+import MacroBase
 
 #if canImport(Glibc)
 import Glibc
@@ -138,23 +138,20 @@ public final class RPCClient {
         nextID += 1
         let number = nextID
         let id = MacroValue.number(Double(number))
-        var request: OrderedFields = ["jsonrpc": "2.0", "id": id, "method": .string(method)]
-        if let params { request["params"] = params }
-        try send(raw: MacroValue.object(request).jsonText())
+        try send(raw: RPCCodec.request(id: RPCID(json: String(number)), method: method, params: params).text)
         while true {
             guard let message = try readMessage() else {
                 throw RPCError(code: RPCError.internalError, message: "macrod closed the connection before answering \(method)")
             }
-            if message["id"] == .undefined, message["method"] != .undefined {
-                onNotification(message, id)
-                continue
+            switch RPCCodec.incoming(message) {
+            case .notification(let note):
+                onNotification(note, id)
+            case .response(let replyID, let result):
+                // Another request's reply is skipped; an error answered under another id (a line
+                // macrod could not read has id null) is this request's.
+                if replyID.intValue == number { return try result.get() }
+                if case .failure(let error) = result { throw error }
             }
-            if message["id"].intValue != number {
-                if let error = RPCError(json: message["error"]) { throw error }
-                continue
-            }
-            if let error = RPCError(json: message["error"]) { throw error }
-            return message["result"]
         }
     }
 

@@ -1,4 +1,4 @@
-import MacroEngineCore
+import MacroBase
 
 /// A JSON-RPC 2.0 error object: `{code, message, data?}`.
 public struct RPCError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -56,7 +56,11 @@ public struct RPCError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Reads an error object.
     public init?(json: MacroValue) {
         guard let code = json["code"].intValue, let message = json["message"].stringValue else { return nil }
-        self.init(code: code, message: message, data: json["data"] == .undefined ? nil : json["data"])
+        // Spelled out: in `cond ? nil : value` the nil would be MacroValue's nil literal,
+        // `.undefined`, and an absent `data` would read as `.some(.undefined)`.
+        var data: MacroValue? = nil
+        if json["data"] != .undefined { data = json["data"] }
+        self.init(code: code, message: message, data: data)
     }
 
     /// `message (code)`.

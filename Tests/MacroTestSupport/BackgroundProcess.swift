@@ -24,6 +24,9 @@ public final class BackgroundProcess {
         exit = ChildExit(process)
     }
 
+    /// The process id (the same after an exec: `macro` becoming `macro-local`).
+    public var pid: pid_t { process.processIdentifier }
+
     deinit {
         // SIGKILL: a child may inherit a blocked SIGTERM from the test runner.
         if exit.poll(process) == nil {

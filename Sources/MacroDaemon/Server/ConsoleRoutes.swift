@@ -1,4 +1,5 @@
 import MacroEngineCore
+import MacroRPC
 import NIOCore
 import Synchronization
 

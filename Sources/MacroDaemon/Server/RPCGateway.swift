@@ -1,4 +1,5 @@
 import MacroEngineCore
+import MacroRPC
 import NIOCore
 
 /// The daemon's request handling for transports other than the Unix socket (the dashboard's

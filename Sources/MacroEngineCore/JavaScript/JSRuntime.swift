@@ -427,7 +427,7 @@ final class JSRuntime {
         case .error(let name, let message, _):
             return context.makeError(name, message: message)
         case .function(let function):
-            guard let ref = function.objectRef(in: self) else {
+            guard let ref = (function as? MacroFunction)?.objectRef(in: self) else {
                 throw MacroError.conversion("function '\(function.name)' belongs to another engine")
             }
             return JSValue(ref, in: context)

@@ -23,8 +23,8 @@ public struct MacroProfile: Sendable, Equatable {
 }
 
 extension MacroLibrary {
-    /// The largest number of runs of one profile.
-    public static let maximumProfileRuns = 100_000
+    /// The largest number of runs of one profile (``ProfileLimits/maximumRuns``).
+    public static let maximumProfileRuns = ProfileLimits.maximumRuns
 
     /// Runs macro `name` `runs` times, one after the other (each awaited), under JavaScriptCore's
     /// sampling profiler, and folds the samples. A run that fails fails the profile with its

@@ -3,7 +3,7 @@ import NIOCore
 
 /// A JavaScript function held from Swift. `Sendable`: calling it hops to the engine's thread.
 /// The JS object is protected from garbage collection while this handle lives.
-public final class MacroFunction: Sendable, Equatable, CustomStringConvertible {
+public final class MacroFunction: MacroCallable, Equatable {
     /// The engine the function belongs to.
     public let engine: MacroEngine
     /// The function's `name` property when it was converted.
@@ -64,6 +64,12 @@ public final class MacroFunction: Sendable, Equatable, CustomStringConvertible {
     /// Calls the function with variadic arguments.
     @discardableResult
     public func call(_ arguments: MacroValue...) throws -> MacroValue { try call(arguments) }
+
+    /// True when `other` is a handle of the same JS object (``MacroCallable``).
+    public func isSame(as other: any MacroCallable) -> Bool {
+        guard let other = other as? MacroFunction else { return false }
+        return self == other
+    }
 
     /// Two handles are equal when they hold the same JS object.
     public static func == (lhs: MacroFunction, rhs: MacroFunction) -> Bool {

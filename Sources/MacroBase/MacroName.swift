@@ -1,0 +1,21 @@
+/// Rules for macro names: a JavaScript identifier (ASCII letters, digits, `_`, `$`; not starting
+/// with a digit), not a reserved word, not an engine global.
+public enum MacroName {
+    /// JavaScript's reserved words and literals, which cannot name a function.
+    static let reservedWords: Set<String> = [
+        "break", "case", "catch", "class", "const", "continue", "debugger", "default", "delete", "do",
+        "else", "enum", "export", "extends", "false", "finally", "for", "function", "if", "import", "in",
+        "instanceof", "new", "null", "return", "super", "switch", "this", "throw", "true", "try", "typeof",
+        "var", "void", "while", "with", "yield", "let", "static", "implements", "interface", "package",
+        "private", "protected", "public", "await", "async", "arguments", "eval", "undefined", "NaN", "Infinity",
+    ]
+
+    /// True when `name` is a usable identifier (engine globals aside).
+    public static func isIdentifier(_ name: String) -> Bool {
+        guard let first = name.unicodeScalars.first, name.unicodeScalars.count <= 128 else { return false }
+        func isStart(_ c: Unicode.Scalar) -> Bool { ("a"..."z").contains(c) || ("A"..."Z").contains(c) || c == "_" || c == "$" }
+        guard isStart(first) else { return false }
+        guard name.unicodeScalars.allSatisfy({ isStart($0) || ("0"..."9").contains($0) }) else { return false }
+        return !reservedWords.contains(name)
+    }
+}

@@ -1,0 +1,53 @@
+import ArgumentParser
+import MacroBase
+
+/// The exit codes of `macro` (BSD sysexits), a contract for scripts.
+package enum Exit {
+    /// 0: success.
+    static let ok = ExitCode(0)
+    /// 1: `macro check` found errors.
+    static let checkFailed = ExitCode(1)
+    /// 64 (EX_USAGE): bad command line.
+    static let usage = ExitCode(64)
+    /// 65 (EX_DATAERR): the macro threw, or its file does not load.
+    static let macroThrew = ExitCode(65)
+    /// 66 (EX_NOINPUT): no such macro, or no macros directory.
+    static let noSuchMacro = ExitCode(66)
+    /// 70 (EX_SOFTWARE): internal error.
+    static let internalError = ExitCode(70)
+    /// 71 (EX_OSERR): `macro edit`'s editor could not be started or exited with an error.
+    package static let editorFailed = ExitCode(71)
+    /// 74 (EX_IOERR): the state file could not be read or written, or `macro profile`'s output.
+    static let ioError = ExitCode(74)
+    /// 75 (EX_TEMPFAIL): the macro ran past its time limit.
+    static let timeout = ExitCode(75)
+    /// 78 (EX_CONFIG): the config file is invalid.
+    static let config = ExitCode(78)
+
+    /// The exit code for an engine error.
+    static func code(for error: MacroError) -> ExitCode {
+        switch error.code {
+        case .timeout, .cancelled: return timeout
+        case .noSuchMacro, .invalidName: return noSuchMacro
+        case .io where error.line == nil && error.macro == nil: return ioError
+        default: return macroThrew
+        }
+    }
+
+    /// The table printed in `--help`.
+    static let helpTable = """
+        Exit codes:
+          0   success
+          1   `macro check` found errors
+          64  usage error (bad option or argument)
+          65  the macro threw, or its file does not load
+          66  no such macro, or no macros directory
+          69  no daemon answers on the socket, or it went away
+          70  internal error
+          71  `macro edit`: the editor could not run or failed
+          74  the state file could not be read or written (or profile's output)
+          75  the macro ran past its time limit, or the daemon is busy
+          77  the daemon refused the connection
+          78  the config file is invalid
+        """
+}

@@ -1,0 +1,71 @@
+import ArgumentParser
+import MacroBase
+import MacroRPC
+
+/// `macro list`.
+package struct List: ParsableCommand {
+    package static let configuration = CommandConfiguration(
+        commandName: "list",
+        abstract: "List the macros and lib files: name, status (ok or error), file, and the error for broken ones.",
+        discussion: """
+            Asks the daemon when one answers (what it has loaded), else reads the macros \
+            directory. Lib files (macros/lib/*.js) are listed after the macros as lib/NAME.
+            """)
+
+    @OptionGroup var daemon: DaemonOptions
+    @OptionGroup var local: LocalOptions
+
+    package var options: EngineOptions { EngineOptions(daemon, local) }
+
+    package init() {}
+
+    package func run() throws {
+        guard let client = try DaemonLink.connect(options) else { return try InProcess.run(self) }
+        let (entries, directory) = try Self.entries(from: client)
+        show(entries, from: directory)
+    }
+
+    /// Prints `entries` as a table (or JSON); `directory` names where they come from.
+    package func show(_ entries: [MacroValue], from directory: String) {
+        if options.json {
+            Console.printJSON(.array(entries))
+            return
+        }
+        if entries.isEmpty {
+            Console.error("no macros in \(directory)")
+            return
+        }
+        let width = max(4, entries.compactMap(\.["name"].stringValue).map(\.count).max() ?? 0)
+        print("NAME".padding(toLength: width, withPad: " ", startingAt: 0) + "  STATUS  FILE")
+        for entry in entries {
+            let name = entry["name"].stringValue ?? "", status = entry["status"].stringValue ?? ""
+            var line = name.padding(toLength: width, withPad: " ", startingAt: 0) + "  "
+            line += status.padding(toLength: 6, withPad: " ", startingAt: 0) + "  " + (entry["file"].stringValue ?? "")
+            if let error = Self.diagnostic(entry) {
+                line += "\n" + String(repeating: " ", count: width + 10) + error
+            }
+            print(line)
+        }
+    }
+
+    /// Every macro then every lib file, as the daemon has loaded them (`macro.list`), and where
+    /// they come from.
+    static func entries(from client: RPCClient) throws -> ([MacroValue], String) {
+        do {
+            let list = try client.call("macro.list").arrayValue ?? []
+            return (list, "the daemon at \(client.path)")
+        } catch let error as RPCError { throw DaemonLink.report(error) }
+    }
+
+    /// `file:line:col: error: message` of a broken entry.
+    package static func diagnostic(_ entry: MacroValue) -> String? {
+        let error = entry["error"]
+        guard let message = error["message"].stringValue else { return nil }
+        var position = entry["file"].stringValue ?? entry["name"].stringValue ?? ""
+        if let line = error["line"].intValue {
+            position += ":\(line)"
+            if let column = error["column"].intValue { position += ":\(column)" }
+        }
+        return "\(position): error: \(message)"
+    }
+}

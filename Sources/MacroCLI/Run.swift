@@ -1,0 +1,85 @@
+import ArgumentParser
+import Foundation
+import MacroBase
+import MacroRPC
+
+/// `macro run NAME [ARG...]`.
+package struct Run: ParsableCommand {
+    package static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run a macro and print its result and the progress values after it.",
+        discussion: """
+            Each ARG is parsed as JSON when it is valid JSON (3, -2.5, true, "text", [1,2], \
+            {"a":1}), else passed as a string; `--` ends the options (it is not passed on). \
+            An unknown option is a usage error (64). With a daemon, the macro's console output \
+            is printed on stderr as it happens, as in-process. The result is printed as JSON. Progress values are saved \
+            to the state file after a successful run, so runs accumulate; a run that fails \
+            (throws or times out) leaves the saved values unchanged.
+
+            \(Exit.helpTable)
+            """)
+
+    @Argument(help: "The macro's name (the file name without .js).", completion: .custom(Completions.macroNames))
+    package var name: String
+
+    @Argument(help: ArgumentHelp("Arguments for the macro: JSON when valid, else strings. Negative numbers are values (bump inner -2); after `--` every word is an argument, even one starting with '-'.", valueName: "arg"), completion: .custom(Completions.channelNames))
+    var arguments: [String] = []
+
+    @OptionGroup var daemon: DaemonOptions
+    @OptionGroup var local: LocalOptions
+    @OptionGroup var stateOption: StateOption
+    @OptionGroup var timeout: TimeoutOption
+
+    package var options: EngineOptions { EngineOptions(daemon, local, state: stateOption, timeout: timeout) }
+
+    /// The macro's arguments: each word as JSON when it is valid JSON, else as a string.
+    package var values: [MacroValue] { arguments.map { (try? MacroValue(jsonText: $0)) ?? .string($0) } }
+
+    package init() {}
+
+    package func validate() throws { _ = try timeout.validated() }
+
+    package func run() throws {
+        guard let client = try DaemonLink.connect(options) else { return try InProcess.run(self) }
+        try runOnDaemon(client, args: values)
+    }
+
+    private func runOnDaemon(_ client: RPCClient, args: [MacroValue]) throws {
+        var params: OrderedFields = ["name": .string(name), "args": .array(args)]
+        if let timeoutMs = options.timeoutMs { params["timeoutMs"] = .number(Double(timeoutMs)) }
+        do {
+            // console.* of the call arrives as macro.console notifications before the reply.
+            let result = try client.call("macro.call", .object(params)) { note, id in
+                ConsoleForwarding.print(note, id: id, macro: name)
+            }
+            let progress = try client.call("progress.get")
+            let values = (progress.objectValue ?? [:]).map { ($0.key, $0.value.doubleValue ?? 0) }
+            printResult(result, values: values)
+        } catch let error as RPCError {
+            let failure = DaemonLink.report(error)
+            if error.code == RPCError.macroThrew, let entries = try? client.call("macro.list").arrayValue {
+                LibHint.print(for: error.data?["message"].stringValue ?? error.message, libs: entries.filter { $0["kind"] == "lib" })
+            }
+            throw failure
+        }
+    }
+
+    /// Prints the result and the progress values after it (one JSON object with `--json`).
+    package func printResult(_ result: MacroValue, values: [(String, Double)]) {
+        if options.json {
+            var progress = MacroValue.object([:])
+            if case .object(var fields) = progress {
+                for (channel, value) in values { fields[channel] = .number(value) }
+                progress = .object(fields)
+            }
+            let shown: MacroValue = result == .undefined ? .null : result
+            print(MacroValue.object(["macro": .string(name), "result": shown, "progress": progress]).jsonText())
+            return
+        }
+        print("result: \(result.jsonText())")
+        let width = values.map(\.0.count).max() ?? 0
+        for (channel, value) in values {
+            print("\(channel.padding(toLength: width, withPad: " ", startingAt: 0))  \(Console.format(value))")
+        }
+    }
+}

@@ -1,0 +1,46 @@
+import ArgumentParser
+import Foundation
+import MacroBase
+import MacroRPC
+
+/// `macro show NAME`.
+struct Show: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "show",
+        abstract: "Print a macro's source (from the daemon when one answers, else the file).")
+
+    @Argument(help: "The macro's name.", completion: .custom(Completions.macroNames))
+    var name: String
+
+    @OptionGroup var daemon: DaemonOptions
+    @OptionGroup var local: LocalOptions
+
+    var options: EngineOptions { EngineOptions(daemon, local) }
+
+    func run() throws {
+        guard MacroName.isIdentifier(name) else {
+            throw Failure(exit: 66, kind: "noSuchMacro", message: "'\(name)' is not a valid macro name")
+        }
+        let source: String, file: String
+        if let client = try DaemonLink.connect(options) {
+            do {
+                source = try client.call("macro.source", ["name": .string(name)])["source"].stringValue ?? ""
+                let entries = try client.call("macro.list").arrayValue ?? []
+                let macrosDir = try client.call("engine.status")["macrosDir"].stringValue ?? "macros"
+                file = entries.first { $0["name"] == .string(name) }?["file"].stringValue ?? "\(macrosDir)/\(name).js"
+            } catch let error as RPCError { throw DaemonLink.report(error) }
+        } else {
+            let config = try options.resolvedConfig()
+            file = "\(config.macrosDirectory)/\(name).js"
+            guard let data = FileManager.default.contents(atPath: file) else {
+                throw Failure(exit: 66, kind: "noSuchMacro", message: "no macro named '\(name)' (no file \(file))")
+            }
+            source = String(decoding: data, as: UTF8.self)
+        }
+        if options.json {
+            Console.printJSON(.object(["name": .string(name), "file": .string(file), "source": .string(source)]))
+        } else {
+            FileHandle.standardOutput.write(Data(source.utf8))
+        }
+    }
+}

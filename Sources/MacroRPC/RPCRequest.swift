@@ -1,0 +1,130 @@
+import Foundation
+import MacroBase
+
+/// One JSON-RPC request. `id == nil` marks a notification (no reply).
+package struct RPCRequest: Sendable {
+    /// The id exactly as the client wrote it; nil for a notification.
+    package var id: RPCID?
+    /// The method name.
+    package var method: String
+    /// The params: `.undefined` when absent, else an object or an array.
+    package var params: MacroValue
+
+    /// Creates a request.
+    package init(id: RPCID?, method: String, params: MacroValue) {
+        self.id = id
+        self.method = method
+        self.params = params
+    }
+}
+
+/// What one line held.
+package enum RPCLine: Sendable {
+    /// One request, or the error to answer it with.
+    case single(Result<RPCRequest, RPCFailure>)
+    /// A batch: one result per element, in order.
+    case batch([Result<RPCRequest, RPCFailure>])
+}
+
+/// An error to answer with, and the id to answer it under (null when unknown).
+package struct RPCFailure: Error, Sendable {
+    /// The id to answer under.
+    package var id: RPCID
+    /// The error.
+    package var error: RPCError
+}
+
+/// Turns request lines into requests, and replies into lines.
+package enum RPCCodec {
+    /// JSON deeper than this is refused before it is parsed (no recursion on hostile input).
+    package static let maximumDepth = 128
+
+    /// The UTF-8 byte order mark, which RFC 8259 lets a parser ignore at the start of a text.
+    static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
+
+    /// The line without a leading byte order mark.
+    package static func strippingByteOrderMark(_ bytes: [UInt8]) -> ArraySlice<UInt8> {
+        bytes.starts(with: byteOrderMark) ? bytes.dropFirst(3) : bytes[...]
+    }
+
+    /// True for a line with nothing to answer: empty, blanks, or only a byte order mark.
+    package static func isBlank(_ bytes: [UInt8]) -> Bool {
+        strippingByteOrderMark(bytes).allSatisfy { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
+    }
+
+    /// Parses one line: a request, a batch, or the error to answer.
+    package static func parse(_ line: [UInt8]) -> RPCLine {
+        let bytes = strippingByteOrderMark(line)
+        // ASCII (nearly every request) is valid UTF-8; anything else is checked as a whole.
+        if !bytes.allSatisfy({ $0 < 0x80 }), String(validating: bytes, as: UTF8.self) == nil {
+            return .single(.failure(RPCFailure(id: .null, error: RPCError(code: RPCError.parseError, message: "Parse error: the line is not valid UTF-8"))))
+        }
+        let document: JSONDocument
+        do {
+            document = try JSONParser.parse(bytes, maximumDepth: maximumDepth, keepingRawMember: "id")
+        } catch {
+            let message = switch error.kind {
+            case .tooDeep: "Parse error: JSON nested deeper than \(maximumDepth) levels"
+            default: "Parse error: the line is not valid JSON: \(error)"
+            }
+            return .single(.failure(RPCFailure(id: .null, error: RPCError(code: RPCError.parseError, message: message))))
+        }
+        if case .array(let items) = document.value {
+            guard !items.isEmpty else {
+                return .single(.failure(RPCFailure(id: .null, error: RPCError(code: RPCError.invalidRequest, message: "Invalid Request: empty batch"))))
+            }
+            return .batch(items.enumerated().map { request(from: $0.element, rawID: document.rawMembers[$0.offset]) })
+        }
+        return .single(request(from: document.value, rawID: document.rawMembers[0]))
+    }
+
+    /// The request in a parsed value; `rawID` is its `id` member as written.
+    package static func request(from value: MacroValue, rawID: String?) -> Result<RPCRequest, RPCFailure> {
+        guard case .object(let fields) = value else {
+            return .failure(RPCFailure(id: .null, error: RPCError(code: RPCError.invalidRequest, message: "Invalid Request: expected a JSON object")))
+        }
+        var id: RPCID? = nil
+        switch fields["id"] {
+        case nil: id = nil
+        case .some(.string), .some(.number), .some(.null):
+            id = RPCID(json: rawID ?? fields["id"]!.jsonText())
+        default:
+            return .failure(RPCFailure(id: .null, error: RPCError(code: RPCError.invalidRequest, message: "Invalid Request: id must be a string, a number or null")))
+        }
+        let replyID = id ?? .null
+        guard fields["jsonrpc"] == "2.0" else {
+            return .failure(RPCFailure(id: replyID, error: RPCError(code: RPCError.invalidRequest, message: "Invalid Request: \"jsonrpc\" must be \"2.0\"")))
+        }
+        guard case .string(let method)? = fields["method"] else {
+            return .failure(RPCFailure(id: replyID, error: RPCError(code: RPCError.invalidRequest, message: "Invalid Request: \"method\" must be a string")))
+        }
+        let params = fields["params"] ?? .undefined
+        switch params {
+        case .undefined, .object, .array: break
+        default:
+            return .failure(RPCFailure(id: replyID, error: RPCError(code: RPCError.invalidRequest, message: "Invalid Request: \"params\" must be an object or an array")))
+        }
+        return .success(RPCRequest(id: id, method: method, params: params))
+    }
+
+    /// `{"jsonrpc":"2.0","id":ID,"result":RESULT}` (`undefined` as null).
+    package static func response(id: RPCID, result: MacroValue) -> RPCMessage {
+        RPCMessage(text: #"{"jsonrpc":"2.0","id":"# + id.json + #","result":"# + (result == .undefined ? "null" : result.jsonText()) + "}")
+    }
+
+    /// `{"jsonrpc":"2.0","id":ID,"error":{code, message, data?}}`.
+    package static func response(id: RPCID, error: RPCError) -> RPCMessage {
+        RPCMessage(text: #"{"jsonrpc":"2.0","id":"# + id.json + #","error":"# + error.json.jsonText() + "}")
+    }
+
+    /// `{"jsonrpc":"2.0","method":METHOD,"params":PARAMS}`.
+    package static func notification(_ method: String, _ params: MacroValue) -> RPCMessage {
+        RPCMessage(text: MacroValue.object(["jsonrpc": "2.0", "method": .string(method), "params": params]).jsonText())
+    }
+
+    /// `macro.console`: one console line of a `macro.call` made with id `id` (echoed as written).
+    package static func consoleNotification(id: RPCID, call: Int, level: String, message: String) -> RPCMessage {
+        let rest = MacroValue.object(["call": .number(Double(call)), "level": .string(level), "message": .string(message)]).jsonText()
+        return RPCMessage(text: #"{"jsonrpc":"2.0","method":"macro.console","params":{"id":"# + id.json + "," + rest.dropFirst() + "}")
+    }
+}
