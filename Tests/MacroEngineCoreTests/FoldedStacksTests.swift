@@ -10,7 +10,8 @@ struct FoldedStacksTests {
     static let heavy = """
         // heavy
         function heavy() {
-            return hot(10) + [1].map(function (x) { return x; }).length;
+            return hot(10) + [1].map(function (x) { return x; }).length
+                + [2].filter(function (y) { return y; }).length;
         }
         """
     static let work = """
@@ -25,11 +26,13 @@ struct FoldedStacksTests {
         FoldedStacks.Source(url: "/m/lib/work.js", name: "lib/work.js", source: work),
     ]
 
-    /// A frame as JavaScriptCore writes it; `line: nil` is its "no line" (UInt32.max).
-    static func frame(_ name: String, _ sourceID: UInt32, line: Int? = nil, flags: Int = 0) -> String {
+    /// A frame as JavaScriptCore writes it; `line: nil` is its "no line" (UInt32.max), `code`
+    /// the function's code block hash.
+    static func frame(_ name: String, _ sourceID: UInt32, line: Int? = nil, code: String? = nil, flags: Int = 0, tier: String = "Baseline") -> String {
         let none = UInt32.max
         let shownLine = line.map(String.init) ?? String(none)
-        return ##"{"sourceID":\##(sourceID),"name":"\##(name)","location":"#<nil>:None:<nil>","line":\##(shownLine),"column":\##(none),"category":"Baseline","flags":\##(flags)}"##
+        let location = code.map { "#\($0):FTL:bc#7" } ?? "#<nil>:None:<nil>"
+        return ##"{"sourceID":\##(sourceID),"name":"\##(name)","location":"\##(location)","line":\##(shownLine),"column":\##(none),"category":"\##(tier)","flags":\##(flags)}"##
     }
 
     static let json: String = {
@@ -45,12 +48,18 @@ struct FoldedStacksTests {
             [frame("__macroengine_frozen_get", 5, line: 53), heavy, invoke, program],  // a frozen built-in's accessor
             // The accessor's name paired with a built-in's source (code inlined into another's).
             [frame("__macroengine_frozen_get", 4, line: 1, flags: 1), heavy, invoke, program],
-            [frame("", 2, line: 3), frame("map", 4, line: 1, flags: 1), heavy, invoke, program],
+            [frame("", 2, line: 3, code: "AAAAAA"), frame("map", 4, line: 1, flags: 1), heavy, invoke, program],
+            // Two anonymous functions: an optimized frame is told by its code block, else unknown.
+            [frame("", 2, code: "AAAAAA"), frame("map", 4, line: 1, flags: 1), heavy, invoke, program],
+            [frame("", 2, line: 4, code: "BBBBBB"), frame("filter", 4, line: 1, flags: 1), heavy, invoke, program],
+            [frame("", 2), frame("filter", 4, line: 1, flags: 1), heavy, invoke, program],
             [frame("(unknown)", native), heavy, invoke, program],
             [frame("setInnerProgress", native), heavy, invoke, program],
             [invoke, program],  // the engine settling the call: no frame of a file
             [heavy, frame("promiseReactionJob", 4, line: 1, flags: 1)],  // an async continuation
             [frame("mystery", 9, line: 7), heavy, invoke, program],  // a source not listed
+            // A stale interpreted frame over optimized code (a sample in C code it called).
+            [frame("", 2, line: 3, code: "AAAAAA", tier: "LLInt"), frame("hot", 6, code: "CCCCCC", tier: "FTL"), heavy, invoke, program],
         ]
         let body = traces.map { #"{"timestamp":1.5,"frames":[\#($0.joined(separator: ","))]}"# }.joined(separator: ",")
         return #"{"interval":0.001,"traces":[\#(body)],"sources":[{"sourceID":2,"url":"/m/heavy.js"},{"sourceID":5},{"sourceID":4},{"sourceID":6,"url":"/m/lib/work.js"},{"sourceID":3},{"sourceID":7}]}"#
@@ -60,14 +69,16 @@ struct FoldedStacksTests {
         let folded = FoldedStacks.fold(try MacroValue(jsonText: Self.json), sources: Self.sources)
         #expect(folded.text == """
             heavy (heavy.js:2) 4
-            heavy (heavy.js:2);hot (lib/work.js:1) 2
+            heavy (heavy.js:2);filter;(anonymous) (heavy.js) 1
+            heavy (heavy.js:2);filter;(anonymous) (heavy.js:4) 1
+            heavy (heavy.js:2);hot (lib/work.js:1) 3
             heavy (heavy.js:2);hot (lib/work.js:1);sqrt 1
-            heavy (heavy.js:2);map;(anonymous) (heavy.js:3) 1
+            heavy (heavy.js:2);map;(anonymous) (heavy.js:3) 2
             heavy (heavy.js:2);mystery (line 7) 1
             heavy (heavy.js:2);setInnerProgress 1
 
             """)
-        #expect(folded.samples == 10)
+        #expect(folded.samples == 14)
     }
 
     /// A file the profiler has no source for keeps its URL and the executed line (an optimized
@@ -76,9 +87,11 @@ struct FoldedStacksTests {
         let folded = FoldedStacks.fold(try MacroValue(jsonText: Self.json), sources: [])
         #expect(folded.text == """
             heavy (/m/heavy.js:3) 4
-            heavy (/m/heavy.js:3);hot (/m/lib/work.js:3) 2
+            heavy (/m/heavy.js:3);filter;(anonymous) (/m/heavy.js) 1
+            heavy (/m/heavy.js:3);filter;(anonymous) (/m/heavy.js:4) 1
+            heavy (/m/heavy.js:3);hot (/m/lib/work.js:3) 3
             heavy (/m/heavy.js:3);hot (/m/lib/work.js:3);sqrt 1
-            heavy (/m/heavy.js:3);map;(anonymous) (/m/heavy.js:3) 1
+            heavy (/m/heavy.js:3);map;(anonymous) (/m/heavy.js:3) 2
             heavy (/m/heavy.js:3);mystery (line 7) 1
             heavy (/m/heavy.js:3);setInnerProgress 1
 

@@ -52,14 +52,17 @@ public enum FoldedStacks {
             urls[id] = source["url"].stringValue ?? ""
         }
         let traces = (samples["traces"].arrayValue ?? []).map { trace in
-            (trace["frames"].arrayValue ?? []).reversed().map { Frame($0, urls: urls) }
+            var frames = (trace["frames"].arrayValue ?? []).map { SampledFrame($0, urls: urls) }
+            // A sample taken in C code that optimized code calls directly (`Math.sin` in a DFG or
+            // FTL loop) is walked from the VM's last recorded frame, which such calls do not
+            // update: its top frame is then a stale one, the last function that ran at that depth
+            // (seen in 2.50.6: a `map` callback "called" by the FTL loop, in the interpreter's
+            // tier). An interpreted frame on top of an optimized one is taken for that, and its
+            // sample goes to the optimized caller.
+            if frames.count > 1, frames[0].tier == "LLInt", ["DFG", "FTL"].contains(frames[1].tier) { frames.removeFirst() }
+            return Array(frames.reversed())
         }
-        // Optimized (FTL) frames carry no line: the line other samples of that function gave.
-        var knownLines: [String: Int] = [:]
-        for frame in traces.joined() {
-            guard let line = frame.line, knownLines[frame.key] == nil else { continue }
-            knownLines[frame.key] = frame.definitionLine(in: filesByURL) ?? line
-        }
+        let knownLines = KnownLines(traces.joined(), files: filesByURL)
         var counts: [String: Int] = [:]
         var total = 0
         for trace in traces {
@@ -70,70 +73,5 @@ public enum FoldedStacks {
         }
         let text = counts.keys.sorted().map { "\($0) \(counts[$0]!)\n" }.joined()
         return (text, total)
-    }
-
-    /// One sampled frame, classified.
-    struct Frame {
-        enum Kind: Equatable {
-            /// A function of a source evaluated under a URL (a file).
-            case file
-            /// A function of a source the engine evaluated itself (no URL): folded away.
-            case engine
-            /// One of JavaScriptCore's built-ins written in JavaScript (`map`).
-            case builtin
-            /// A native function (`sqrt`, `setInnerProgress`).
-            case native
-            /// A source the JSON does not list (a JavaScriptCore without `sources`).
-            case unlisted
-        }
-
-        let name: String
-        let kind: Kind
-        let url: String
-        let line: Int?
-        /// A function's identity across samples: its source and name.
-        let key: String
-
-        init(_ frame: MacroValue, urls: [Int: String]) {
-            name = frame["name"].stringValue ?? ""
-            let sourceID = frame["sourceID"].doubleValue ?? -1
-            // JavaScriptCore reports "none" as UInt32.max for both the source and the line.
-            let valid = { (value: Double) in value >= 0 && value < Double(UInt32.max) }
-            line = frame["line"].doubleValue.flatMap { valid($0) && $0 > 0 ? Int($0) : nil }
-            key = "\(Int(sourceID)):\(name)"
-            guard valid(sourceID) else {
-                (kind, url) = (.native, "")
-                return
-            }
-            switch urls[Int(sourceID)] {
-            case nil: (kind, url) = (.unlisted, "")
-            case let url? where !url.isEmpty: (kind, self.url) = (.file, url)
-            default: (kind, url) = (frame["flags"].intValue == 1 ? .builtin : .engine, "")
-            }
-        }
-
-        func definitionLine(in files: [String: Source]) -> Int? {
-            files[url]?.definitions.definitionLine(of: name, executing: line)
-        }
-
-        /// The frame's name in the folded text, nil when it is folded away.
-        func label(files: [String: Source], knownLines: [String: Int]) -> String? {
-            // The engine's named helpers (the call helper, the frozen built-ins' accessors), even
-            // where JavaScriptCore pairs the name with another function's source (inlined code).
-            guard name != "(program)", !name.hasPrefix("__macroengine_") else { return nil }
-            let shown = (name.isEmpty ? "(anonymous)" : name).replacingOccurrences(of: ";", with: ",")
-            switch kind {
-            case .engine: return nil
-            case .native, .builtin:
-                // "(host)", "(unknown)": JavaScriptCore could not tell what it was.
-                return name.isEmpty || name.hasPrefix("(") ? nil : shown
-            case .unlisted:
-                return line.map { "\(shown) (line \($0))" } ?? shown
-            case .file:
-                let file = files[url]?.name ?? url
-                let resolved = line.map { definitionLine(in: files) ?? $0 } ?? definitionLine(in: files) ?? knownLines[key]
-                return resolved.map { "\(shown) (\(file):\($0))" } ?? "\(shown) (\(file))"
-            }
-        }
     }
 }

@@ -35,6 +35,10 @@ extension MacroLibrary {
     /// an async run awaits) is sampled too.
     public func profile(_ name: String, arguments: [MacroValue] = [], runs: Int, deadline: Duration? = nil) -> EventLoopFuture<MacroProfile> {
         let engine = engine, loop = engine.eventLoop
+        guard entry(named: name)?.version ?? 0 > 0 else {
+            // Not live: it fails as a call of it does (naming the macros there are), and nothing runs.
+            return callFuture(name).flatMapThrowing { _ in throw MacroError(code: .noSuchMacro, message: "macro '\(name)' is not loaded", macro: name) }
+        }
         return engine.startSampling().flatMap { started -> EventLoopFuture<Void> in
             guard started else {
                 return loop.makeFailedFuture(MacroError(code: .io, message: "this JavaScriptCore has no sampling profiler", macro: name))
