@@ -40,7 +40,7 @@ final class StallRecovery: Sendable {
 
     /// Runs on the stall watch's thread; does not return (the process is replaced, or exits 70).
     func recover(_ stall: StallWatch.Stall) -> Never {
-        host.restarting.store(true, ordering: .relaxed)
+        host.beginRestart()
         let occupancy = stall.occupancy
         let doing = occupancy.loadingFile.map { "loading \($0)" } ?? (occupancy.call != 0 ? "call \(occupancy.call)" : "a timer or promise job")
         let reason = stall.residentBytes.map { "the process reached \($0 >> 20) MiB (1.5 x memory_limit_mb) after \(stall.stuckMilliseconds) ms in JavaScript (\(doing)) that the watchdog cannot reach" }

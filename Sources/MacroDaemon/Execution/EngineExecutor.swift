@@ -1,0 +1,76 @@
+import MacroEngineCore
+import NIOCore
+import Synchronization
+
+/// The one place where requests cross from the connections' threads to the engine's loop: the
+/// requests of one read go over as one task (one wake-up), run in order as one batch inside a
+/// ``GroupCommit`` (one journal append, then the batch's notifications and replies, in order).
+/// With `io_thread: engine` the connections are on the engine's loop and the batch runs inline.
+final class EngineExecutor: Sendable {
+    /// A request's work on the engine's loop.
+    typealias Job = @Sendable () -> Void
+
+    /// The engine's loop.
+    let loop: any EventLoop
+    private let groupCommit: NIOLoopBoundBox<GroupCommit>
+    private let persistence: StatePersistence
+    private let publisher: ProgressPublisher
+    private let queued = Atomic<Int>(0)
+
+    init(loop: any EventLoop, groupCommit: NIOLoopBoundBox<GroupCommit>, persistence: StatePersistence, publisher: ProgressPublisher) {
+        self.loop = loop
+        self.groupCommit = groupCommit
+        self.persistence = persistence
+        self.publisher = publisher
+    }
+
+    /// Requests waiting for or running on the engine.
+    var pending: Int { queued.load(ordering: .relaxed) }
+
+    /// Takes a place in the queue; false (and nothing taken) when `limit` requests already wait.
+    func reserve(limit: Int) -> Bool {
+        if queued.add(1, ordering: .relaxed).newValue > limit {
+            queued.subtract(1, ordering: .relaxed)
+            return false
+        }
+        return true
+    }
+
+    /// The job of a request that holds a place in the queue: runs `work`; when it completes,
+    /// gives the place back, calls `settled`, publishes what the request changed, then
+    /// `deliver`s the outcome: at once, or after the batch's commit when it runs inside one.
+    func job(_ work: @escaping @Sendable () -> EventLoopFuture<MacroValue>,
+             settled: @escaping @Sendable () -> Void,
+             deliver: @escaping @Sendable (Result<MacroValue, any Error>) -> Void) -> Job {
+        { [self] in
+            work().whenComplete { [self] outcome in
+                queued.subtract(1, ordering: .relaxed)
+                settled()
+                publisher.publishIfChanged()
+                let commit = groupCommit.value
+                if commit.isOpen { commit.hold { deliver(outcome) } } else { deliver(outcome) }
+            }
+        }
+    }
+
+    /// Runs `jobs` on the engine's loop as one batch: inline when already there.
+    func submit(_ jobs: [Job]) {
+        guard !jobs.isEmpty else { return }
+        if loop.inEventLoop {
+            runBatch(jobs)
+        } else {
+            loop.execute { [self] in runBatch(jobs) }
+        }
+    }
+
+    /// One batch on the engine's loop: the jobs in order, then the group commit.
+    private func runBatch(_ jobs: [Job]) {
+        groupCommit.value.run({
+            for job in jobs { job() }
+        }, commit: { [persistence] changed in
+            if changed { persistence.append() }
+        }, publish: { [publisher] in
+            publisher.publish($0)
+        })
+    }
+}

@@ -1,0 +1,115 @@
+import Logging
+import MacroEngineCore
+import MacroRPC
+import NIOCore
+
+/// macrod's engine side, assembled: the ``RequestRouter`` (the method table and its two
+/// lanes), the ``EngineExecutor`` (the hand-over to the engine's loop and the batch's group
+/// commit), ``EngineMethods`` (what each method does), ``StatePersistence`` (the journal and
+/// fsync) and the ``ProgressPublisher`` (`progress.changed`). The transports (the socket's
+/// ``ConnectionHandler``, the dashboard's ``RPCGateway``) talk to this façade only.
+final class EngineHost: Sendable {
+    let engine: MacroEngine
+    let hub: NotificationHub
+    /// The Prometheus metrics `GET /metrics` renders.
+    let metrics = EngineMetrics()
+    /// The per-macro statistics (`macro.stats`), confined to the engine's loop.
+    let statistics: NIOLoopBoundBox<StatisticsTable>
+    let router: RequestRouter
+    let executor: EngineExecutor
+    let persistence: StatePersistence
+    let publisher: ProgressPublisher
+    private let settings: SettingsBox
+    private let consoleRoutes = ConsoleRoutes()
+
+    /// The settings (``HostSettings``), under the name the daemon builds them with.
+    typealias Settings = HostSettings
+
+    init(engine: MacroEngine, model: ProgressModel, library: MacroLibrary, store: StateStore, hub: NotificationHub,
+         settings: HostSettings, version: String, logger: Logger) {
+        self.engine = engine
+        self.hub = hub
+        let settings = SettingsBox(settings)
+        self.settings = settings
+        let loop = engine.eventLoop
+        let statistics = NIOLoopBoundBox.makeBoxSendingValue(StatisticsTable(metrics: metrics), as: StatisticsTable.self, eventLoop: loop)
+        self.statistics = statistics
+        let groupCommit = NIOLoopBoundBox.makeBoxSendingValue(GroupCommit(), as: GroupCommit.self, eventLoop: loop)
+        let persistence = StatePersistence(store: store, model: model, settings: settings, logger: logger)
+        let publisher = ProgressPublisher(model: model, hub: hub, persistence: persistence, groupCommit: groupCommit)
+        let executor = EngineExecutor(loop: loop, groupCommit: groupCommit, persistence: persistence, publisher: publisher)
+        let counters = RequestCounters()
+        let methods = EngineMethods(
+            engine: engine, model: model, library: library, hub: hub, settings: settings, counters: counters,
+            publisher: publisher, persistence: persistence, statistics: statistics, consoleRoutes: consoleRoutes, version: version)
+        self.persistence = persistence
+        self.publisher = publisher
+        self.executor = executor
+        router = RequestRouter(engine: engine, executor: executor, methods: methods, settings: settings,
+                               counters: counters, inFlight: InFlightRequests(), logger: logger)
+        // console.* still goes to the log; a macro.call's own output also goes to its caller.
+        engine.consoleHandler = { [consoleRoutes, logger] message in
+            // With the call's id, so a log shipper can group a call's lines.
+            var metadata: Logger.Metadata = [:]
+            if let macro = message.macro { metadata["macro"] = "\(macro)" }
+            if let call = message.call { metadata["call"] = "\(call)" }
+            logger.log(level: message.level, "\(message.message)", metadata: metadata)
+            consoleRoutes.forward(message)
+        }
+        // Every synchronous run of JavaScript is a turn: an animation step publishes its own change.
+        engine.onTurnEnd { [publisher] in
+            publisher.publishIfChanged()
+            let entry = engine.occupancy.takeLastEntry()
+            statistics.value.turnEnded(call: entry.call, nanoseconds: entry.nanoseconds)
+        }
+        LibraryEvents.forward(from: library, to: hub, statistics: statistics, on: loop)
+    }
+
+    /// Changes the settings (SIGHUP, the dashboard's URL).
+    func update(_ body: (inout HostSettings) -> Void) { settings.update(body) }
+
+    /// Requests waiting for or running on the engine.
+    var pending: Int { executor.pending }
+    /// Requests on the engine (or waiting for a call to stop), answerable by a restart.
+    var inFlight: InFlightRequests { router.inFlight }
+    /// From now on new requests are answered -32006 at once: the engine is being restarted.
+    func beginRestart() { router.restarting.store(true, ordering: .relaxed) }
+    /// The state journal.
+    var journal: StateJournal { persistence.journal }
+    /// The error of a request the engine restart overtook.
+    static var restartError: RPCError { RequestRouter.restartError }
+
+    /// Handles one request (``RequestRouter/handle(_:from:)-(RPCRequest,_)``).
+    func handle(_ request: RPCRequest, from connection: Connection) -> EventLoopFuture<RPCMessage?> {
+        router.handle(request, from: connection)
+    }
+
+    /// Handles the requests of one read (``RequestRouter/handle(_:from:)-([RPCRequest],_)``).
+    func handle(_ requests: [RPCRequest], from connection: Connection) -> [EventLoopFuture<RPCMessage?>] {
+        router.handle(requests, from: connection)
+    }
+
+    /// For the `interval` policy: fsyncs the state if a change was written since the last sync.
+    func syncIfNeeded() { persistence.syncIfNeeded() }
+
+    /// The Prometheus metrics as text, the gauges read first. The heap size is read on the
+    /// engine's loop; when a macro keeps it busy past `waitForHeap`, the last reading is shown.
+    func metricsText(on loop: any EventLoop, waitForHeap: TimeAmount = .milliseconds(500)) -> EventLoopFuture<[UInt8]> {
+        metrics.connections.set(Double(hub.count))
+        metrics.queueDepth.set(Double(pending))
+        let promise = loop.makePromise(of: [UInt8].self)
+        let once = ScrapeOnce()
+        let metrics = metrics
+        let timeout = loop.scheduleTask(in: waitForHeap) {
+            if once.claim() { promise.succeed(metrics.render()) }
+        }
+        engine.heapBytes().whenComplete { result in
+            if case .success(let bytes) = result { metrics.heapBytes.set(Double(bytes)) }
+            if once.claim() {
+                timeout.cancel()
+                promise.succeed(metrics.render())
+            }
+        }
+        return promise.futureResult
+    }
+}

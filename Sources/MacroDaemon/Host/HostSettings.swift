@@ -1,0 +1,50 @@
+import MacroEngineCore
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What macrod's request handling reads from its config while it runs; a SIGHUP or the
+/// dashboard may change it.
+struct HostSettings: Sendable {
+    /// `engine_eval`: whether `engine.eval` is answered.
+    var engineEval: Bool
+    /// `queue_limit`: requests that may wait for the engine before -32005.
+    var queueLimit: Int
+    /// The socket path `engine.status` reports.
+    var socket: String
+    /// `fsync`: when the state journal is made durable.
+    var fsync: FsyncPolicy = .interval
+    /// The mode of a file `macro.save` creates: 0666 less the umask macrod started with.
+    var newFileMode: mode_t = 0o644
+    /// The dashboard's URL with its token (nil: no dashboard).
+    var dashboard: String?
+}
+
+/// The settings, shared by the parts of the host that read them (any thread).
+final class SettingsBox: Sendable {
+    private let state: Mutex<HostSettings>
+
+    init(_ settings: HostSettings) { state = Mutex(settings) }
+
+    /// One consistent read.
+    func read<T>(_ body: (HostSettings) -> T) -> T { state.withLock { body($0) } }
+
+    /// Changes them.
+    func update(_ body: (inout HostSettings) -> Void) { state.withLock { body(&$0) } }
+}
+
+/// The counts `engine.status` reports (any thread).
+final class RequestCounters: Sendable {
+    private let callCount = Atomic<Int>(0)
+    private let errorCount = Atomic<Int>(0)
+
+    /// `macro.call`s started.
+    var calls: Int { callCount.load(ordering: .relaxed) }
+    /// Requests answered with an error.
+    var errors: Int { errorCount.load(ordering: .relaxed) }
+
+    func countCall() { callCount.add(1, ordering: .relaxed) }
+    func countError() { errorCount.add(1, ordering: .relaxed) }
+}

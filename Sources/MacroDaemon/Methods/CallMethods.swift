@@ -1,0 +1,53 @@
+import MacroEngineCore
+import MacroRPC
+import NIOCore
+
+/// Running macros: `macro.call` and `macro.profile`.
+extension EngineMethods {
+    /// Starts `macro.call` as call `callID`. With an id, the call's console output goes to
+    /// `connection` as `macro.console` notifications while it is pending (see ``ConsoleRoutes``).
+    /// The statistics see the call's start before its first turn and its outcome where it settles.
+    func call(_ params: Params, callID: Int?, id: RPCID?, connection: Connection) throws -> EventLoopFuture<MacroValue> {
+        let name = try params.macroName(in: engine)
+        let arguments = try params.array("args") ?? []
+        let deadline = try params.timeLimit()
+        counters.countCall()
+        let statistics = statistics
+        let start = NIODeadline.now().uptimeNanoseconds
+        statistics.value.started(callID ?? 0, macro: name)
+        let future: EventLoopFuture<MacroValue>
+        if let id, let callID {
+            future = consoleRoutes.routing(call: callID, to: connection, id: id) { [library] in
+                library.callFuture(name, arguments: arguments, deadline: deadline, callID: callID)
+            }
+        } else {
+            future = library.callFuture(name, arguments: arguments, deadline: deadline, callID: callID)
+        }
+        future.hop(to: engine.eventLoop).whenComplete { result in
+            let elapsed = NIODeadline.now().uptimeNanoseconds &- start
+            var failure: (any Error)?
+            if case .failure(let error) = result { failure = error }
+            statistics.value.finished(callID ?? 0, macro: name, nanoseconds: elapsed, failure: failure)
+        }
+        return future
+    }
+
+    /// `macro.profile {name, args?, runs?, timeoutMs?}`: runs the macro `runs` times (default 10)
+    /// one after the other under JavaScriptCore's sampling profiler (``MacroLibrary/profile(_:arguments:runs:deadline:)``);
+    /// answers `{name, runs, samples, folded, macrosDir}`. A run that fails fails the profile with its error.
+    func profile(_ params: Params) throws -> EventLoopFuture<MacroValue> {
+        let name = try params.macroName(in: engine)
+        let arguments = try params.array("args") ?? []
+        let deadline = try params.timeLimit()
+        let runs: Int
+        switch params.value["runs"] {
+        case .undefined: runs = 10
+        case .number(let n) where n.rounded() == n && n >= 1 && n <= Double(MacroLibrary.maximumProfileRuns): runs = Int(n)
+        default: throw params.invalid("runs", "must be a whole number from 1 to \(MacroLibrary.maximumProfileRuns)")
+        }
+        guard library.entry(named: name)?.version ?? 0 > 0 else {
+            throw RPCError(code: RPCError.noSuchMacro, message: "no macro named '\(name)'")
+        }
+        return library.profile(name, arguments: arguments, runs: runs, deadline: deadline).map(\.json)
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+import MacroEngineCore
+import MacroRPC
+
+/// The macro files: `macro.list`, `macro.source`, `macro.save`, `macro.delete`, `macro.types`.
+extension EngineMethods {
+    /// `macro.list`: every macro, then every lib file.
+    func list() -> MacroValue {
+        .array(library.entries.map { Self.entryJSON($0, kind: "macro") } + library.libEntries.map { Self.entryJSON($0, kind: "lib") })
+    }
+
+    /// `macro.source {name}`.
+    func source(_ params: Params) throws -> MacroValue {
+        let name = try params.macroName()
+        return ["name": .string(name), "source": .string(try library.source(of: name))]
+    }
+
+    /// `macro.types`: the TypeScript declarations of the globals and the live macros.
+    func types() throws -> MacroValue {
+        let names = library.entries.filter { $0.version > 0 }.map(\.name)
+        return ["source": .string(try engine.typeDeclarations(channels: model.channels, macros: names))]
+    }
+
+    /// `macro.save {name, source}`: checked first (a syntax error saves nothing), then written
+    /// atomically and loaded.
+    func save(_ params: Params) throws -> MacroValue {
+        let name = try params.macroName(in: engine)
+        let source = try params.string("source")
+        let path = "\(library.directory)/\(name).js"
+        try engine.checkMacro(javascript: source, key: name, file: path)
+        do {
+            // An existing file keeps its mode; a new one gets what the user's umask gives.
+            let mode = FileMode.existing(path) ?? settings.read { $0.newFileMode }
+            try AtomicFile.write(Data(source.utf8), to: path, mode: mode, exactMode: true)
+        } catch let error as MacroError {
+            throw RPCError(code: RPCError.internalError, message: error.message)
+        }
+        let entry = library.load(file: path)
+        return ["name": .string(name), "file": .string(path), "version": .number(Double(entry.version))]
+    }
+
+    /// `macro.delete {name}`.
+    func delete(_ params: Params) throws -> MacroValue {
+        let name = try params.macroName()
+        let path = "\(library.directory)/\(name).js"
+        guard FileManager.default.fileExists(atPath: path) || library.entry(named: name) != nil else {
+            throw RPCError(code: RPCError.noSuchMacro, message: "no macro named '\(name)'")
+        }
+        if unlink(path) != 0 && errno != ENOENT {
+            throw RPCError(code: RPCError.internalError, message: "cannot delete \(path): \(String(cString: strerror(errno)))")
+        }
+        library.remove(name)
+        return ["name": .string(name)]
+    }
+
+    /// A `macro.list` entry; `kind` is `macro` or `lib`.
+    static func entryJSON(_ entry: MacroEntry, kind: String) -> MacroValue {
+        var fields: OrderedFields = [
+            "name": .string(entry.name), "kind": .string(kind), "status": .string(entry.status.rawValue),
+            "file": .string(entry.file), "version": .number(Double(entry.version)),
+        ]
+        if let error = entry.error {
+            var detail: OrderedFields = ["message": .string(error.headline)]
+            detail["line"] = error.line.map { .number(Double($0)) } ?? .null
+            detail["column"] = error.column.map { .number(Double($0)) } ?? .null
+            fields["error"] = .object(detail)
+        }
+        return .object(fields)
+    }
+}

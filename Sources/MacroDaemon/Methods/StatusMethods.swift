@@ -1,0 +1,92 @@
+import Foundation
+import MacroEngineCore
+import MacroRPC
+
+/// What macrod reports and the state it holds: `engine.status`, `macro.stats`, `log.recent`,
+/// `progress.set`, `engine.eval`.
+extension EngineMethods {
+    /// `engine.status`.
+    func status() -> MacroValue {
+        let entries = library.entries
+        let libEntries = library.libEntries
+        let uptime = ContinuousClock.now - started
+        let (socket, dashboard) = settings.read { ($0.socket, $0.dashboard) }
+        var fields: OrderedFields = [
+            "version": .string(version),
+            "pid": .number(Double(getpid())),
+            "uptime": .number(((Double(uptime.components.seconds) + Double(uptime.components.attoseconds) / 1e18) * 1000).rounded() / 1000),
+            "socket": .string(socket),
+            "macrosDir": .string(library.directory),
+            "macros": ["ok": .number(Double(entries.filter { $0.status == .ok }.count)), "broken": .number(Double(entries.filter { $0.status == .error }.count))],
+            "lib": ["ok": .number(Double(libEntries.filter { $0.status == .ok }.count)), "broken": .number(Double(libEntries.filter { $0.status == .error }.count))],
+            "calls": .number(Double(counters.calls)),
+            "errors": .number(Double(counters.errors)),
+            "connections": .number(Double(hub.count)),
+            "seq": .number(Double(publisher.seq)),
+        ]
+        fields["stateError"] = persistence.stateError.map { .string($0) } ?? .null
+        fields["dashboard"] = dashboard.map { .string($0) } ?? .null
+        return .object(fields)
+    }
+
+    /// `macro.stats {name?, reset?}`: every macro's statistics by name (or `name`'s), as they
+    /// were before a reset.
+    func stats(_ params: Params) throws -> MacroValue {
+        let name: String? = params.value["name"] == .undefined ? nil : try params.macroName()
+        let reset: Bool
+        switch params.value["reset"] {
+        case .undefined: reset = false
+        case .bool(let value): reset = value
+        default: throw params.invalid("reset", "must be true or false")
+        }
+        let table = statistics.value
+        let names: [String]
+        if let name {
+            guard library.entry(named: name) != nil || table.names.contains(name) else {
+                throw RPCError(code: RPCError.noSuchMacro, message: "no macro named '\(name)'")
+            }
+            names = [name]
+        } else {
+            names = Set(library.entries.map(\.name) + table.names).sorted()
+        }
+        let result = MacroValue.array(names.map(table.json))
+        if reset { table.reset(name) }
+        return result
+    }
+
+    /// `log.recent {limit?}`.
+    func recentLogs(_ params: Params) throws -> MacroValue {
+        let limit = params.value["limit"] == .undefined ? NotificationHub.recentLimit : params.value["limit"].intValue ?? -1
+        guard limit >= 0 else { throw params.invalid("limit", "must be a whole number >= 0") }
+        return .array(hub.recentLogs(limit: limit))
+    }
+
+    /// `progress.set {channel: value, ...}`: every channel checked before any is set.
+    func setProgress(_ params: Params) throws -> MacroValue {
+        guard case .object(let fields) = params.value else {
+            throw RPCError(code: RPCError.invalidParams, message: "Invalid params: progress.set takes an object such as {\"inner\": 5}")
+        }
+        let channels = model.channels.map(\.name)
+        var updates: [(String, Double)] = []
+        for (key, value) in fields {
+            guard channels.contains(key) else {
+                throw RPCError(code: RPCError.invalidParams, message: "Invalid params: unknown channel '\(key)' (channels: \(channels.joined(separator: ", ")))")
+            }
+            guard case .number(let number) = value, number.isFinite else {
+                throw RPCError(code: RPCError.invalidParams, message: "Invalid params: '\(key)' must be a finite number")
+            }
+            updates.append((key, number))
+        }
+        for (channel, value) in updates { try model.set(channel, to: value) }
+        return publisher.values()
+    }
+
+    /// `engine.eval {source, timeoutMs?}` (only with `engine_eval: true`).
+    func eval(_ params: Params) throws -> MacroValue {
+        guard settings.read({ $0.engineEval }) else {
+            throw RPCError(code: RPCError.forbidden, message: "engine.eval is disabled; set engine_eval: true in the config (development only)")
+        }
+        let source = try params.string("source")
+        return try engine.evaluate(source, file: "<eval>", timeLimit: try params.timeLimit())
+    }
+}

@@ -1,0 +1,31 @@
+import MacroEngineCore
+import MacroRPC
+import NIOCore
+
+/// The library's changes as `macro.loaded`, `macro.failed` and `macro.removed` notifications,
+/// and in the per-macro statistics (loads and failed loads).
+enum LibraryEvents {
+    /// Forwards every change `library` reports from now on; `loop` is the engine's, where the
+    /// statistics live.
+    static func forward(from library: MacroLibrary, to hub: NotificationHub, statistics: NIOLoopBoundBox<StatisticsTable>, on loop: any EventLoop) {
+        let record = { @Sendable (body: @escaping @Sendable (StatisticsTable) -> Void) in
+            if loop.inEventLoop { body(statistics.value) } else { loop.execute { body(statistics.value) } }
+        }
+        library.onChange { [hub] change in
+            switch change {
+            case .loaded(let name, let version):
+                record { $0.loaded(name, version: version) }
+                hub.publish(.macros, "macro.loaded", ["name": .string(name), "version": .number(Double(version))])
+            case .failed(let name, let error):
+                record { $0.failed(name) }
+                var params: OrderedFields = ["name": .string(name), "file": .string(error.file ?? "")]
+                params["line"] = error.line.map { .number(Double($0)) } ?? .null
+                params["column"] = error.column.map { .number(Double($0)) } ?? .null
+                params["message"] = .string(error.headline)
+                hub.publish(.macros, "macro.failed", .object(params))
+            case .removed(let name):
+                hub.publish(.macros, "macro.removed", ["name": .string(name)])
+            }
+        }
+    }
+}

@@ -1,0 +1,17 @@
+import Logging
+import MacroEngineCore
+import MacroRPC
+
+extension RPCError {
+    /// The JSON-RPC error for what a method threw: an ``RPCError`` as it is, a ``MacroError``
+    /// with its code, anything else -32603 (logged: it is a bug of ours).
+    init(_ error: any Error, method: String, logger: Logger) {
+        switch error {
+        case let error as RPCError: self = error
+        case let error as MacroError: self.init(error)
+        default:
+            logger.error("internal error in \(method): \(error)")
+            self.init(code: RPCError.internalError, message: "internal error: \(error)")
+        }
+    }
+}

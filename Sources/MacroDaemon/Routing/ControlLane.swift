@@ -1,0 +1,63 @@
+import MacroEngineCore
+import MacroRPC
+import NIOCore
+
+/// The requests answered on the connection's thread, never queued behind the engine, so they
+/// work while a macro keeps it busy: `macro.running`, `macro.cancel {call}` (its reply waits
+/// until the call has actually stopped), and `progress.get` of the committed values while the
+/// asking connection has nothing on the engine (so its own earlier requests are seen; no turn
+/// in progress is ever shown).
+struct ControlLane: Sendable {
+    let engine: MacroEngine
+    let publisher: ProgressPublisher
+    let inFlight: InFlightRequests
+    let counters: RequestCounters
+
+    /// The reply, or nil when `method` belongs to the engine lane.
+    func answer(_ request: RPCRequest, _ method: RPCMethod, from connection: Connection) -> EventLoopFuture<RPCMessage?>? {
+        let replyLoop = connection.channel.eventLoop
+        if method == .progressGet, connection.engineRequests.load(ordering: .relaxed) == 0,
+           case .undefined = request.params {
+            return replyLoop.makeSucceededFuture(request.id.map { RPCCodec.response(id: $0, result: publisher.values(committed: true)) })
+        }
+        guard method.bypassesEngine else { return nil }
+        guard let id = request.id else {
+            _ = try? run(request, method)
+            return replyLoop.makeSucceededFuture(nil)
+        }
+        do {
+            let result = try run(request, method)
+            guard method == .cancel, let call = result["call"].intValue else {
+                return replyLoop.makeSucceededFuture(RPCCodec.response(id: id, result: result))
+            }
+            // cancelled: true only once the call has actually stopped.
+            let promise = replyLoop.makePromise(of: RPCMessage?.self)
+            let token = inFlight.add(.init(id: id, kind: .cancel(call), promise: promise, connection: connection))
+            engine.whenCallEnds(call) { [inFlight] in
+                inFlight.take(token)?.promise.succeed(RPCCodec.response(id: id, result: result))
+            }
+            return promise.futureResult
+        } catch {
+            counters.countError()
+            let rpcError = error as? RPCError ?? RPCError(code: RPCError.internalError, message: "internal error: \(error)")
+            return replyLoop.makeSucceededFuture(RPCCodec.response(id: id, error: rpcError))
+        }
+    }
+
+    /// `macro.running` and `macro.cancel {call}`.
+    private func run(_ request: RPCRequest, _ method: RPCMethod) throws -> MacroValue {
+        let params = try Params(request, method: method)
+        if method == .running {
+            return .array(engine.runningCalls.map { call in
+                ["call": .number(Double(call.id)), "name": .string(call.macro), "elapsedMs": .number(Double(call.elapsedMilliseconds))]
+            })
+        }
+        guard let id = params.value["call"].intValue else {
+            throw RPCError(code: RPCError.invalidParams, message: "Invalid params: call must be a call id from macro.running")
+        }
+        guard engine.cancel(call: id) else {
+            throw RPCError(code: RPCError.invalidParams, message: "Invalid params: no call \(id) is running")
+        }
+        return ["call": .number(Double(id)), "cancelled": true]
+    }
+}

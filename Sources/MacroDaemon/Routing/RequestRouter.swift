@@ -1,0 +1,108 @@
+import Logging
+import MacroEngineCore
+import MacroRPC
+import NIOCore
+import Synchronization
+
+/// The method table: each request is looked up once and goes down one of two lanes. The
+/// control lane (``ControlLane``: `macro.running`, `macro.cancel`, and `progress.get` of the
+/// committed values) is answered here, on the connection's thread, so it works while a macro
+/// keeps the engine busy; the engine lane becomes a job for the ``EngineExecutor``, which runs
+/// it through ``EngineMethods`` on the engine's loop.
+final class RequestRouter: Sendable {
+    private let engine: MacroEngine
+    private let executor: EngineExecutor
+    private let methods: EngineMethods
+    private let control: ControlLane
+    private let settings: SettingsBox
+    private let counters: RequestCounters
+    private let logger: Logger
+    /// Requests on the engine (or waiting for a call to stop), answerable by a restart.
+    let inFlight: InFlightRequests
+    /// Set once the engine is being restarted: new requests are answered -32006 at once.
+    let restarting = Atomic<Bool>(false)
+
+    init(engine: MacroEngine, executor: EngineExecutor, methods: EngineMethods, settings: SettingsBox,
+         counters: RequestCounters, inFlight: InFlightRequests, logger: Logger) {
+        self.engine = engine
+        self.executor = executor
+        self.methods = methods
+        self.settings = settings
+        self.counters = counters
+        self.inFlight = inFlight
+        self.logger = logger
+        control = ControlLane(engine: engine, publisher: methods.publisher, inFlight: inFlight, counters: counters)
+    }
+
+    /// The error of a request the engine restart overtook.
+    static let restartError = RPCError(
+        code: RPCError.engineRestarted,
+        message: "engine restarted: a macro kept the engine busy past its deadline and stall_grace_ms; this request did not complete and nothing of it was kept; send it again")
+
+    /// Handles one request (see ``handle(_:from:)-([RPCRequest],_)``).
+    func handle(_ request: RPCRequest, from connection: Connection) -> EventLoopFuture<RPCMessage?> {
+        var jobs: [EngineExecutor.Job] = []
+        let reply = admit(request, from: connection, jobs: &jobs)
+        executor.submit(jobs)
+        return reply
+    }
+
+    /// Handles the requests of one read, in order: the control lane is answered here, off the
+    /// engine's thread; the engine lane runs on the engine's loop as one batch (one hand-over,
+    /// one journal append, see ``GroupCommit``). Answers -32005 at once when the queue is full.
+    /// The method is looked up first: an unknown one is -32601 whatever its params. The
+    /// returned futures (one per request) complete on the connection's loop.
+    func handle(_ requests: [RPCRequest], from connection: Connection) -> [EventLoopFuture<RPCMessage?>] {
+        var jobs: [EngineExecutor.Job] = []
+        let replies = requests.map { admit($0, from: connection, jobs: &jobs) }
+        executor.submit(jobs)
+        return replies
+    }
+
+    /// Admits one request: its reply, answered at once or by an engine job appended to `jobs`.
+    private func admit(_ request: RPCRequest, from connection: Connection, jobs: inout [EngineExecutor.Job]) -> EventLoopFuture<RPCMessage?> {
+        let replyLoop = connection.channel.eventLoop
+        guard let method = RPCMethod(rawValue: request.method) else {
+            if request.id != nil { counters.countError() }
+            let error = RPCError(code: RPCError.methodNotFound, message: "Method not found: \(request.method)")
+            return replyLoop.makeSucceededFuture(request.id.map { RPCCodec.response(id: $0, error: error) })
+        }
+        if restarting.load(ordering: .relaxed) {
+            counters.countError()
+            return replyLoop.makeSucceededFuture(request.id.map { RPCCodec.response(id: $0, error: Self.restartError) })
+        }
+        if let reply = control.answer(request, method, from: connection) { return reply }
+        let limit = settings.read { $0.queueLimit }
+        guard executor.reserve(limit: limit) else {
+            counters.countError()
+            let reply = request.id.map { RPCCodec.response(id: $0, error: RPCError(code: RPCError.busy, message: "busy: \(limit) request\(limit == 1 ? " is" : "s are") already waiting; try again")) }
+            return replyLoop.makeSucceededFuture(reply)
+        }
+        let callID = method == .call ? engine.reserveCallID() : nil
+        let promise = replyLoop.makePromise(of: RPCMessage?.self)
+        let started = InFlightRequests.StartFlag()
+        let token = inFlight.add(.init(
+            id: request.id, kind: callID.map { .call($0) } ?? .other, promise: promise,
+            request: request, connection: connection, started: started))
+        connection.engineRequests.add(1, ordering: .relaxed)
+        let methods = methods
+        jobs.append(executor.job({
+            started.set()
+            return methods.run(method, request, callID: callID, connection: connection)
+        }, settled: {
+            connection.engineRequests.subtract(1, ordering: .relaxed)
+        }, deliver: { [self] outcome in
+            // A restart may have answered it already (a reply held for its batch's commit
+            // included: its change was not journaled, so -32006 "nothing was kept" holds).
+            guard let entry = inFlight.take(token) else { return }
+            guard let id = request.id else { return entry.promise.succeed(nil) }
+            switch outcome {
+            case .success(let result): entry.promise.succeed(RPCCodec.response(id: id, result: result))
+            case .failure(let error):
+                counters.countError()
+                entry.promise.succeed(RPCCodec.response(id: id, error: RPCError(error, method: request.method, logger: logger)))
+            }
+        }))
+        return promise.futureResult
+    }
+}
