@@ -66,7 +66,7 @@ extension MacroEngine {
             let previous = runtime.invokingContext
             runtime.invokingContext = context
             defer { runtime.invokingContext = previous }
-            let result = try turn(context, runtime: runtime) { () -> Result<MacroValue, any Error>? in
+            let result = try enter(runtime, .call(context)) { () -> Result<MacroValue, any Error>? in
                 let value = try runtime.call(runtime.invokeHelper(), arguments: [function, args.ref, handlers], macro: macro)
                 if runtime.isPendingSentinel(value) { return nil }
                 do { return .success(try runtime.macroValue(value)) } catch let error as MacroError where error.code == .conversion {
@@ -115,36 +115,6 @@ extension MacroEngine {
                 exceptionHandler(macroError)
             }
             deliver(.failure(error))
-        }
-    }
-
-    /// One synchronous entry into JavaScript on behalf of `context`: the watchdog gets the
-    /// smaller of the time limit and what is left of the deadline; the turn observer runs after.
-    func turn<T>(_ context: CallContext?, runtime: JSRuntime, _ body: () throws -> T) throws -> T {
-        var limit = timeLimit
-        var deadlineBound = false
-        if let context {
-            let remaining = context.deadline - .now()
-            guard remaining.nanoseconds > 0 else {
-                throw MacroError(code: .timeout, message: "timed out after \(context.budget.milliseconds) ms", macro: context.macro)
-            }
-            let left = Duration.nanoseconds(remaining.nanoseconds)
-            if left < limit { limit = left; deadlineBound = true }
-        }
-        let previous = runtime.currentCall
-        runtime.currentCall = context
-        let previousRunning = runtime.watchdog.runningCall
-        runtime.watchdog.runningCall = context?.id ?? 0
-        defer {
-            runtime.currentCall = previous
-            runtime.watchdog.runningCall = previousRunning
-            if runtime.entryDepth == 0 { turnEnded() }
-        }
-        do {
-            return try transaction(runtime) { try runtime.enter(timeLimit: limit, macro: context?.macro, body) }
-        } catch var error as MacroError where error.code == .timeout && deadlineBound {
-            error.message = "timed out after \(context!.budget.milliseconds) ms"
-            throw error
         }
     }
 
@@ -251,7 +221,7 @@ extension MacroEngine {
         runtime.currentTimerExpiry = entry.expires
         defer { runtime.currentTimerExpiry = previousExpiry }
         do {
-            _ = try turn(entry.context.flatMap { $0.finished ? nil : $0 }, runtime: runtime) {
+            _ = try enter(runtime, .call(entry.context.flatMap { $0.finished ? nil : $0 })) {
                 try runtime.call(entry.callback, arguments: entry.arguments, macro: entry.context?.macro)
             }
         } catch var error as MacroError {

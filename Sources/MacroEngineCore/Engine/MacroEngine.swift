@@ -171,53 +171,8 @@ public final class MacroEngine: Sendable {
         settings.locked { $0.participants.append(participant) }
     }
 
-    /// Runs `body` as one atomic turn of the participants (only at the outermost entry).
-    func transaction<T>(_ runtime: JSRuntime, _ body: () throws -> T) throws -> T {
-        guard runtime.entryDepth == 0 else { return try body() }
-        let participants = settings.locked { $0.participants }
-        participants.forEach { $0.beginTurn() }
-        runtime.turnFailed = false
-        runtime.inTransaction = true
-        defer {
-            runtime.inTransaction = false
-            let waiting = runtime.afterTurn
-            runtime.afterTurn.removeAll()
-            waiting.forEach { $0() }
-        }
-        do {
-            let result = try body()
-            if runtime.turnFailed { participants.forEach { $0.rollbackTurn() } } else { participants.forEach { $0.commitTurn() } }
-            return result
-        } catch {
-            participants.forEach { $0.rollbackTurn() }
-            if let stop = error as? MacroError, [.timeout, .cancelled, .memoryLimit].contains(stop.code) {
-                drainAfterStop(runtime, participants)
-            }
-            throw error
-        }
-    }
-
-    /// A stop can land while JavaScriptCore drains promise jobs: the drain ends there, and the
-    /// jobs still queued (the stopped macro's continuations, an endless `await` loop's next turn)
-    /// would run at the next API exit, inside whatever innocent call comes next, and be blamed on
-    /// it. So they run now, in an entry of their own that serves no call and whose changes are
-    /// rolled back; an endless chain among them is then the stall watch's, attributed to nobody.
-    private func drainAfterStop(_ runtime: JSRuntime, _ participants: [any TurnParticipant]) {
-        participants.forEach { $0.beginTurn() }
-        defer { participants.forEach { $0.rollbackTurn() } }
-        let running = runtime.watchdog.runningCall
-        runtime.watchdog.runningCall = 0
-        defer { runtime.watchdog.runningCall = running }
-        // A pass that is itself stopped may leave the jobs of another chain behind: one more pass.
-        for _ in 0..<2 {
-            do {
-                _ = try runtime.enter(timeLimit: timeLimit, macro: nil) { try runtime.evaluateRaw("void 0", file: nil) }
-                return
-            } catch {
-                continue
-            }
-        }
-    }
+    /// The participants a turn begins and commits or rolls back (see ``Entry``).
+    var turnParticipants: [any TurnParticipant] { settings.locked { $0.participants } }
 
     func turnEnded() {
         settings.locked { $0.turnObserver }?()
@@ -251,26 +206,13 @@ public final class MacroEngine: Sendable {
         eventLoop.execute { body(runtime.value) }
     }
 
-    /// A top-level entry: time limit, timeout mapping, and the exception handler on failure.
-    func entering<T>(_ runtime: JSRuntime, timeLimit: Duration?, macro: String?, _ body: () throws -> T) throws -> T {
-        let limit = timeLimit ?? self.timeLimit
-        let outermost = runtime.entryDepth == 0
-        do {
-            return try transaction(runtime) { try runtime.enter(timeLimit: limit, macro: macro, body) }
-        } catch var error as MacroError {
-            if error.macro == nil { error.macro = macro }
-            if outermost { exceptionHandler(error) }
-            throw error
-        }
-    }
-
     // MARK: Evaluating
 
     /// Evaluates a script and returns its completion value. `file` names it in errors and stacks.
     @discardableResult
     public func evaluate(_ source: String, file: String? = nil, timeLimit: Duration? = nil) throws -> MacroValue {
         try sync { runtime in
-            try self.entering(runtime, timeLimit: timeLimit, macro: nil) {
+            try self.enter(runtime, .script(macro: nil, timeLimit: timeLimit)) {
                 try runtime.macroValue(try runtime.evaluateRaw(source, file: file))
             }
         }
@@ -290,7 +232,7 @@ public final class MacroEngine: Sendable {
                 throw error
             }
             let args = try arguments.map { try runtime.jsValue($0).ref as JSValueRef? }
-            return try self.entering(runtime, timeLimit: timeLimit, macro: name) {
+            return try self.enter(runtime, .script(macro: name, timeLimit: timeLimit)) {
                 try runtime.macroValue(try runtime.call(function, arguments: args, macro: name))
             }
         }
@@ -484,7 +426,7 @@ public final class MacroEngine: Sendable {
     /// deadline) and formats the value like `console.log` does, strings quoted.
     public func evaluateForDisplay(_ source: String, file: String = "<repl>") throws -> String {
         let value = try sync { runtime -> MacroValue in
-            let result = try self.entering(runtime, timeLimit: nil, macro: nil) { try runtime.evaluateRaw(source, file: file) }
+            let result = try self.enter(runtime, .script(macro: nil, timeLimit: nil)) { try runtime.evaluateRaw(source, file: file) }
             let inspect = try runtime.evaluateRaw("(function (f) { return function (v) { return f([v && typeof v === 'string' ? JSON.stringify(v) : v]) } })(" + Self.inspectSource + ")", file: nil)
             let text = try runtime.call(inspect.objectRef!, arguments: [result.ref], macro: nil)
             let isPromise = result.objectRef.map { _ in result["then"].isFunction } ?? false
@@ -508,7 +450,7 @@ public final class MacroEngine: Sendable {
             try runtime.checkSyntax(source, file: file)
             do {
                 _ = try runtime.loading(file, source: source) {
-                    try self.entering(runtime, timeLimit: nil, macro: nil) { try runtime.evaluateRaw(source, file: file) }
+                    try self.enter(runtime, .script(macro: nil, timeLimit: nil)) { try runtime.evaluateRaw(source, file: file) }
                 }
             } catch var error as MacroError where error.code == .timeout || error.code == .memoryLimit {
                 error.message = JSRuntime.stoppedAtLoad(error)

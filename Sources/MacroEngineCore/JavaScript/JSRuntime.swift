@@ -156,15 +156,16 @@ final class JSRuntime {
 
     // MARK: Entering the VM
 
-    /// Runs `body` as a top-level entry from Swift: arms the watchdog (nested entries share the
-    /// outer budget), and turns a watchdog termination into a `.timeout` error.
+    /// The armed entry under ``MacroEngine/enter(_:_:_:)``, the one way into JavaScript (only it
+    /// calls this): arms the watchdog (nested entries share the outer budget), and turns a
+    /// watchdog termination into a `.timeout` error.
     ///
     /// Every way into JavaScript goes through here (calls, timer callbacks, file evaluation at
     /// load, converting results, whose getters and proxy traps are JavaScript too), so nothing
     /// runs unarmed. The outermost entry is also recorded in ``occupancy`` for the stall watch:
     /// the one runaway shape the watchdog cannot see (an endless chain of promise jobs, each its
     /// own VM entry on JavaScriptCore 2.50.6) shows there as an entry that never ends.
-    func enter<T>(timeLimit: Duration, macro: String?, _ body: () throws -> T) throws -> T {
+    func armed<T>(timeLimit: Duration, macro: String?, _ body: () throws -> T) throws -> T {
         precondition(!closed, "MacroEngine used after it was shut down")
         let outermost = entryDepth == 0
         if outermost {

@@ -16,7 +16,8 @@ extension JSRuntime {
             // Evaluating the file runs whatever its expression computes (an IIFE, a getter):
             // armed like any other run, and named for the stall watch.
             let value = try loading(file, source: source) {
-                try enter(timeLimit: engine?.timeLimit ?? .seconds(5), macro: macro) { try evaluateRaw(wrapped, file: file, macro: macro) }
+                guard let engine else { throw MacroError.engineGone }
+                return try engine.enter(self, .housekeeping(macro: macro, timeLimit: nil)) { try evaluateRaw(wrapped, file: file, macro: macro) }
             }
             guard value.isFunction else {
                 let (line, column) = FunctionExpression.firstTokenPosition(in: source)

@@ -38,7 +38,7 @@ extension MacroEngine {
         let deadline = NIODeadline.now() + budget
         repeat {
             // Under the watchdog like any JavaScript; a file without a URL, so never a frame.
-            _ = try? runtime.enter(timeLimit: .milliseconds(50), macro: nil) {
+            _ = try? runtime.engine?.enter(runtime, .housekeeping(macro: nil, timeLimit: .milliseconds(50))) {
                 try runtime.evaluateRaw("(function () { var end = Date.now() + 2; while (Date.now() < end) {} })()", file: nil)
             }
             let taken = (try? MacroValue(jsonText: takeSamples(runtime.group)))?["traces"].arrayValue ?? []

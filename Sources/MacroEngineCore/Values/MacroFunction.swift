@@ -50,7 +50,7 @@ public final class MacroFunction: MacroCallable, Equatable {
         }
         return try engine.sync { runtime in
             let args = try arguments.map { try runtime.jsValue($0).ref as JSValueRef? }
-            return try self.engine.entering(runtime, timeLimit: timeLimit, macro: name) {
+            return try self.engine.enter(runtime, .script(macro: name, timeLimit: timeLimit)) {
                 try runtime.macroValue(try runtime.call(handle.object, arguments: args, macro: name))
             }
         }
