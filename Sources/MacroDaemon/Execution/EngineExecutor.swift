@@ -4,7 +4,8 @@ import Synchronization
 
 /// The one place where requests cross from the connections' threads to the engine's loop: the
 /// requests of one read go over as one task (one wake-up), run in order as one batch inside a
-/// ``GroupCommit`` (one journal append, then the batch's notifications and replies, in order).
+/// ``GroupCommit`` (one journal append, then the batch's notifications and replies, in order;
+/// batches already queued behind each other, from other connections, share one commit).
 /// With `io_thread: engine` the connections are on the engine's loop and the batch runs inline.
 final class EngineExecutor: Sendable {
     /// A request's work on the engine's loop.
@@ -16,6 +17,8 @@ final class EngineExecutor: Sendable {
     private let persistence: StatePersistence
     private let publisher: ProgressPublisher
     private let queued = Atomic<Int>(0)
+    /// Batches sent to the loop and not started yet.
+    private let queuedBatches = Atomic<Int>(0)
 
     init(loop: any EventLoop, groupCommit: NIOLoopBoundBox<GroupCommit>, persistence: StatePersistence, publisher: ProgressPublisher) {
         self.loop = loop
@@ -59,7 +62,11 @@ final class EngineExecutor: Sendable {
         if loop.inEventLoop {
             runBatch(jobs)
         } else {
-            loop.execute { [self] in runBatch(jobs) }
+            queuedBatches.add(1, ordering: .relaxed)
+            loop.execute { [self] in
+                queuedBatches.subtract(1, ordering: .relaxed)
+                runBatch(jobs)
+            }
         }
     }
 
@@ -67,7 +74,7 @@ final class EngineExecutor: Sendable {
     private func runBatch(_ jobs: [Job]) {
         groupCommit.value.run({
             for job in jobs { job() }
-        }, commit: { [persistence] changed in
+        }, moreQueued: queuedBatches.load(ordering: .relaxed) > 0, commit: { [persistence] changed in
             if changed { persistence.append() }
         }, publish: { [publisher] in
             publisher.publish($0)

@@ -1,34 +1,49 @@
 import MacroEngineCore
 import NIOCore
 
-/// Redis' `beforeSleep`, for one batch of requests run on the engine's loop: while a batch runs,
+/// Redis' `beforeSleep`, for the batches of requests run on the engine's loop: while a batch runs,
 /// the model changes its requests make are journaled once at the end (the journal's lines hold
 /// absolute values, so the last one wins: group commit, one fdatasync under `fsync: always`), and
 /// the replies and `progress.changed` notifications of the batch leave only after that append,
-/// in order. Outside a batch (a promise settling later, a timer) everything happens at once.
-/// Confined to the engine's loop.
+/// in order. When more batches are already queued behind one (other connections' reads), its
+/// commit may be *deferred* to the end of the next one, up to ``maximumDeferred`` batches: one
+/// append for all of them, as Redis writes its AOF once per event-loop iteration. Outside a batch
+/// (a promise settling later, a timer) everything happens at once, unless a deferred commit is
+/// open, which then takes it along. Confined to the engine's loop.
 final class GroupCommit {
     /// A reply held until the batch's journal append.
     struct Reply {
         var deliver: () -> Void
     }
 
+    /// Batches whose commit was deferred (at most this many in a row).
+    static let maximumDeferred = 32
+
     private var depth = 0
+    private var deferred = 0
     private var changed = false
     private var notifications: [MacroValue] = []
     private var replies: [Reply] = []
 
-    /// True while a batch runs: changes, notifications and replies wait for its end.
-    var isOpen: Bool { depth > 0 }
+    /// True while a batch runs or its commit is deferred: changes, notifications and replies
+    /// wait for the commit.
+    var isOpen: Bool { depth > 0 || deferred > 0 }
 
     /// Runs `body` as (part of) a batch; the outermost one commits when `body` returns:
     /// `commit(changed)` appends the journal if a request changed the model, then the held
     /// notifications go out through `publish` and the held replies are delivered, in order.
-    func run(_ body: () -> Void, commit: (_ changed: Bool) -> Void, publish: (MacroValue) -> Void) {
+    /// `moreQueued`: another batch is already waiting to run on this loop, so the commit may be
+    /// left to it (see ``maximumDeferred``).
+    func run(_ body: () -> Void, moreQueued: Bool = false, commit: (_ changed: Bool) -> Void, publish: (MacroValue) -> Void) {
         depth += 1
         body()
         depth -= 1
         guard depth == 0 else { return }
+        if moreQueued, deferred < Self.maximumDeferred {
+            deferred += 1
+            return
+        }
+        deferred = 0
         // A delivery may start the next batch (io_thread: engine): take the lists first.
         let changed = self.changed, notifications = self.notifications, replies = self.replies
         self.changed = false
