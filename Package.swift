@@ -174,7 +174,7 @@ let package = Package(
         ),
         .testTarget(
             name: "MacroDaemonTests",
-            dependencies: ["MacroTestSupport", "MacroEngineCore", "MacroRPC", "MacroFuzz"]
+            dependencies: ["MacroTestSupport", "MacroEngineCore", "MacroRPC", "MacroFuzz", "MacroDaemon"]
         ),
         // The dashboard: plain HTTP security checks, and the page in headless Chromium (Tests/Browser).
         .testTarget(

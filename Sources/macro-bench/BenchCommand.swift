@@ -101,7 +101,7 @@ struct BenchCommand: ParsableCommand {
         let redisSequential = try redis.map { try runLoad(path: $0.socketPath, wire: fcall, clients: 1, callsPerClient: calls, server: $0.child) }
         report.section("1. Call round trip, 1 client, sequential (\(calls) calls)")
         report.row("p50 round trip vs bare socket", ours: oursSequential.percentile(0.5), anchor: bareSequential.percentile(0.5),
-                   unit: "us", lowerIsBetter: true, target: 2.5)
+                   unit: "us", lowerIsBetter: true, target: 2.0)
         report.row("p50 round trip vs Redis FCALL", ours: oursSequential.percentile(0.5), anchor: redisSequential?.percentile(0.5),
                    unit: "us", lowerIsBetter: true, target: nil)
         report.row("p99 round trip vs Redis FCALL", ours: oursSequential.percentile(0.99), anchor: redisSequential?.percentile(0.99),
@@ -164,7 +164,7 @@ struct BenchCommand: ParsableCommand {
             report.section("1+2 again with io_thread: engine (connections on the engine's thread; macro.cancel waits for a runaway macro)")
             let sequential = try runLoad(path: shared.socketPath, wire: ours, clients: 1, callsPerClient: calls, server: shared.child)
             report.row("p50 round trip vs bare socket", ours: sequential.percentile(0.5), anchor: bareSequential.percentile(0.5),
-                       unit: "us", lowerIsBetter: true, target: 2.5)
+                       unit: "us", lowerIsBetter: true, target: 2.0)
             report.row("calls/s vs Redis FCALL", ours: sequential.callsPerSecond, anchor: redisSequential?.callsPerSecond,
                        unit: "/s", lowerIsBetter: false, target: 1)
             for count in clients {

@@ -1,0 +1,58 @@
+@testable import MacroDaemon
+import MacroEngineCore
+import Testing
+
+/// ``GroupCommit``: one journal append per batch, or per run of batches queued behind each other.
+@Suite struct GroupCommitTests {
+    /// What a commit did, in order.
+    final class Trace {
+        var events: [String] = []
+    }
+
+    /// One batch whose request changed the model and holds reply `name`.
+    func batch(_ commit: GroupCommit, _ trace: Trace, _ name: String, moreQueued: Bool) {
+        commit.run({
+            commit.modelChanged(notification: .string(name))
+            commit.hold { trace.events.append("reply \(name)") }
+        }, moreQueued: moreQueued, commit: { changed in
+            trace.events.append("append changed=\(changed)")
+        }, publish: { trace.events.append("notify \($0.stringValue ?? "")") })
+    }
+
+    @Test func aLoneBatchCommitsAtItsEndThenNotifiesThenReplies() {
+        let commit = GroupCommit(), trace = Trace()
+        batch(commit, trace, "a", moreQueued: false)
+        #expect(trace.events == ["append changed=true", "notify a", "reply a"])
+        #expect(!commit.isOpen)
+    }
+
+    @Test func batchesQueuedBehindEachOtherShareOneAppend() {
+        let commit = GroupCommit(), trace = Trace()
+        batch(commit, trace, "a", moreQueued: true)
+        batch(commit, trace, "b", moreQueued: true)
+        #expect(trace.events.isEmpty)
+        #expect(commit.isOpen)
+        // A change outside a batch (a timer) while the commit is deferred waits for it too.
+        commit.modelChanged(notification: .string("timer"))
+        batch(commit, trace, "c", moreQueued: false)
+        #expect(trace.events == ["append changed=true", "notify a", "notify b", "notify timer", "notify c", "reply a", "reply b", "reply c"])
+        #expect(!commit.isOpen)
+    }
+
+    @Test func aCommitIsDeferredAtMost32BatchesInARow() {
+        let commit = GroupCommit(), trace = Trace()
+        for i in 0..<GroupCommit.maximumDeferred { batch(commit, trace, "\(i)", moreQueued: true) }
+        #expect(trace.events.isEmpty)
+        batch(commit, trace, "last", moreQueued: true)
+        #expect(trace.events.filter { $0.hasPrefix("append") } == ["append changed=true"])
+        #expect(trace.events.filter { $0.hasPrefix("reply") }.count == GroupCommit.maximumDeferred + 1)
+        #expect(trace.events.last == "reply last")
+        #expect(!commit.isOpen)
+    }
+
+    @Test func aBatchThatChangedNothingAppendsNothing() {
+        let commit = GroupCommit(), trace = Trace()
+        commit.run({ commit.hold { trace.events.append("reply") } }, commit: { trace.events.append("append changed=\($0)") }, publish: { _ in })
+        #expect(trace.events == ["append changed=false", "reply"])
+    }
+}
