@@ -14,6 +14,8 @@ final class EngineExecutor: Sendable {
     /// The engine's loop.
     let loop: any EventLoop
     private let groupCommit: NIOLoopBoundBox<GroupCommit>
+    /// The batch's replies for the connections' loops, handed over together.
+    let outbox: NIOLoopBoundBox<ReplyOutbox>
     private let persistence: StatePersistence
     private let publisher: ProgressPublisher
     private let queued = Atomic<Int>(0)
@@ -23,6 +25,7 @@ final class EngineExecutor: Sendable {
     init(loop: any EventLoop, groupCommit: NIOLoopBoundBox<GroupCommit>, persistence: StatePersistence, publisher: ProgressPublisher) {
         self.loop = loop
         self.groupCommit = groupCommit
+        outbox = NIOLoopBoundBox.makeBoxSendingValue(ReplyOutbox(), as: ReplyOutbox.self, eventLoop: loop)
         self.persistence = persistence
         self.publisher = publisher
     }
@@ -70,11 +73,17 @@ final class EngineExecutor: Sendable {
         }
     }
 
-    /// One batch on the engine's loop: the jobs in order, then the group commit.
+    /// One batch on the engine's loop: the jobs in order, then the group commit; the replies it
+    /// releases leave in one task per connection loop.
     private func runBatch(_ jobs: [Job]) {
+        let moreQueued = queuedBatches.load(ordering: .relaxed) > 0
+        outbox.value.collecting { runCommitted(jobs, moreQueued: moreQueued) }
+    }
+
+    private func runCommitted(_ jobs: [Job], moreQueued: Bool) {
         groupCommit.value.run({
             for job in jobs { job() }
-        }, moreQueued: queuedBatches.load(ordering: .relaxed) > 0, commit: { [persistence] changed in
+        }, moreQueued: moreQueued, commit: { [persistence] changed in
             if changed { persistence.append() }
         }, publish: { [publisher] in
             publisher.publish($0)

@@ -95,12 +95,13 @@ final class RequestRouter: Sendable {
             // A restart may have answered it already (a reply held for its batch's commit
             // included: its change was not journaled, so -32006 "nothing was kept" holds).
             guard let entry = inFlight.take(token) else { return }
-            guard let id = request.id else { return entry.promise.succeed(nil) }
+            let outbox = executor.outbox.value
+            guard let id = request.id else { return outbox.succeed(entry.promise, nil) }
             switch outcome {
-            case .success(let result): entry.promise.succeed(RPCCodec.response(id: id, result: result))
+            case .success(let result): outbox.succeed(entry.promise, RPCCodec.response(id: id, result: result))
             case .failure(let error):
                 counters.countError()
-                entry.promise.succeed(RPCCodec.response(id: id, error: RPCError(error, method: request.method, logger: logger)))
+                outbox.succeed(entry.promise, RPCCodec.response(id: id, error: RPCError(error, method: request.method, logger: logger)))
             }
         }))
         return promise.futureResult
