@@ -135,7 +135,8 @@ let package = Package(
         .executableTarget(
             name: "macro-bench",
             dependencies: [
-                "CJavaScriptCore", "MacroEngineCore", "MacroDaemon",
+                "CJavaScriptCore", "MacroEngineCore", "MacroDaemon", "MacroRPC",
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
