@@ -42,20 +42,32 @@ public struct JSONParser {
 
     /// Parses one JSON text (surrounding whitespace allowed, nothing else after it).
     public static func parse(_ bytes: some Collection<UInt8>, maximumDepth: Int = defaultMaximumDepth) throws(JSONParseError) -> MacroValue {
-        let array = Array(bytes)
-        return try array.withUnsafeBufferPointer { (buffer) throws(JSONParseError) -> MacroValue in
-            var parser = Cursor(bytes: buffer, maximumDepth: maximumDepth)
-            parser.skipWhitespace()
-            let value = try parser.value(depth: 0)
-            parser.skipWhitespace()
-            guard parser.index == buffer.count else { throw parser.error("unexpected text after the JSON value") }
-            return value
+        let contiguous = bytes.withContiguousStorageIfAvailable { buffer in
+            Result { () throws(JSONParseError) in try parse(UnsafeRawBufferPointer(buffer), maximumDepth: maximumDepth) }
         }
+        if let contiguous { return try contiguous.get() }
+        return try Array(bytes).withUnsafeBytes { buffer in
+            Result { () throws(JSONParseError) in try parse(buffer, maximumDepth: maximumDepth) }
+        }.get()
     }
 
     /// Parses a string's UTF-8.
     public static func parse(_ text: String, maximumDepth: Int = defaultMaximumDepth) throws(JSONParseError) -> MacroValue {
-        try parse(Array(text.utf8), maximumDepth: maximumDepth)
+        var text = text
+        return try text.withUTF8 { buffer in
+            Result { () throws(JSONParseError) in try parse(UnsafeRawBufferPointer(buffer), maximumDepth: maximumDepth) }
+        }.get()
+    }
+
+    /// Parses UTF-8 where it is (e.g. a socket's read buffer), without copying it first.
+    public static func parse(_ bytes: UnsafeRawBufferPointer, maximumDepth: Int = defaultMaximumDepth) throws(JSONParseError) -> MacroValue {
+        let buffer = bytes.assumingMemoryBound(to: UInt8.self)
+        var parser = Cursor(bytes: buffer, maximumDepth: maximumDepth)
+        parser.skipWhitespace()
+        let value = try parser.value(depth: 0)
+        parser.skipWhitespace()
+        guard parser.index == buffer.count else { throw parser.error("unexpected text after the JSON value") }
+        return value
     }
 
     /// Parses one JSON text like ``parse(_:maximumDepth:)`` and also returns the member `key` of
@@ -64,19 +76,31 @@ public struct JSONParser {
     public static func parse(
         _ bytes: some Collection<UInt8>, maximumDepth: Int = defaultMaximumDepth, keepingRawMember key: String
     ) throws(JSONParseError) -> JSONDocument {
-        let array = Array(bytes)
-        return try array.withUnsafeBufferPointer { (buffer) throws(JSONParseError) -> JSONDocument in
-            var parser = Cursor(bytes: buffer, maximumDepth: maximumDepth)
-            parser.rawKey = key
-            parser.skipWhitespace()
-            parser.topIsArray = parser.index < buffer.count && buffer[parser.index] == UInt8(ascii: "[")
-            let value = try parser.value(depth: 0)
-            parser.skipWhitespace()
-            guard parser.index == buffer.count else { throw parser.error("unexpected text after the JSON value") }
-            // Valid JSON is valid UTF-8 here: the parser checked every string, the rest is ASCII.
-            let raw = parser.rawRanges.mapValues { String(decoding: UnsafeBufferPointer(rebasing: buffer[$0]), as: UTF8.self) }
-            return JSONDocument(value: value, rawMembers: raw)
+        let contiguous = bytes.withContiguousStorageIfAvailable { buffer in
+            Result { () throws(JSONParseError) in try parse(UnsafeRawBufferPointer(buffer), maximumDepth: maximumDepth, keepingRawMember: key) }
         }
+        if let contiguous { return try contiguous.get() }
+        return try Array(bytes).withUnsafeBytes { buffer in
+            Result { () throws(JSONParseError) in try parse(buffer, maximumDepth: maximumDepth, keepingRawMember: key) }
+        }.get()
+    }
+
+    /// ``parse(_:maximumDepth:keepingRawMember:)`` on UTF-8 where it is (e.g. a socket's read
+    /// buffer), without copying it first.
+    public static func parse(
+        _ bytes: UnsafeRawBufferPointer, maximumDepth: Int = defaultMaximumDepth, keepingRawMember key: String
+    ) throws(JSONParseError) -> JSONDocument {
+        let buffer = bytes.assumingMemoryBound(to: UInt8.self)
+        var parser = Cursor(bytes: buffer, maximumDepth: maximumDepth)
+        parser.rawKey = key
+        parser.skipWhitespace()
+        parser.topIsArray = parser.index < buffer.count && buffer[parser.index] == UInt8(ascii: "[")
+        let value = try parser.value(depth: 0)
+        parser.skipWhitespace()
+        guard parser.index == buffer.count else { throw parser.error("unexpected text after the JSON value") }
+        // Valid JSON is valid UTF-8 here: the parser checked every string, the rest is ASCII.
+        let raw = parser.rawRanges.mapValues { String(decoding: UnsafeBufferPointer(rebasing: buffer[$0]), as: UTF8.self) }
+        return JSONDocument(value: value, rawMembers: raw)
     }
 }
 
