@@ -175,7 +175,11 @@ let package = Package(
         ),
         .testTarget(
             name: "MacroDaemonTests",
-            dependencies: ["MacroTestSupport", "MacroEngineCore", "MacroRPC", "MacroFuzz"]
+            dependencies: [
+                "MacroTestSupport", "MacroEngineCore", "MacroRPC", "MacroFuzz", "MacroDaemon",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ]
         ),
         // The dashboard: plain HTTP security checks, and the page in headless Chromium (Tests/Browser).
         .testTarget(
