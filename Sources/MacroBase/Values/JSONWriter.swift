@@ -103,8 +103,14 @@ extension MacroValue {
         writeJSONRawNumber(n, to: &sink)
     }
 
+    /// The other numbers: fractions as `description` spells them (a small string, no heap),
+    /// non-finite and huge whole numbers through ``formatNumber(_:)``.
     @usableFromInline static func writeJSONRawNumber<Sink: JSONByteSink>(_ n: Double, to sink: inout Sink) {
-        sink.writeJSONRaw(formatNumber(n))
+        if n.isFinite, n != n.rounded() {
+            sink.writeJSONRaw(n.description)
+        } else {
+            sink.writeJSONRaw(formatNumber(n))
+        }
     }
 
     /// Writes an integer's decimal digits (and its sign).
