@@ -3,9 +3,9 @@ import MacroBase
 /// A request id exactly as the client wrote it (the JSON-RPC spec: the reply MUST carry the same
 /// value). Kept as the raw JSON token, so `1152921504606846977`, `1e3`, `-0`, `1.50` and
 /// `"\u00e9"` come back byte for byte instead of through a double or a re-encoded string.
-package struct RPCID: Sendable, Hashable, CustomStringConvertible {
+@usableFromInline package struct RPCID: Sendable, Hashable, CustomStringConvertible {
     /// The id's JSON text: a number, a string with its quotes and escapes, or `null`.
-    package let json: String
+    @usableFromInline package let json: String
 
     /// An id from its JSON text, as written.
     package init(json: String) { self.json = json }
@@ -14,16 +14,16 @@ package struct RPCID: Sendable, Hashable, CustomStringConvertible {
     package static let null = RPCID(json: "null")
 
     /// The JSON text.
-    package var description: String { json }
+    @usableFromInline package var description: String { json }
 }
 
 /// One message for the wire: a reply, a batch of replies or a notification. It keeps what it
 /// says, not its text: the JSON is written when the message is, straight into the sink that
 /// carries it (the socket's `ByteBuffer`, see `RPCMessage.writeLine(into:)` in MacroDaemon), with
 /// no intermediate `String`. ``text`` renders it (without the newline that ends the line).
-package struct RPCMessage: Sendable, Equatable {
+@usableFromInline package struct RPCMessage: Sendable, Equatable {
     /// What the message says.
-    package enum Content: Sendable {
+    @usableFromInline package enum Content: Sendable {
         /// JSON text, as it is.
         case text(String)
         /// `{"jsonrpc":"2.0","id":ID,"result":RESULT}` (`undefined` as null).
@@ -41,7 +41,7 @@ package struct RPCMessage: Sendable, Equatable {
     }
 
     /// What the message says.
-    package let content: Content
+    @usableFromInline package let content: Content
 
     /// A message from its content.
     package init(_ content: Content) { self.content = content }
@@ -64,7 +64,7 @@ package struct RPCMessage: Sendable, Equatable {
     }
 
     /// Messages are equal when their JSON texts are.
-    package static func == (lhs: RPCMessage, rhs: RPCMessage) -> Bool { lhs.bytes == rhs.bytes }
+    @usableFromInline package static func == (lhs: RPCMessage, rhs: RPCMessage) -> Bool { lhs.bytes == rhs.bytes }
 
     /// Writes the JSON text's UTF-8 to `sink` (without a newline).
     @inlinable package func writeJSON<Sink: JSONByteSink>(to sink: inout Sink) {

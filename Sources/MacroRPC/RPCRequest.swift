@@ -88,9 +88,9 @@ package enum RPCCodec {
             guard !items.isEmpty else {
                 return .single(.failure(RPCFailure(id: .null, error: RPCError(code: RPCError.invalidRequest, message: "Invalid Request: empty batch"))))
             }
-            return .batch(items.enumerated().map { request(from: $0.element, rawID: document.rawMembers[$0.offset]) })
+            return .batch(items.enumerated().map { request(from: $0.element, rawID: document.rawMember(at: $0.offset)) })
         }
-        return .single(request(from: document.value, rawID: document.rawMembers[0]))
+        return .single(request(from: document.value, rawID: document.rawMember(at: 0)))
     }
 
     /// The request in a parsed value; `rawID` is its `id` member as written.
@@ -142,40 +142,9 @@ package enum RPCCodec {
         RPCMessage(.console(id: id, call: call, level: level, message: message))
     }
 
-    /// True when `bytes` is well-formed UTF-8 (exactly what `String(validating:as:)` accepts:
-    /// no overlong forms, surrogates or code points past U+10FFFF), checked without building a
-    /// string. ASCII, nearly every request, takes the first branch only.
+    /// True when `bytes` is well-formed UTF-8 (exactly what `String(validating:as:)` accepts),
+    /// checked without building a string.
     package static func isValidUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        var i = 0
-        let count = bytes.count
-        while i < count {
-            let lead = bytes[i]
-            if lead < 0x80 {
-                i += 1
-                continue
-            }
-            // The Unicode Standard's table 3-7: the second byte's range depends on the first.
-            let trailing: Int
-            var low: UInt8 = 0x80
-            var high: UInt8 = 0xBF
-            switch lead {
-            case 0xC2...0xDF: trailing = 1
-            case 0xE0: trailing = 2; low = 0xA0
-            case 0xE1...0xEC, 0xEE...0xEF: trailing = 2
-            case 0xED: trailing = 2; high = 0x9F
-            case 0xF0: trailing = 3; low = 0x90
-            case 0xF1...0xF3: trailing = 3
-            case 0xF4: trailing = 3; high = 0x8F
-            default: return false
-            }
-            guard i + trailing < count, bytes[i + 1] >= low, bytes[i + 1] <= high else { return false }
-            var k = 2
-            while k <= trailing {
-                guard bytes[i + k] & 0xC0 == 0x80 else { return false }
-                k += 1
-            }
-            i += trailing + 1
-        }
-        return true
+        UTF8Validation.isValid(bytes)
     }
 }
