@@ -2,25 +2,60 @@ import MacroBase
 import MacroRPC
 import NIOCore
 
-/// The JSON writer's sink for a `ByteBuffer`: the bytes go straight into the buffer that is
-/// written to the channel. It points at the caller's buffer for the length of one write (see
-/// ``RPCMessage/encode(into:)``), so the buffer stays uniquely referenced and grows in place.
+/// The JSON writer's sink for a `ByteBuffer`. The writer's many small pieces (a quote, a colon,
+/// a number's digits) are gathered in a chunk of the stack and go into the buffer in one
+/// `writeBytes` per chunk: each `ByteBuffer` write pays a uniqueness check and an exclusivity
+/// check on its storage, which per byte cost more than the bytes themselves.
 struct ByteBufferJSONSink: JSONByteSink {
-    let buffer: UnsafeMutablePointer<ByteBuffer>
+    /// The caller's buffer, for the length of one ``RPCMessage/encode(into:)``.
+    let target: UnsafeMutablePointer<ByteBuffer>
+    /// The staging chunk (stack memory of ``RPCMessage/encode(into:)``).
+    let chunk: UnsafeMutableRawBufferPointer
+    /// Bytes staged in `chunk`.
+    var staged = 0
 
-    init(_ buffer: UnsafeMutablePointer<ByteBuffer>) { self.buffer = buffer }
+    init(target: UnsafeMutablePointer<ByteBuffer>, chunk: UnsafeMutableRawBufferPointer) {
+        self.target = target
+        self.chunk = chunk
+    }
 
-    mutating func writeJSONByte(_ byte: UInt8) { buffer.pointee.writeInteger(byte) }
+    mutating func writeJSONByte(_ byte: UInt8) {
+        if staged == chunk.count { flush() }
+        chunk[staged] = byte
+        staged += 1
+    }
 
-    mutating func writeJSONBytes(_ bytes: UnsafeRawBufferPointer) { buffer.pointee.writeBytes(bytes) }
+    mutating func writeJSONBytes(_ bytes: UnsafeRawBufferPointer) {
+        guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
+        if bytes.count > chunk.count - staged {
+            flush()
+            // Longer than the chunk (a long string): straight into the buffer.
+            if bytes.count > chunk.count {
+                target.pointee.writeBytes(bytes)
+                return
+            }
+        }
+        (chunk.baseAddress! + staged).copyMemory(from: source, byteCount: bytes.count)
+        staged += bytes.count
+    }
+
+    /// Moves the staged bytes into the buffer.
+    mutating func flush() {
+        guard staged > 0 else { return }
+        target.pointee.writeBytes(UnsafeRawBufferPointer(rebasing: chunk[..<staged]))
+        staged = 0
+    }
 }
 
 extension RPCMessage {
     /// Appends the message's JSON text to `buffer` (no newline: a WebSocket text frame).
     package func encode(into buffer: inout ByteBuffer) {
-        withUnsafeMutablePointer(to: &buffer) { pointer in
-            var sink = ByteBufferJSONSink(pointer)
-            writeJSON(to: &sink)
+        withUnsafeTemporaryAllocation(byteCount: 512, alignment: 1) { chunk in
+            withUnsafeMutablePointer(to: &buffer) { target in
+                var sink = ByteBufferJSONSink(target: target, chunk: chunk)
+                writeJSON(to: &sink)
+                sink.flush()
+            }
         }
     }
 
