@@ -37,6 +37,7 @@ extension MacroValue {
         writeJSON(to: &sink, pretty: pretty, indent: 0)
     }
 
+    /// True for what `JSON.stringify` leaves out of an object: `undefined` and functions.
     @usableFromInline var omittedInObject: Bool {
         switch self {
         case .undefined, .function: return true
@@ -44,6 +45,7 @@ extension MacroValue {
         }
     }
 
+    /// ``writeJSON(to:pretty:)`` at `indent` levels of nesting (for `pretty`).
     @inlinable func writeJSON<Sink: JSONByteSink>(to sink: inout Sink, pretty: Bool, indent: Int) {
         switch self {
         case .undefined, .null, .function: sink.writeJSONLiteral("null")
@@ -82,6 +84,7 @@ extension MacroValue {
         }
     }
 
+    /// A newline and `indent` levels of two spaces (pretty output).
     @inlinable static func writeJSONNewline<Sink: JSONByteSink>(indent: Int, to sink: inout Sink) {
         sink.writeJSONByte(UInt8(ascii: "\n"))
         for _ in 0..<indent { sink.writeJSONLiteral("  ") }
@@ -132,7 +135,7 @@ extension MacroValue {
         }
     }
 
-    /// Writes `s` as a JSON string, as ``writeJSONString(_:to:)-(_,String)`` does: quoted, with
+    /// Writes `s` as a JSON string (as the `String` overload appends it): quoted, with
     /// `"`, `\\` and control characters escaped; runs that need no escape are copied in one go.
     @inlinable package static func writeJSONString<Sink: JSONByteSink>(_ s: String, to sink: inout Sink) {
         var s = s
@@ -165,6 +168,7 @@ extension MacroValue {
         sink.writeJSONByte(UInt8(ascii: "\""))
     }
 
+    /// A nibble as a lower-case hex digit.
     @inlinable static func hexDigit(_ nibble: UInt8) -> UInt8 {
         nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
     }

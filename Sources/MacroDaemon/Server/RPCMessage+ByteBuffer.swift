@@ -14,17 +14,20 @@ struct ByteBufferJSONSink: JSONByteSink {
     /// Bytes staged in `chunk`.
     var staged = 0
 
+    /// A sink writing to `target` through `chunk`.
     init(target: UnsafeMutablePointer<ByteBuffer>, chunk: UnsafeMutableRawBufferPointer) {
         self.target = target
         self.chunk = chunk
     }
 
+    /// Stages one byte.
     mutating func writeJSONByte(_ byte: UInt8) {
         if staged == chunk.count { flush() }
         chunk[staged] = byte
         staged += 1
     }
 
+    /// Stages `bytes`, or writes them straight to the buffer when they are longer than the chunk.
     mutating func writeJSONBytes(_ bytes: UnsafeRawBufferPointer) {
         guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
         if bytes.count > chunk.count - staged {
@@ -50,19 +53,23 @@ struct ByteBufferJSONSink: JSONByteSink {
 extension RPCMessage {
     /// Appends the message's JSON text to `buffer` (no newline: a WebSocket text frame).
     package func encode(into buffer: inout ByteBuffer) {
-        withUnsafeTemporaryAllocation(byteCount: 512, alignment: 1) { chunk in
-            withUnsafeMutablePointer(to: &buffer) { target in
-                var sink = ByteBufferJSONSink(target: target, chunk: chunk)
-                writeJSON(to: &sink)
-                sink.flush()
-            }
-        }
+        encode(into: &buffer, newline: false)
     }
 
     /// Appends the message as one line of the socket protocol: its JSON text and `\n`.
     package func encodeLine(into buffer: inout ByteBuffer) {
-        encode(into: &buffer)
-        buffer.writeInteger(UInt8(ascii: "\n"))
+        encode(into: &buffer, newline: true)
+    }
+
+    private func encode(into buffer: inout ByteBuffer, newline: Bool) {
+        withUnsafeTemporaryAllocation(byteCount: 512, alignment: 1) { chunk in
+            withUnsafeMutablePointer(to: &buffer) { target in
+                var sink = ByteBufferJSONSink(target: target, chunk: chunk)
+                writeJSON(to: &sink)
+                if newline { sink.writeJSONByte(UInt8(ascii: "\n")) }
+                sink.flush()
+            }
+        }
     }
 
     /// The message as one line of the socket protocol, in a new buffer from `allocator`.
