@@ -135,7 +135,8 @@ let package = Package(
         .executableTarget(
             name: "macro-bench",
             dependencies: [
-                "CJavaScriptCore", "MacroEngineCore", "MacroDaemon",
+                "CJavaScriptCore", "MacroEngineCore", "MacroDaemon", "MacroRPC",
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -174,7 +175,11 @@ let package = Package(
         ),
         .testTarget(
             name: "MacroDaemonTests",
-            dependencies: ["MacroTestSupport", "MacroEngineCore", "MacroRPC", "MacroFuzz", "MacroDaemon"]
+            dependencies: [
+                "MacroTestSupport", "MacroEngineCore", "MacroRPC", "MacroFuzz", "MacroDaemon",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ]
         ),
         // The dashboard: plain HTTP security checks, and the page in headless Chromium (Tests/Browser).
         .testTarget(

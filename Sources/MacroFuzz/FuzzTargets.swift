@@ -51,6 +51,27 @@ public enum FuzzTargets {
         }
     }
 
+    static func check(line: ByteBuffer) throws {
+        let bytes = Array(line.readableBytesView)
+        try check(line: bytes)
+        // The socket's path: parsed in the read buffer, encoded into the write buffer, exactly as
+        // the array's path and as ``RPCMessage/text`` spell it.
+        let inPlace: [RPCMessage]
+        let copied: [RPCMessage]
+        switch (RPCCodec.parse(line), RPCCodec.parse(bytes)) {
+        case (.single(let a), .single(let b)): (inPlace, copied) = ([reply(a)], [reply(b)])
+        case (.batch(let a), .batch(let b)): (inPlace, copied) = (a.map(reply), b.map(reply))
+        default: throw FuzzFailure(description: "the buffer and the array parse differently: \(bytes)")
+        }
+        for (one, other) in zip(inPlace, copied) {
+            let wire = one.line(allocator: ByteBufferAllocator())
+            guard Array(wire.readableBytesView) == Array((other.text + "\n").utf8) else {
+                throw FuzzFailure(description: "the socket's reply differs: \(String(buffer: wire)) vs \(other.text)")
+            }
+        }
+        if RPCCodec.isBlank(line) != RPCCodec.isBlank(bytes) { throw FuzzFailure(description: "isBlank differs: \(bytes)") }
+    }
+
     static func check(line bytes: [UInt8]) throws {
         if let value = try? JSONParser.parse(bytes) {
             let text = value.jsonText()

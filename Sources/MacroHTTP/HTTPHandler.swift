@@ -107,7 +107,7 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             let (handler, context) = loopBound.value
             switch result {
             case .success(let reply?):
-                handler.send(.ok, body: Array(reply.text.utf8), contentType: "application/json", head: head, context: context)
+                handler.send(.ok, body: reply.bytes, contentType: "application/json", head: head, context: context)
             case .success(nil):
                 handler.send(.noContent, body: [], contentType: nil, head: head, context: context)
             case .failure(let error):

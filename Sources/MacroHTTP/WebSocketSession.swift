@@ -108,8 +108,8 @@ final class WebSocketSession: ChannelDuplexHandler {
 /// A WebSocket connection's framing: each message is one text frame (made by ``WebSocketSession``).
 struct WebSocketFraming: MessageFraming {
     func write(_ message: RPCMessage, to channel: any Channel) {
-        var buffer = channel.allocator.buffer(capacity: message.text.utf8.count)
-        buffer.writeString(message.text)
+        var buffer = channel.allocator.buffer(capacity: 256)
+        message.encode(into: &buffer)
         channel.writeAndFlush(buffer, promise: nil)
     }
 }

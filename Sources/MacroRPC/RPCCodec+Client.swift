@@ -14,9 +14,7 @@ package enum RPCIncoming: Sendable, Equatable {
 extension RPCCodec {
     /// `{"jsonrpc":"2.0","id":ID,"method":METHOD,"params":PARAMS}`, without `params` when nil.
     package static func request(id: RPCID, method: String, params: MacroValue?) -> RPCMessage {
-        var text = #"{"jsonrpc":"2.0","id":"# + id.json + #","method":"# + MacroValue.string(method).jsonText()
-        if let params { text += #","params":"# + params.jsonText() }
-        return RPCMessage(text: text + "}")
+        RPCMessage(.request(id: id, method: method, params: params))
     }
 
     /// What a parsed line from macrod is: a notification when it has a method and no id, else a

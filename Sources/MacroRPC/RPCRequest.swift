@@ -47,21 +47,36 @@ package enum RPCCodec {
         bytes.starts(with: byteOrderMark) ? bytes.dropFirst(3) : bytes[...]
     }
 
+    /// The line's bytes without a leading byte order mark.
+    static func strippingByteOrderMark(_ bytes: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
+        bytes.count >= 3 && bytes[0] == 0xEF && bytes[1] == 0xBB && bytes[2] == 0xBF ? UnsafeBufferPointer(rebasing: bytes[3...]) : bytes
+    }
+
     /// True for a line with nothing to answer: empty, blanks, or only a byte order mark.
     package static func isBlank(_ bytes: [UInt8]) -> Bool {
-        strippingByteOrderMark(bytes).allSatisfy { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
+        bytes.withUnsafeBytes { isBlank($0) }
+    }
+
+    /// ``isBlank(_:)-([UInt8])`` on the line's bytes where they are (e.g. a socket's read buffer).
+    package static func isBlank(_ line: UnsafeRawBufferPointer) -> Bool {
+        strippingByteOrderMark(line.assumingMemoryBound(to: UInt8.self)).allSatisfy { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
     }
 
     /// Parses one line: a request, a batch, or the error to answer.
     package static func parse(_ line: [UInt8]) -> RPCLine {
-        let bytes = strippingByteOrderMark(line)
-        // ASCII (nearly every request) is valid UTF-8; anything else is checked as a whole.
-        if !bytes.allSatisfy({ $0 < 0x80 }), String(validating: bytes, as: UTF8.self) == nil {
+        line.withUnsafeBytes { parse($0) }
+    }
+
+    /// ``parse(_:)-([UInt8])`` on the line's bytes where they are (e.g. a socket's read buffer):
+    /// no copy of the line, as an array or a string, is made.
+    package static func parse(_ line: UnsafeRawBufferPointer) -> RPCLine {
+        let bytes = strippingByteOrderMark(line.assumingMemoryBound(to: UInt8.self))
+        guard isValidUTF8(bytes) else {
             return .single(.failure(RPCFailure(id: .null, error: RPCError(code: RPCError.parseError, message: "Parse error: the line is not valid UTF-8"))))
         }
         let document: JSONDocument
         do {
-            document = try JSONParser.parse(bytes, maximumDepth: maximumDepth, keepingRawMember: "id")
+            document = try JSONParser.parse(UnsafeRawBufferPointer(bytes), maximumDepth: maximumDepth, keepingRawMember: "id")
         } catch {
             let message = switch error.kind {
             case .tooDeep: "Parse error: JSON nested deeper than \(maximumDepth) levels"
@@ -73,9 +88,9 @@ package enum RPCCodec {
             guard !items.isEmpty else {
                 return .single(.failure(RPCFailure(id: .null, error: RPCError(code: RPCError.invalidRequest, message: "Invalid Request: empty batch"))))
             }
-            return .batch(items.enumerated().map { request(from: $0.element, rawID: document.rawMembers[$0.offset]) })
+            return .batch(items.enumerated().map { request(from: $0.element, rawID: document.rawMember(at: $0.offset)) })
         }
-        return .single(request(from: document.value, rawID: document.rawMembers[0]))
+        return .single(request(from: document.value, rawID: document.rawMember(at: 0)))
     }
 
     /// The request in a parsed value; `rawID` is its `id` member as written.
@@ -109,22 +124,27 @@ package enum RPCCodec {
 
     /// `{"jsonrpc":"2.0","id":ID,"result":RESULT}` (`undefined` as null).
     package static func response(id: RPCID, result: MacroValue) -> RPCMessage {
-        RPCMessage(text: #"{"jsonrpc":"2.0","id":"# + id.json + #","result":"# + (result == .undefined ? "null" : result.jsonText()) + "}")
+        RPCMessage(.result(id: id, result: result))
     }
 
     /// `{"jsonrpc":"2.0","id":ID,"error":{code, message, data?}}`.
     package static func response(id: RPCID, error: RPCError) -> RPCMessage {
-        RPCMessage(text: #"{"jsonrpc":"2.0","id":"# + id.json + #","error":"# + error.json.jsonText() + "}")
+        RPCMessage(.error(id: id, error: error))
     }
 
     /// `{"jsonrpc":"2.0","method":METHOD,"params":PARAMS}`.
     package static func notification(_ method: String, _ params: MacroValue) -> RPCMessage {
-        RPCMessage(text: MacroValue.object(["jsonrpc": "2.0", "method": .string(method), "params": params]).jsonText())
+        RPCMessage(.notification(method: method, params: params))
     }
 
     /// `macro.console`: one console line of a `macro.call` made with id `id` (echoed as written).
     package static func consoleNotification(id: RPCID, call: Int, level: String, message: String) -> RPCMessage {
-        let rest = MacroValue.object(["call": .number(Double(call)), "level": .string(level), "message": .string(message)]).jsonText()
-        return RPCMessage(text: #"{"jsonrpc":"2.0","method":"macro.console","params":{"id":"# + id.json + "," + rest.dropFirst() + "}")
+        RPCMessage(.console(id: id, call: call, level: level, message: message))
+    }
+
+    /// True when `bytes` is well-formed UTF-8 (exactly what `String(validating:as:)` accepts),
+    /// checked without building a string.
+    package static func isValidUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        UTF8Validation.isValid(bytes)
     }
 }

@@ -64,7 +64,14 @@ struct BenchCommand: ParsableCommand {
     @Flag(help: "Run scenario 1 only (e.g. to compare fsync policies with --macrod-config).")
     var roundTripOnly = false
 
+    @Flag(help: "Only measure the wire codec in-process (decode + encode of one call, scenario 3's note) and print it.")
+    var codecOnly = false
+
     mutating func run() throws {
+        if codecOnly {
+            print("Wire codec: decode+encode of one call (84-byte line, 74-byte reply, best of 3 x 1,000,000): \(format(try CodecCost.nanosecondsPerRequest())) ns")
+            return
+        }
         let binaries = binaryDirectory()
         let directory = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -221,6 +228,8 @@ struct BenchCommand: ParsableCommand {
         report.note("The same loop through a raw JSClass callAsFunction (the mechanism MacroEngine's functions use): \(format(rawClass)) ns per call")
         let inProcess = try InProcessCall.measure(calls: 20_000)
         report.note("One whole macro call in-process (engine.callFuture of the benchmark macro on the engine's loop, no socket, no journal): \(format(inProcess / 1000)) us")
+        let codec = try CodecCost.nanosecondsPerRequest()
+        report.note("Wire codec: decode+encode of one call (cut the 84-byte line from the read buffer, parse it, encode the 74-byte reply into the buffer written to the socket; in-process, best of 3 x 1,000,000): \(format(codec)) ns")
 
         // 6. Memory.
         report.section("6. Memory (resident set)")

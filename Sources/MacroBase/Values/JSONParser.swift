@@ -42,20 +42,32 @@ public struct JSONParser {
 
     /// Parses one JSON text (surrounding whitespace allowed, nothing else after it).
     public static func parse(_ bytes: some Collection<UInt8>, maximumDepth: Int = defaultMaximumDepth) throws(JSONParseError) -> MacroValue {
-        let array = Array(bytes)
-        return try array.withUnsafeBufferPointer { (buffer) throws(JSONParseError) -> MacroValue in
-            var parser = Cursor(bytes: buffer, maximumDepth: maximumDepth)
-            parser.skipWhitespace()
-            let value = try parser.value(depth: 0)
-            parser.skipWhitespace()
-            guard parser.index == buffer.count else { throw parser.error("unexpected text after the JSON value") }
-            return value
+        let contiguous = bytes.withContiguousStorageIfAvailable { buffer in
+            Result { () throws(JSONParseError) in try parse(UnsafeRawBufferPointer(buffer), maximumDepth: maximumDepth) }
         }
+        if let contiguous { return try contiguous.get() }
+        return try Array(bytes).withUnsafeBytes { buffer in
+            Result { () throws(JSONParseError) in try parse(buffer, maximumDepth: maximumDepth) }
+        }.get()
     }
 
     /// Parses a string's UTF-8.
     public static func parse(_ text: String, maximumDepth: Int = defaultMaximumDepth) throws(JSONParseError) -> MacroValue {
-        try parse(Array(text.utf8), maximumDepth: maximumDepth)
+        var text = text
+        return try text.withUTF8 { buffer in
+            Result { () throws(JSONParseError) in try parse(UnsafeRawBufferPointer(buffer), maximumDepth: maximumDepth) }
+        }.get()
+    }
+
+    /// Parses UTF-8 where it is (e.g. a socket's read buffer), without copying it first.
+    public static func parse(_ bytes: UnsafeRawBufferPointer, maximumDepth: Int = defaultMaximumDepth) throws(JSONParseError) -> MacroValue {
+        let buffer = bytes.assumingMemoryBound(to: UInt8.self)
+        var parser = Cursor(bytes: buffer, maximumDepth: maximumDepth)
+        parser.skipWhitespace()
+        let value = try parser.value(depth: 0)
+        parser.skipWhitespace()
+        guard parser.index == buffer.count else { throw parser.error("unexpected text after the JSON value") }
+        return value
     }
 
     /// Parses one JSON text like ``parse(_:maximumDepth:)`` and also returns the member `key` of
@@ -64,19 +76,33 @@ public struct JSONParser {
     public static func parse(
         _ bytes: some Collection<UInt8>, maximumDepth: Int = defaultMaximumDepth, keepingRawMember key: String
     ) throws(JSONParseError) -> JSONDocument {
-        let array = Array(bytes)
-        return try array.withUnsafeBufferPointer { (buffer) throws(JSONParseError) -> JSONDocument in
-            var parser = Cursor(bytes: buffer, maximumDepth: maximumDepth)
-            parser.rawKey = key
-            parser.skipWhitespace()
-            parser.topIsArray = parser.index < buffer.count && buffer[parser.index] == UInt8(ascii: "[")
-            let value = try parser.value(depth: 0)
-            parser.skipWhitespace()
-            guard parser.index == buffer.count else { throw parser.error("unexpected text after the JSON value") }
-            // Valid JSON is valid UTF-8 here: the parser checked every string, the rest is ASCII.
-            let raw = parser.rawRanges.mapValues { String(decoding: UnsafeBufferPointer(rebasing: buffer[$0]), as: UTF8.self) }
-            return JSONDocument(value: value, rawMembers: raw)
+        let contiguous = bytes.withContiguousStorageIfAvailable { buffer in
+            Result { () throws(JSONParseError) in try parse(UnsafeRawBufferPointer(buffer), maximumDepth: maximumDepth, keepingRawMember: key) }
         }
+        if let contiguous { return try contiguous.get() }
+        return try Array(bytes).withUnsafeBytes { buffer in
+            Result { () throws(JSONParseError) in try parse(buffer, maximumDepth: maximumDepth, keepingRawMember: key) }
+        }.get()
+    }
+
+    /// ``parse(_:maximumDepth:keepingRawMember:)`` on UTF-8 where it is (e.g. a socket's read
+    /// buffer), without copying it first.
+    public static func parse(
+        _ bytes: UnsafeRawBufferPointer, maximumDepth: Int = defaultMaximumDepth, keepingRawMember key: String
+    ) throws(JSONParseError) -> JSONDocument {
+        let buffer = bytes.assumingMemoryBound(to: UInt8.self)
+        var parser = Cursor(bytes: buffer, maximumDepth: maximumDepth)
+        parser.rawKey = key
+        parser.skipWhitespace()
+        parser.topIsArray = parser.index < buffer.count && buffer[parser.index] == UInt8(ascii: "[")
+        let value = try parser.value(depth: 0)
+        parser.skipWhitespace()
+        guard parser.index == buffer.count else { throw parser.error("unexpected text after the JSON value") }
+        // Valid JSON is valid UTF-8 here: the parser checked every string, the rest is ASCII.
+        func text(_ range: Range<Int>) -> String { String(decoding: UnsafeBufferPointer(rebasing: buffer[range]), as: UTF8.self) }
+        // A single object (nearly every request) needs no dictionary.
+        if !parser.topIsArray { return JSONDocument(value: value, rawTopMember: parser.rawTop.map(text)) }
+        return JSONDocument(value: value, rawMembers: parser.rawRanges.mapValues(text))
     }
 }
 
@@ -87,7 +113,39 @@ public struct JSONDocument: Sendable, Equatable {
     public var value: MacroValue
     /// The member's text as written, by position: `0` for a top-level object, the element index
     /// for objects directly in a top-level array. Objects without the member are absent.
-    public var rawMembers: [Int: String]
+    public var rawMembers: [Int: String] {
+        if let rawTopMember { return [0: rawTopMember] }
+        return rawElementMembers
+    }
+    /// The member of a top-level object (kept apart: no dictionary for a single request).
+    private var rawTopMember: String?
+    /// The members of the objects in a top-level array, by index.
+    private var rawElementMembers: [Int: String]
+
+    /// A document with the members of the objects in a top-level array, by index.
+    public init(value: MacroValue, rawMembers: [Int: String]) {
+        self.value = value
+        self.rawTopMember = nil
+        self.rawElementMembers = rawMembers
+    }
+
+    /// A document whose top level is not an array, with its object's member (nil: none).
+    init(value: MacroValue, rawTopMember: String?) {
+        self.value = value
+        self.rawTopMember = rawTopMember
+        self.rawElementMembers = [:]
+    }
+
+    /// The member's text at `position` (as ``rawMembers`` has it), without building a dictionary.
+    public func rawMember(at position: Int) -> String? {
+        if let rawTopMember { return position == 0 ? rawTopMember : nil }
+        return rawElementMembers[position]
+    }
+
+    /// Documents are equal when their values and raw members are.
+    public static func == (lhs: JSONDocument, rhs: JSONDocument) -> Bool {
+        lhs.value == rhs.value && lhs.rawMembers == rhs.rawMembers
+    }
 }
 
 private struct Cursor {
@@ -98,6 +156,9 @@ private struct Cursor {
     var rawKey: String?
     var topIsArray = false
     var topElement = 0
+    /// The member of the top-level object.
+    var rawTop: Range<Int>?
+    /// The members of the objects in a top-level array, by index.
     var rawRanges: [Int: Range<Int>] = [:]
 
     init(bytes: UnsafeBufferPointer<UInt8>, maximumDepth: Int) {
@@ -145,6 +206,8 @@ private struct Cursor {
         guard depth <= maximumDepth else { throw error("JSON nested deeper than \(maximumDepth) levels", .tooDeep) }
         index += 1
         var fields = OrderedDictionary<String, MacroValue>()
+        // Room for a JSON-RPC request's members without growing one by one.
+        fields.reserveCapacity(4)
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
@@ -161,7 +224,7 @@ private struct Cursor {
             let start = index
             fields[key] = try value(depth: depth)
             if let rawKey, depth == 1 || (depth == 2 && topIsArray), key == rawKey {
-                rawRanges[depth == 1 ? 0 : topElement] = start..<index
+                if depth == 1 { rawTop = start..<index } else { rawRanges[topElement] = start..<index }
             }
             skipWhitespace()
             guard index < bytes.count else { throw error("unexpected end of the text in an object") }
@@ -195,18 +258,21 @@ private struct Cursor {
     mutating func string() throws(JSONParseError) -> String {
         index += 1
         let start = index
-        // Fast path: no escapes.
+        // Fast path: no escapes. ASCII (nearly every string) needs no UTF-8 check.
+        var ascii = true
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
-                guard let text = String(validating: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self) else {
+                let text = UnsafeBufferPointer(rebasing: bytes[start..<index])
+                guard ascii || UTF8Validation.isValid(text) else {
                     throw JSONParseError(kind: .invalidUTF8, message: "a string is not valid UTF-8", offset: start)
                 }
                 index += 1
-                return text
+                return String(decoding: text, as: UTF8.self)
             }
             if byte == UInt8(ascii: "\\") { break }
             if byte < 0x20 { throw error("a control character in a string must be escaped") }
+            if byte >= 0x80 { ascii = false }
             index += 1
         }
         guard index < bytes.count else { throw error("unterminated string") }
@@ -216,10 +282,10 @@ private struct Cursor {
             switch byte {
             case UInt8(ascii: "\""):
                 index += 1
-                guard let text = String(validating: scalars, as: UTF8.self) else {
+                guard scalars.withUnsafeBufferPointer({ UTF8Validation.isValid($0) }) else {
                     throw JSONParseError(kind: .invalidUTF8, message: "a string is not valid UTF-8", offset: start)
                 }
-                return text
+                return String(decoding: scalars, as: UTF8.self)
             case UInt8(ascii: "\\"):
                 index += 1
                 guard index < bytes.count else { throw error("unterminated string") }
@@ -325,5 +391,44 @@ private struct Cursor {
 
     static func describe(_ byte: UInt8) -> String {
         byte >= 0x20 && byte < 0x7F ? String(UnicodeScalar(byte)) : "\\x" + String(byte, radix: 16, uppercase: true)
+    }
+}
+
+/// A UTF-8 check that builds no string (`String(validating:)` is generic and makes one).
+package enum UTF8Validation {
+    /// True when `bytes` is well-formed UTF-8, exactly what `String(validating:as:)` accepts: no
+    /// overlong forms, surrogates or code points past U+10FFFF. ASCII takes the first branch only.
+    package static func isValid(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        var i = 0
+        let count = bytes.count
+        while i < count {
+            let lead = bytes[i]
+            if lead < 0x80 {
+                i += 1
+                continue
+            }
+            // The Unicode Standard's table 3-7: the second byte's range depends on the first.
+            let trailing: Int
+            var low: UInt8 = 0x80
+            var high: UInt8 = 0xBF
+            switch lead {
+            case 0xC2...0xDF: trailing = 1
+            case 0xE0: trailing = 2; low = 0xA0
+            case 0xE1...0xEC, 0xEE...0xEF: trailing = 2
+            case 0xED: trailing = 2; high = 0x9F
+            case 0xF0: trailing = 3; low = 0x90
+            case 0xF1...0xF3: trailing = 3
+            case 0xF4: trailing = 3; high = 0x8F
+            default: return false
+            }
+            guard i + trailing < count, bytes[i + 1] >= low, bytes[i + 1] <= high else { return false }
+            var k = 2
+            while k <= trailing {
+                guard bytes[i + k] & 0xC0 == 0x80 else { return false }
+                k += 1
+            }
+            i += trailing + 1
+        }
+        return true
     }
 }

@@ -6,52 +6,10 @@ extension MacroValue {
     /// top level and in arrays and are left out of objects; dates are ISO 8601 strings; errors are
     /// `{"name", "message"}`; non-finite numbers are `null`.
     public func jsonText(pretty: Bool = false) -> String {
-        var out = ""
-        write(to: &out, pretty: pretty, indent: 0)
-        return out
-    }
-
-    private var omittedInObject: Bool {
-        switch self {
-        case .undefined, .function: return true
-        default: return false
-        }
-    }
-
-    private func write(to out: inout String, pretty: Bool, indent: Int) {
-        switch self {
-        case .undefined, .null, .function: out += "null"
-        case .bool(let b): out += b ? "true" : "false"
-        case .number(let n): out += MacroValue.formatNumber(n)
-        case .string(let s): MacroValue.writeJSONString(s, to: &out)
-        case .date(let d):
-            MacroValue.writeJSONString(d.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted)), to: &out)
-        case .error(let name, let message, _):
-            MacroValue.object(["name": .string(name), "message": .string(message)]).write(to: &out, pretty: pretty, indent: indent)
-        case .array(let items):
-            if items.isEmpty { out += "[]"; return }
-            out += "["
-            for (i, item) in items.enumerated() {
-                if i > 0 { out += "," }
-                if pretty { out += "\n" + String(repeating: "  ", count: indent + 1) }
-                item.write(to: &out, pretty: pretty, indent: indent + 1)
-            }
-            if pretty { out += "\n" + String(repeating: "  ", count: indent) }
-            out += "]"
-        case .object(let object):
-            let entries = object.filter { !$0.value.omittedInObject }
-            if entries.isEmpty { out += "{}"; return }
-            out += "{"
-            for (i, (key, value)) in entries.enumerated() {
-                if i > 0 { out += "," }
-                if pretty { out += "\n" + String(repeating: "  ", count: indent + 1) }
-                MacroValue.writeJSONString(key, to: &out)
-                out += pretty ? ": " : ":"
-                value.write(to: &out, pretty: pretty, indent: indent + 1)
-            }
-            if pretty { out += "\n" + String(repeating: "  ", count: indent) }
-            out += "}"
-        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(64)
+        writeJSON(to: &bytes, pretty: pretty)
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Formats a number as JavaScript prints it in JSON: whole numbers without a fraction,
@@ -68,25 +26,10 @@ extension MacroValue {
 
     /// Appends `s` as a JSON string: quoted, with `"`, `\\` and control characters escaped.
     package static func writeJSONString(_ s: String, to out: inout String) {
-        out += "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case "\u{08}": out += "\\b"
-            case "\u{0C}": out += "\\f"
-            default:
-                if scalar.value < 0x20 {
-                    out += String(format: "\\u%04x", scalar.value)
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        out += "\""
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(s.utf8.count + 2)
+        writeJSONString(s, to: &bytes)
+        out += String(decoding: bytes, as: UTF8.self)
     }
 
     /// Parses JSON text. Throws a `.conversion` error naming the problem for invalid JSON.

@@ -71,7 +71,8 @@ final class StallRecovery: Sendable {
             }
             let message = reply(to: entry.kind, id: id, stall: stall, names: names)
             if let connection = entry.connection, connection.channel.eventLoop === stuckLoop {
-                direct[connection.id, default: []] += Array((message.text + "\n").utf8)
+                direct[connection.id, default: []] += message.bytes
+                direct[connection.id, default: []].append(UInt8(ascii: "\n"))
                 unanswered.locked { $0.append(entry.promise) }
             } else {
                 entry.promise.succeed(message)

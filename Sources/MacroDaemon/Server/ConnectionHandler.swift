@@ -122,9 +122,9 @@ final class ConnectionHandler: ChannelDuplexHandler {
             write(RPCCodec.response(id: .null, error: error), context: context, flushNow: true)
             refused = true
             closeGracefully(context: context)
-        case .line(let bytes):
-            if RPCCodec.isBlank(bytes) { return }
-            handle(RPCCodec.parse(bytes), connection: connection, context: context)
+        case .line(let line):
+            if RPCCodec.isBlank(line) { return }
+            handle(RPCCodec.parse(line), connection: connection, context: context)
         }
     }
 
@@ -205,9 +205,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
     /// are flushed together (one `writev`); on the I/O thread (io_thread: separate) so are the
     /// replies written in one event-loop turn. `flushNow`: before a close.
     private func write(_ message: RPCMessage, context: ChannelHandlerContext, flushNow: Bool = false) {
-        var buffer = context.channel.allocator.buffer(capacity: message.text.utf8.count + 1)
-        buffer.writeString(message.text)
-        buffer.writeInteger(UInt8(ascii: "\n"))
+        let buffer = message.line(allocator: context.channel.allocator)
         if submitting {
             context.write(wrapOutboundOut(buffer), promise: nil)
             return

@@ -2,7 +2,9 @@ import NIOCore
 
 /// A line of the protocol, or the news that a line was longer than allowed.
 package enum LineEvent: Sendable {
-    case line([UInt8])
+    /// A line without its `\n` (and the `\r` before it): a slice of the read buffer, not a copy.
+    case line(ByteBuffer)
+    /// A line longer than the decoder's `maximumLength` (the rest of the stream is ignored).
     case tooLong
 }
 
@@ -38,10 +40,10 @@ package struct LineDecoder: ByteToMessageDecoder {
                 overflow(context: context, buffer: &buffer)
                 return .needMoreData
             }
-            var bytes = buffer.readBytes(length: length)!
-            buffer.moveReaderIndex(forwardBy: 1)
-            if bytes.last == UInt8(ascii: "\r") { bytes.removeLast() }
-            context.fireChannelRead(NIOAny(LineEvent.line(bytes)))
+            let carriageReturn = length > 0 && view[newline - 1] == UInt8(ascii: "\r")
+            let line = buffer.readSlice(length: carriageReturn ? length - 1 : length)!
+            buffer.moveReaderIndex(forwardBy: carriageReturn ? 2 : 1)
+            context.fireChannelRead(NIOAny(LineEvent.line(line)))
             return .continue
         }
         if buffer.readableBytes > maximumLength { overflow(context: context, buffer: &buffer) }
@@ -51,8 +53,8 @@ package struct LineDecoder: ByteToMessageDecoder {
 
     package mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws -> DecodingState {
         while try decode(context: context, buffer: &buffer) == .continue {}
-        if !overflowed, buffer.readableBytes > 0, let bytes = buffer.readBytes(length: buffer.readableBytes) {
-            context.fireChannelRead(NIOAny(LineEvent.line(bytes)))
+        if !overflowed, buffer.readableBytes > 0, let line = buffer.readSlice(length: buffer.readableBytes) {
+            context.fireChannelRead(NIOAny(LineEvent.line(line)))
         }
         return .needMoreData
     }

@@ -18,10 +18,7 @@ package protocol MessageFraming: Sendable {
 /// One JSON text per line (the Unix socket).
 struct LineFraming: MessageFraming {
     func write(_ message: RPCMessage, to channel: any Channel) {
-        var buffer = channel.allocator.buffer(capacity: message.text.utf8.count + 1)
-        buffer.writeString(message.text)
-        buffer.writeInteger(UInt8(ascii: "\n"))
-        channel.writeAndFlush(buffer, promise: nil)
+        channel.writeAndFlush(message.line(allocator: channel.allocator), promise: nil)
     }
 }
 

@@ -36,7 +36,7 @@ public final class StateJournal: Sendable {
     /// Appends `values` as one line; `durable` adds an `fdatasync`. Throws a `.io` ``MacroError``
     /// naming the journal; after a failure the file is as it was before the call.
     public func append(_ values: [String: Double], durable: Bool) throws {
-        var line = StateJournal.line(values)
+        let line = StateJournal.line(values)
         try file.locked { file in
             // Removed under us (e.g. `macro run --local` saved the same state file): start a new
             // journal rather than append to a file nobody will read.
@@ -48,15 +48,15 @@ public final class StateJournal: Sendable {
                 }
             }
             if file.fd < 0 { try open(&file) }
-            if file.size + line.utf8.count > Self.compactionBytes {
+            if file.size + line.count > Self.compactionBytes {
                 try store.writeSnapshot(values, durable: durable)
                 guard ftruncate(file.fd, 0) == 0 else { throw AtomicFile.failure("cannot truncate", path) }
                 file.size = 0
                 file.unsynced = false
                 return
             }
-            let written = line.withUTF8 { Glibc.write(file.fd, $0.baseAddress!, $0.count) }
-            guard written == line.utf8.count else {
+            let written = line.withUnsafeBytes { Glibc.write(file.fd, $0.baseAddress!, $0.count) }
+            guard written == line.count else {
                 let error = AtomicFile.failure(written < 0 ? "cannot append to" : "short write to", path)
                 _ = ftruncate(file.fd, off_t(file.size))
                 throw error
@@ -106,16 +106,23 @@ public final class StateJournal: Sendable {
         }
     }
 
-    /// One journal line: the values as a JSON object with sorted keys, and a newline.
-    static func line(_ values: [String: Double]) -> String {
-        var text = "{"
-        for (i, key) in values.keys.sorted().enumerated() {
-            if i > 0 { text += "," }
-            MacroValue.writeJSONString(key, to: &text)
-            text += ":"
-            text += MacroValue.formatNumber(values[key]!)
+    /// One journal line: the values as a JSON object with sorted keys, and a newline. Written
+    /// into one array sized up front: numbers and names go in as bytes, no string per value.
+    static func line(_ values: [String: Double]) -> [UInt8] {
+        let entries = values.sorted { $0.key < $1.key }
+        var bytes: [UInt8] = []
+        // A name and its value are rarely longer than 32 bytes; past that the array grows.
+        bytes.reserveCapacity(3 + entries.count * 32)
+        bytes.append(UInt8(ascii: "{"))
+        for (i, entry) in entries.enumerated() {
+            if i > 0 { bytes.append(UInt8(ascii: ",")) }
+            MacroValue.writeJSONString(entry.key, to: &bytes)
+            bytes.append(UInt8(ascii: ":"))
+            MacroValue.writeJSONNumber(entry.value, to: &bytes)
         }
-        return text + "}\n"
+        bytes.append(UInt8(ascii: "}"))
+        bytes.append(UInt8(ascii: "\n"))
+        return bytes
     }
 
     /// The values of the last complete, valid line of `data` (nil when there is none).
