@@ -10,24 +10,25 @@ import Testing
     }
 
     /// One batch whose request changed the model and holds reply `name`.
-    func batch(_ commit: GroupCommit, _ trace: Trace, _ name: String, moreQueued: Bool) {
+    func batch(_ commit: GroupCommit<MacroValue>, _ trace: Trace, _ name: String, moreQueued: Bool) {
         commit.run({
             commit.modelChanged(notification: .string(name))
             commit.hold { trace.events.append("reply \(name)") }
         }, moreQueued: moreQueued, commit: { changed in
             trace.events.append("append changed=\(changed)")
-        }, publish: { trace.events.append("notify \($0.stringValue ?? "")") })
+        }, publish: { trace.events.append("notify \($0.stringValue ?? "")") },
+        released: { trace.events.append("released") })
     }
 
     @Test func aLoneBatchCommitsAtItsEndThenNotifiesThenReplies() {
-        let commit = GroupCommit(), trace = Trace()
+        let commit = GroupCommit<MacroValue>(), trace = Trace()
         batch(commit, trace, "a", moreQueued: false)
-        #expect(trace.events == ["append changed=true", "notify a", "reply a"])
+        #expect(trace.events == ["append changed=true", "notify a", "reply a", "released"])
         #expect(!commit.isOpen)
     }
 
     @Test func batchesQueuedBehindEachOtherShareOneAppend() {
-        let commit = GroupCommit(), trace = Trace()
+        let commit = GroupCommit<MacroValue>(), trace = Trace()
         batch(commit, trace, "a", moreQueued: true)
         batch(commit, trace, "b", moreQueued: true)
         #expect(trace.events.isEmpty)
@@ -35,23 +36,27 @@ import Testing
         // A change outside a batch (a timer) while the commit is deferred waits for it too.
         commit.modelChanged(notification: .string("timer"))
         batch(commit, trace, "c", moreQueued: false)
-        #expect(trace.events == ["append changed=true", "notify a", "notify b", "notify timer", "notify c", "reply a", "reply b", "reply c"])
+        // Released batch by batch, as a commit per batch would have: a batch's replies before the
+        // next batch's notifications.
+        #expect(trace.events == ["append changed=true", "notify a", "reply a", "released", "notify b", "reply b", "released",
+                                 "notify timer", "notify c", "reply c", "released"])
         #expect(!commit.isOpen)
     }
 
     @Test func aCommitIsDeferredAtMost32BatchesInARow() {
-        let commit = GroupCommit(), trace = Trace()
-        for i in 0..<GroupCommit.maximumDeferred { batch(commit, trace, "\(i)", moreQueued: true) }
+        let commit = GroupCommit<MacroValue>(), trace = Trace()
+        for i in 0..<GroupCommit<MacroValue>.maximumDeferred { batch(commit, trace, "\(i)", moreQueued: true) }
         #expect(trace.events.isEmpty)
         batch(commit, trace, "last", moreQueued: true)
         #expect(trace.events.filter { $0.hasPrefix("append") } == ["append changed=true"])
-        #expect(trace.events.filter { $0.hasPrefix("reply") }.count == GroupCommit.maximumDeferred + 1)
-        #expect(trace.events.last == "reply last")
+        #expect(trace.events.filter { $0.hasPrefix("reply") }.count == GroupCommit<MacroValue>.maximumDeferred + 1)
+        #expect(trace.events.filter { $0 == "released" }.count == GroupCommit<MacroValue>.maximumDeferred + 1)
+        #expect(trace.events.suffix(2) == ["reply last", "released"])
         #expect(!commit.isOpen)
     }
 
     @Test func aBatchThatChangedNothingAppendsNothing() {
-        let commit = GroupCommit(), trace = Trace()
+        let commit = GroupCommit<MacroValue>(), trace = Trace()
         commit.run({ commit.hold { trace.events.append("reply") } }, commit: { trace.events.append("append changed=\($0)") }, publish: { _ in })
         #expect(trace.events == ["append changed=false", "reply"])
     }

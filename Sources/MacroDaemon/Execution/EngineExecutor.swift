@@ -13,7 +13,7 @@ final class EngineExecutor: Sendable {
 
     /// The engine's loop.
     let loop: any EventLoop
-    private let groupCommit: NIOLoopBoundBox<GroupCommit>
+    private let groupCommit: NIOLoopBoundBox<GroupCommit<PreparedNotification>>
     /// The batch's replies for the connections' loops, handed over together.
     let outbox: NIOLoopBoundBox<ReplyOutbox>
     private let persistence: StatePersistence
@@ -22,7 +22,7 @@ final class EngineExecutor: Sendable {
     /// Batches sent to the loop and not started yet.
     private let queuedBatches = Atomic<Int>(0)
 
-    init(loop: any EventLoop, groupCommit: NIOLoopBoundBox<GroupCommit>, persistence: StatePersistence, publisher: ProgressPublisher) {
+    init(loop: any EventLoop, groupCommit: NIOLoopBoundBox<GroupCommit<PreparedNotification>>, persistence: StatePersistence, publisher: ProgressPublisher) {
         self.loop = loop
         self.groupCommit = groupCommit
         outbox = NIOLoopBoundBox.makeBoxSendingValue(ReplyOutbox(), as: ReplyOutbox.self, eventLoop: loop)
@@ -87,6 +87,8 @@ final class EngineExecutor: Sendable {
             if changed { persistence.append() }
         }, publish: { [publisher] in
             publisher.publish($0)
+        }, released: { [outbox] in
+            outbox.value.flush()
         })
     }
 }

@@ -14,7 +14,7 @@ final class ReplyOutbox {
         depth += 1
         body()
         depth -= 1
-        if depth == 0, !pending.isEmpty { flush() }
+        if depth == 0 { flush() }
     }
 
     /// Completes `promise` with `reply`, now or when the batch ends.
@@ -26,7 +26,10 @@ final class ReplyOutbox {
         }
     }
 
-    private func flush() {
+    /// Hands over what was collected so far (a batch's replies, before the next batch's
+    /// notifications are published).
+    func flush() {
+        guard !pending.isEmpty else { return }
         let replies = pending
         pending.removeAll(keepingCapacity: true)
         var byLoop: [ObjectIdentifier: (loop: any EventLoop, items: [(promise: EventLoopPromise<RPCMessage?>, reply: RPCMessage?)])] = [:]

@@ -34,7 +34,7 @@ final class EngineHost: Sendable {
         let loop = engine.eventLoop
         let statistics = NIOLoopBoundBox.makeBoxSendingValue(StatisticsTable(metrics: metrics), as: StatisticsTable.self, eventLoop: loop)
         self.statistics = statistics
-        let groupCommit = NIOLoopBoundBox.makeBoxSendingValue(GroupCommit(), as: GroupCommit.self, eventLoop: loop)
+        let groupCommit = NIOLoopBoundBox.makeBoxSendingValue(GroupCommit<PreparedNotification>(), as: GroupCommit<PreparedNotification>.self, eventLoop: loop)
         let persistence = StatePersistence(store: store, model: model, settings: settings, logger: logger)
         let publisher = ProgressPublisher(model: model, hub: hub, persistence: persistence, groupCommit: groupCommit)
         let executor = EngineExecutor(loop: loop, groupCommit: groupCommit, persistence: persistence, publisher: publisher)

@@ -11,13 +11,13 @@ final class ProgressPublisher: Sendable {
     private let model: ProgressModel
     private let hub: NotificationHub
     private let persistence: StatePersistence
-    private let groupCommit: NIOLoopBoundBox<GroupCommit>
+    private let groupCommit: NIOLoopBoundBox<GroupCommit<PreparedNotification>>
     /// Changes the model reported, and how many of them were published.
     private let changes = Atomic<Int>(0)
     private let published = Atomic<Int>(0)
     private let sequence = Atomic<Int>(0)
 
-    init(model: ProgressModel, hub: NotificationHub, persistence: StatePersistence, groupCommit: NIOLoopBoundBox<GroupCommit>) {
+    init(model: ProgressModel, hub: NotificationHub, persistence: StatePersistence, groupCommit: NIOLoopBoundBox<GroupCommit<PreparedNotification>>) {
         self.model = model
         self.hub = hub
         self.persistence = persistence
@@ -42,10 +42,11 @@ final class ProgressPublisher: Sendable {
         let current = changes.load(ordering: .relaxed)
         guard published.exchange(current, ordering: .relaxed) != current else { return }
         let seq = sequence.add(1, ordering: .relaxed).newValue
-        var notification: MacroValue?
+        // Addressed now: whoever subscribes later does not get this change.
+        var notification: PreparedNotification?
         if hub.hasSubscribers(.progress), case .object(var fields) = values() {
             fields["seq"] = .number(Double(seq))
-            notification = .object(fields)
+            notification = hub.prepare(.progress, "progress.changed", .object(fields))
         }
         let commit = groupCommit.value
         if commit.isOpen {
@@ -56,8 +57,8 @@ final class ProgressPublisher: Sendable {
         if let notification { publish(notification) }
     }
 
-    /// Sends one `progress.changed` to its subscribers.
-    func publish(_ notification: MacroValue) {
-        hub.publish(.progress, "progress.changed", notification)
+    /// Sends one `progress.changed` to the subscribers it was addressed to.
+    func publish(_ notification: PreparedNotification) {
+        hub.deliver(notification)
     }
 }

@@ -10,57 +10,68 @@ import NIOCore
 /// append for all of them, as Redis writes its AOF once per event-loop iteration. Outside a batch
 /// (a promise settling later, a timer) everything happens at once, unless a deferred commit is
 /// open, which then takes it along. Confined to the engine's loop.
-final class GroupCommit {
+final class GroupCommit<Notification> {
     /// A reply held until the batch's journal append.
     struct Reply {
         var deliver: () -> Void
     }
 
     /// Batches whose commit was deferred (at most this many in a row).
-    static let maximumDeferred = 32
+    static var maximumDeferred: Int { 32 }
+
+    /// What one batch (and what happened after it, before the next) holds: its notifications,
+    /// then its replies. Released batch by batch, so a connection sees the same order as with a
+    /// commit per batch: a batch's replies before the next batch's notifications.
+    private struct Segment {
+        var notifications: [Notification] = []
+        var replies: [Reply] = []
+    }
 
     private var depth = 0
     private var deferred = 0
     private var changed = false
-    private var notifications: [MacroValue] = []
-    private var replies: [Reply] = []
+    private var segments: [Segment] = [Segment()]
 
     /// True while a batch runs or its commit is deferred: changes, notifications and replies
     /// wait for the commit.
     var isOpen: Bool { depth > 0 || deferred > 0 }
 
     /// Runs `body` as (part of) a batch; the outermost one commits when `body` returns:
-    /// `commit(changed)` appends the journal if a request changed the model, then the held
-    /// notifications go out through `publish` and the held replies are delivered, in order.
-    /// `moreQueued`: another batch is already waiting to run on this loop, so the commit may be
-    /// left to it (see ``maximumDeferred``).
-    func run(_ body: () -> Void, moreQueued: Bool = false, commit: (_ changed: Bool) -> Void, publish: (MacroValue) -> Void) {
+    /// `commit(changed)` appends the journal if a request changed the model, then, batch by
+    /// batch, the held notifications go out through `publish`, the held replies are delivered,
+    /// in order, and `released()` is called. `moreQueued`: another batch is already waiting to
+    /// run on this loop, so the commit may be left to it (see ``maximumDeferred``).
+    func run(_ body: () -> Void, moreQueued: Bool = false, commit: (_ changed: Bool) -> Void,
+             publish: (Notification) -> Void, released: () -> Void = {}) {
         depth += 1
         body()
         depth -= 1
         guard depth == 0 else { return }
         if moreQueued, deferred < Self.maximumDeferred {
             deferred += 1
+            segments.append(Segment())
             return
         }
         deferred = 0
         // A delivery may start the next batch (io_thread: engine): take the lists first.
-        let changed = self.changed, notifications = self.notifications, replies = self.replies
+        let changed = self.changed, segments = self.segments
         self.changed = false
-        self.notifications.removeAll(keepingCapacity: true)
-        self.replies.removeAll(keepingCapacity: true)
+        self.segments = [Segment()]
         commit(changed)
-        for params in notifications { publish(params) }
-        for reply in replies { reply.deliver() }
+        for segment in segments where !segment.notifications.isEmpty || !segment.replies.isEmpty {
+            for params in segment.notifications { publish(params) }
+            for reply in segment.replies { reply.deliver() }
+            released()
+        }
     }
 
     /// A request of the batch changed the model; `notification` (nil: nobody subscribed) is the
-    /// `progress.changed` params to send after the commit.
-    func modelChanged(notification: MacroValue?) {
+    /// `progress.changed` to send after the commit.
+    func modelChanged(notification: Notification?) {
         changed = true
-        if let notification { notifications.append(notification) }
+        if let notification { segments[segments.count - 1].notifications.append(notification) }
     }
 
     /// Holds a reply until the commit.
-    func hold(_ deliver: @escaping () -> Void) { replies.append(Reply(deliver: deliver)) }
+    func hold(_ deliver: @escaping () -> Void) { segments[segments.count - 1].replies.append(Reply(deliver: deliver)) }
 }

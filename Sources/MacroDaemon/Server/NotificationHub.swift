@@ -77,6 +77,12 @@ package final class Connection: Sendable {
     }
 }
 
+/// A notification and the connections it is addressed to (``NotificationHub/prepare(_:_:_:)``).
+struct PreparedNotification: Sendable {
+    let message: RPCMessage
+    let targets: [Connection]
+}
+
 /// Delivers notifications to the connections subscribed to them.
 final class NotificationHub: Sendable {
     private let connections = Mutex<[Int: Connection]>([:])
@@ -100,11 +106,23 @@ final class NotificationHub: Sendable {
 
     /// Sends `method(params)` to every connection subscribed to `kind`.
     func publish(_ kind: EventKind, _ method: String, _ params: MacroValue) {
-        guard counts.any(kind) else { return }
+        if let prepared = prepare(kind, method, params) { deliver(prepared) }
+    }
+
+    /// A notification addressed now, to whoever is subscribed to `kind` at this moment (nil:
+    /// nobody), to be sent later with ``deliver(_:)``: a change held for a group commit goes to
+    /// the subscribers of the time it happened, not to one that subscribed after it.
+    func prepare(_ kind: EventKind, _ method: String, _ params: MacroValue) -> PreparedNotification? {
+        guard counts.any(kind) else { return nil }
         let targets = connections.locked { $0.values.filter { $0.subscriptions.contains(kind) } }
-        guard !targets.isEmpty else { return }
-        let message = RPCCodec.notification(method, params)
-        for connection in targets {
+        guard !targets.isEmpty else { return nil }
+        return PreparedNotification(message: RPCCodec.notification(method, params), targets: targets)
+    }
+
+    /// Sends a prepared notification to the connections it was addressed to.
+    func deliver(_ prepared: PreparedNotification) {
+        let message = prepared.message
+        for connection in prepared.targets {
             // Writability drops at the connection_buffer_bytes high-water mark (1 MiB): a subscriber that far behind is
             // not reading; drop the connection instead of buffering without bound.
             guard connection.channel.isWritable else {
