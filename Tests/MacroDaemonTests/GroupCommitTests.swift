@@ -39,8 +39,26 @@ import Testing
         // Released batch by batch, as a commit per batch would have: a batch's replies before the
         // next batch's notifications.
         #expect(trace.events == ["append changed=true", "notify a", "reply a", "released", "notify b", "reply b", "released",
-                                 "notify timer", "notify c", "reply c", "released"])
+                                 "notify timer", "released", "notify c", "reply c", "released"])
         #expect(!commit.isOpen)
+    }
+
+    @Test func whatHappensBetweenTwoBatchesIsReleasedBeforeTheSecond() {
+        let commit = GroupCommit<MacroValue>(), trace = Trace()
+        batch(commit, trace, "a", moreQueued: true)
+        // A promise settles between the batches: its change and its reply.
+        commit.modelChanged(notification: .string("settled"))
+        commit.hold { trace.events.append("reply settled") }
+        batch(commit, trace, "b", moreQueued: false)
+        #expect(trace.events == ["append changed=true", "notify a", "reply a", "released",
+                                 "notify settled", "reply settled", "released", "notify b", "reply b", "released"])
+    }
+
+    /// Only requests whose every effect is in the progress model may wait for another batch's
+    /// commit: a restart answers a held reply -32006 "nothing of it was kept".
+    @Test func onlyModelOnlyMethodsDeferTheirCommit() {
+        let deferring = RPCMethod.allCases.filter(\.defersCommit).map(\.rawValue).sorted()
+        #expect(deferring == ["engine.status", "log.recent", "macro.call", "macro.list", "macro.running", "macro.source", "macro.types", "progress.get", "progress.set"])
     }
 
     @Test func aCommitIsDeferredAtMost32BatchesInARow() {

@@ -8,9 +8,6 @@ import Synchronization
 /// batches already queued behind each other, from other connections, share one commit).
 /// With `io_thread: engine` the connections are on the engine's loop and the batch runs inline.
 final class EngineExecutor: Sendable {
-    /// A request's work on the engine's loop.
-    typealias Job = @Sendable () -> Void
-
     /// The engine's loop.
     let loop: any EventLoop
     private let groupCommit: NIOLoopBoundBox<GroupCommit<PreparedNotification>>
@@ -42,21 +39,27 @@ final class EngineExecutor: Sendable {
         return true
     }
 
+    /// A request's work and whether its batch may leave its commit to the next one: only
+    /// requests whose every effect is in the progress model (``RPCMethod/defersCommit``), so
+    /// that a restart answering a held reply -32006 ("nothing of it was kept") is true.
+    struct Job: Sendable {
+        let run: @Sendable () -> Void
+        let defersCommit: Bool
+    }
+
     /// The job of a request that holds a place in the queue: runs `work`; when it completes,
-    /// gives the place back, calls `settled`, publishes what the request changed, then
-    /// `deliver`s the outcome: at once, or after the batch's commit when it runs inside one.
-    func job(_ work: @escaping @Sendable () -> EventLoopFuture<MacroValue>,
-             settled: @escaping @Sendable () -> Void,
+    /// gives the place back, publishes what the request changed, then `deliver`s the outcome:
+    /// at once, or after the batch's commit when it runs inside one.
+    func job(_ work: @escaping @Sendable () -> EventLoopFuture<MacroValue>, defersCommit: Bool,
              deliver: @escaping @Sendable (Result<MacroValue, any Error>) -> Void) -> Job {
-        { [self] in
+        Job(run: { [self] in
             work().whenComplete { [self] outcome in
                 queued.subtract(1, ordering: .relaxed)
-                settled()
                 publisher.publishIfChanged()
                 let commit = groupCommit.value
                 if commit.isOpen { commit.hold { deliver(outcome) } } else { deliver(outcome) }
             }
-        }
+        }, defersCommit: defersCommit)
     }
 
     /// Runs `jobs` on the engine's loop as one batch: inline when already there.
@@ -76,13 +79,13 @@ final class EngineExecutor: Sendable {
     /// One batch on the engine's loop: the jobs in order, then the group commit; the replies it
     /// releases leave in one task per connection loop.
     private func runBatch(_ jobs: [Job]) {
-        let moreQueued = queuedBatches.load(ordering: .relaxed) > 0
+        let moreQueued = queuedBatches.load(ordering: .relaxed) > 0 && jobs.allSatisfy(\.defersCommit)
         outbox.value.collecting { runCommitted(jobs, moreQueued: moreQueued) }
     }
 
     private func runCommitted(_ jobs: [Job], moreQueued: Bool) {
         groupCommit.value.run({
-            for job in jobs { job() }
+            for job in jobs { job.run() }
         }, moreQueued: moreQueued, commit: { [persistence] changed in
             if changed { persistence.append() }
         }, publish: { [publisher] in

@@ -11,6 +11,9 @@ final class ReplyOutbox {
 
     /// Runs `body`; the replies it completes for other loops leave together when it returns.
     func collecting(_ body: () -> Void) {
+        // A batch started from inside another (a delivery, io_thread: engine) may never end (a
+        // stall): what the outer one collected leaves first.
+        if depth > 0 { flush() }
         depth += 1
         body()
         depth -= 1

@@ -37,6 +37,18 @@ package enum RPCMethod: String, CaseIterable, Sendable {
         }
     }
 
+    /// Whether a batch of only such requests may leave its journal append and replies to the
+    /// batch queued behind it (``GroupCommit``): every effect they have is in the progress model,
+    /// which a restart rolls back with the unwritten journal, so answering them -32006 then is
+    /// true. A `macro.save`, `macro.delete`, `subscribe` or `macro.stats` reset is committed with
+    /// its own batch.
+    package var defersCommit: Bool {
+        switch self {
+        case .call, .progressGet, .progressSet, .list, .source, .types, .running, .status, .logRecent: true
+        default: false
+        }
+    }
+
     /// Answered on the connection's thread, never queued behind the engine: they must work while
     /// a macro keeps the engine busy.
     package var bypassesEngine: Bool { self == .running || self == .cancel }

@@ -89,9 +89,10 @@ final class RequestRouter: Sendable {
         jobs.append(executor.job({
             started.set()
             return methods.run(method, request, callID: callID, connection: connection)
-        }, settled: {
+        }, defersCommit: method.defersCommit, deliver: { [self] outcome in
+            // Counted until its reply is released: a committed progress.get answered off the
+            // engine thread must not overtake it (it would show values not journaled yet).
             connection.engineRequests.subtract(1, ordering: .relaxed)
-        }, deliver: { [self] outcome in
             // A restart may have answered it already (a reply held for its batch's commit
             // included: its change was not journaled, so -32006 "nothing was kept" holds).
             guard let entry = inFlight.take(token) else { return }

@@ -19,12 +19,13 @@ final class GroupCommit<Notification> {
     /// Batches whose commit was deferred (at most this many in a row).
     static var maximumDeferred: Int { 32 }
 
-    /// What one batch (and what happened after it, before the next) holds: its notifications,
-    /// then its replies. Released batch by batch, so a connection sees the same order as with a
+    /// What one batch, or what happened between two batches, holds: its notifications, then its
+    /// replies. Released batch by batch, so a connection sees the same order as with a
     /// commit per batch: a batch's replies before the next batch's notifications.
     private struct Segment {
         var notifications: [Notification] = []
         var replies: [Reply] = []
+        var isEmpty: Bool { notifications.isEmpty && replies.isEmpty }
     }
 
     private var depth = 0
@@ -43,6 +44,9 @@ final class GroupCommit<Notification> {
     /// run on this loop, so the commit may be left to it (see ``maximumDeferred``).
     func run(_ body: () -> Void, moreQueued: Bool = false, commit: (_ changed: Bool) -> Void,
              publish: (Notification) -> Void, released: () -> Void = {}) {
+        // What happened since a deferred batch (a promise settling, a timer) is a segment of
+        // its own, released before this batch's.
+        if depth == 0, deferred > 0, !segments[segments.count - 1].isEmpty { segments.append(Segment()) }
         depth += 1
         body()
         depth -= 1
@@ -58,7 +62,7 @@ final class GroupCommit<Notification> {
         self.changed = false
         self.segments = [Segment()]
         commit(changed)
-        for segment in segments where !segment.notifications.isEmpty || !segment.replies.isEmpty {
+        for segment in segments where !segment.isEmpty {
             for params in segment.notifications { publish(params) }
             for reply in segment.replies { reply.deliver() }
             released()
