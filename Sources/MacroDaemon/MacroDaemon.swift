@@ -215,6 +215,7 @@ public final class MacroDaemon: Service, Sendable {
         while host.pending > 0, ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(5))
         }
+        if host.pending == 0 { await Self.drainReplies(engine: engine.eventLoop, connections: hub.all.map(\.channel.eventLoop)) }
         for frontend in frontends { await frontend.stop() }
         for connection in hub.all { try? await connection.channel.close() }
         do {
@@ -225,6 +226,19 @@ public final class MacroDaemon: Service, Sendable {
         unlink(socketPath)
         try? await group.shutdownGracefully()
         logger.info("macrod stopped")
+    }
+
+    /// The last replies are still on their way when the last request stops counting: the batch
+    /// that finished them releases them at its end (a group commit), as one task for each
+    /// connection's loop, where each is written and its flush scheduled as one more task. So:
+    /// one turn of the engine's loop, then two of each connection loop, before anything closes.
+    static func drainReplies(engine: any EventLoop, connections: [any EventLoop]) async {
+        _ = try? await engine.submit {}.get()
+        var loops: [ObjectIdentifier: any EventLoop] = [:]
+        for loop in connections { loops[ObjectIdentifier(loop)] = loop }
+        for _ in 0..<2 {
+            for loop in loops.values { _ = try? await loop.submit {}.get() }
+        }
     }
 
     /// Takes over a client connection handed over by a restart: same pipeline, its subscriptions,

@@ -16,9 +16,16 @@ struct DaemonLifecycleTests {
         ])
         let client = try daemon.client()
         try client.send(raw: #"{"jsonrpc":"2.0","id":1,"method":"macro.call","params":{"name":"slow"}}"#)
-        // The call is in flight once macro.running lists it (bounded poll, not a sleep).
+        // The call is in flight once macro.running lists it (bounded poll, not a sleep; 10 s for a
+        // loaded machine: the signal must not come before the call started).
         let control = try daemon.client()
-        for _ in 0..<500 where (try control.call("macro.running").arrayValue ?? []).isEmpty { usleep(2_000) }
+        var running: [MacroValue] = []
+        let deadline = Date().addingTimeInterval(10)
+        while running.isEmpty, Date() < deadline {
+            running = try control.call("macro.running").arrayValue ?? []
+            if running.isEmpty { usleep(2_000) }
+        }
+        try #require(running.first?["name"] == "slow")
         daemon.signal(SIGTERM)
         #expect(try client.readMessage() == ["jsonrpc": "2.0", "id": 1, "result": "finished"])
         #expect(daemon.stop(signal: 0) == 0)
