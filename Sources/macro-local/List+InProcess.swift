@@ -23,18 +23,6 @@ extension List: InProcessCommand {
         return (macros.map { json($0, kind: "macro") } + libs.map { json($0, kind: "lib") }, session.library.directory)
     }
 
-    /// An entry as `macro.list` gives it.
-    static func json(_ entry: MacroEntry, kind: String) -> MacroValue {
-        var fields: OrderedFields = [
-            "name": .string(entry.name), "kind": .string(kind), "status": .string(entry.status.rawValue),
-            "file": .string(entry.file), "version": .number(Double(entry.version)),
-        ]
-        if let error = entry.error {
-            var detail: OrderedFields = ["message": .string(error.headline)]
-            if let line = error.line { detail["line"] = .number(Double(line)) }
-            if let column = error.column { detail["column"] = .number(Double(column)) }
-            fields["error"] = .object(detail)
-        }
-        return .object(fields)
-    }
+    /// An entry as `macro.list` gives it (``MacroEntry/listJSON(kind:)``, the same as macrod's).
+    static func json(_ entry: MacroEntry, kind: String) -> MacroValue { entry.listJSON(kind: kind) }
 }

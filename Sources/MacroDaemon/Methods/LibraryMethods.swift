@@ -6,7 +6,7 @@ import MacroRPC
 extension EngineMethods {
     /// `macro.list`: every macro, then every lib file.
     func list() -> MacroValue {
-        .array(library.entries.map { Self.entryJSON($0, kind: "macro") } + library.libEntries.map { Self.entryJSON($0, kind: "lib") })
+        .array(library.entries.map { $0.listJSON(kind: "macro") } + library.libEntries.map { $0.listJSON(kind: "lib") })
     }
 
     /// `macro.source {name}`.
@@ -51,20 +51,5 @@ extension EngineMethods {
         }
         library.remove(name)
         return ["name": .string(name)]
-    }
-
-    /// A `macro.list` entry; `kind` is `macro` or `lib`.
-    static func entryJSON(_ entry: MacroEntry, kind: String) -> MacroValue {
-        var fields: OrderedFields = [
-            "name": .string(entry.name), "kind": .string(kind), "status": .string(entry.status.rawValue),
-            "file": .string(entry.file), "version": .number(Double(entry.version)),
-        ]
-        if let error = entry.error {
-            var detail: OrderedFields = ["message": .string(error.headline)]
-            detail["line"] = error.line.map { .number(Double($0)) } ?? .null
-            detail["column"] = error.column.map { .number(Double($0)) } ?? .null
-            fields["error"] = .object(detail)
-        }
-        return .object(fields)
     }
 }
