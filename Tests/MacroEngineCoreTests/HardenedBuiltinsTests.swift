@@ -74,3 +74,22 @@ struct HardenedBuiltinsTests {
         #expect(model.valuesByName.values.allSatisfy { $0 > 0 })
     }
 }
+
+/// The TypeError of a frozen built-in is thrown by the engine's own setter: its position must
+/// still be the macro's line and column, not the helper's.
+@Suite("Hardened built-ins: positions")
+struct HardenedBuiltinPositionTests {
+    @Test func theErrorPointsAtTheAssignmentInTheMacroFile() throws {
+        let dir = TemporaryDirectory(prefix: "hardened")
+        try dir.write("macros/tamper.js", "function () {\n  let a = 1;\n  Array.prototype.map = function () { return 'hacked' };\n}\n")
+        let (engine, _, _) = try makeEngine()
+        let library = MacroLibrary(directory: dir.url("macros"), engine: engine, logger: silentLogger)
+        _ = try library.reload()
+        let error = try #require(throws: MacroError.self) { try library.callFuture("tamper").wait() }
+        #expect(error.errorName == "TypeError")
+        #expect(error.file == dir.url("macros") + "/tamper.js")
+        #expect(error.line == 3)
+        #expect(error.stack?.hasPrefix("tamper@\(dir.url("macros"))/tamper.js:3:") == true)
+        #expect(error.column.map { error.stack?.hasPrefix("tamper@\(dir.url("macros"))/tamper.js:3:\($0)") == true } == true)
+    }
+}

@@ -276,8 +276,8 @@ final class JSRuntime {
         }
         let message = exception[jsString: JSNames.message.ref]
         let name = exception[jsString: JSNames.name.ref].string
-        let line = exception[jsString: JSNames.line.ref].number.map { Int($0) }
-        let column = exception[jsString: JSNames.column.ref].number.map { Int($0) }
+        var line = exception[jsString: JSNames.line.ref].number.map { Int($0) }
+        var column = exception[jsString: JSNames.column.ref].number.map { Int($0) }
         let sourceURL = exception[jsString: JSNames.sourceURL.ref].string
         // The engine's own frames (the call helper) are not the macro's business.
         var stack = exception[jsString: JSNames.stack.ref].string.map { text in
@@ -285,8 +285,14 @@ final class JSRuntime {
                 .filter { !$0.hasPrefix("__macroengine_") }
                 .joined(separator: "\n")
         }
+        var errorFile = sourceURL ?? file
+        // Thrown by the engine's own JavaScript (the hardened built-ins' setters, evaluated
+        // without a URL): its line and column are the helper's, not the macro's. The innermost
+        // frame of a file is where the macro was.
+        if sourceURL == nil, let top = stack.flatMap(JSRuntime.firstFilePosition) {
+            (errorFile, line, column) = (top.file, top.line, top.column)
+        }
         var errorColumn = column
-        let errorFile = sourceURL ?? file
         if let errorFile, wrappedFiles.contains(errorFile) {
             if line == 1, let c = column { errorColumn = max(1, c - 1) }
             stack = stack.map { JSRuntime.unshiftLineOne(in: $0, file: errorFile) }
@@ -296,6 +302,20 @@ final class JSRuntime {
             message: message.isUndefined ? exception.toString() : message.toString(),
             errorName: name, macro: macro, file: errorFile,
             line: line, column: errorColumn, stack: stack?.isEmpty == true ? nil : stack)
+    }
+
+    /// The file, line and column of the first stack line that names a file
+    /// (`name@file:line:column` or `file:line:column`), nil when none does.
+    static func firstFilePosition(in stack: String) -> (file: String, line: Int, column: Int)? {
+        for frame in stack.split(separator: "\n") {
+            let location = frame.split(separator: "@", maxSplits: 1).last ?? frame
+            let parts = location.split(separator: ":")
+            guard parts.count >= 3, let line = Int(parts[parts.count - 2]), let column = Int(parts[parts.count - 1]) else { continue }
+            let file = parts.dropLast(2).joined(separator: ":")
+            guard !file.isEmpty, file != "[native code]" else { continue }
+            return (file, line, column)
+        }
+        return nil
     }
 
     /// Rewrites `file:1:N` to `file:1:N-1` in a stack (see ``wrappedFiles``).
