@@ -14,6 +14,9 @@ struct Handover: Codable, Sendable {
     /// A client connection.
     struct Client: Codable, Sendable {
         var fd: Int32
+        /// The socket's cookie when it was handed over: the client may hang up, and its
+        /// descriptor number be reused, before the exec (see ``take()``).
+        var cookie: UInt64? = nil
         var subscriptions: [String]
         var pendingInput: [UInt8]
     }
@@ -64,7 +67,11 @@ struct Handover: Codable, Sendable {
         unsetenv(environmentKey)
         defer { unlink(path) }
         guard let data = FileManager.default.contents(atPath: path) else { return nil }
-        let handover = try? JSONDecoder().decode(Handover.self, from: data)
+        var handover = try? JSONDecoder().decode(Handover.self, from: data)
+        // A client that hung up while the old process was handing over had its descriptor closed
+        // (and its number possibly reused, or free for this process's own event loops to take):
+        // only a descriptor that is still the same socket is adopted.
+        handover?.clients.removeAll { client in client.cookie.map { SocketCookie.of(client.fd) != $0 } ?? false }
         // Descriptors we inherit must not leak into whatever this process runs later.
         let kept = Set([handover?.listener].compactMap { $0 } + (handover?.clients.map(\.fd) ?? []))
         for fd in kept { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }

@@ -93,7 +93,7 @@ final class StallRecovery: Sendable {
             guard let fd = descriptors[connection.cookie.load(ordering: .relaxed)] else { continue }
             if let bytes = direct[connection.id] { Self.writeAll(bytes, to: fd) }
             handover.clients.append(.init(
-                fd: fd, subscriptions: connection.subscriptions.map(\.rawValue).sorted(),
+                fd: fd, cookie: connection.cookie.load(ordering: .relaxed), subscriptions: connection.subscriptions.map(\.rawValue).sorted(),
                 pendingInput: (replay[connection.id] ?? []) + connection.pendingInput.current))
         }
         handover.quarantine = previous?.quarantine ?? Quarantine()
