@@ -34,6 +34,8 @@ let package = Package(
         .target(name: "CThreadSanitizer"),
         // JavaScriptCore's options, set in the environment before main (before any thread exists).
         .target(name: "CJSCStartup"),
+        // The system calls Glibc's Swift module does not expose (memfd_create).
+        .target(name: "CSystemShims"),
         // What both sides share and that needs no JavaScriptCore: MacroValue and its JSON parser
         // and writer, MacroError, macro names, the config (YAML), atomic files, the version. The
         // thin `macro` and the wire protocol build on it without the engine.
@@ -69,7 +71,7 @@ let package = Package(
         .target(
             name: "MacroDaemon",
             dependencies: [
-                "MacroEngineCore", "MacroRPC",
+                "MacroEngineCore", "MacroRPC", "CSystemShims",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -6,6 +6,7 @@ public struct MacroError: Error, Sendable, Hashable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Base: String, Hashable, Sendable {
             case threw, timeout, syntax, notAFunction, noSuchMacro, invalidName, conversion, io, invalidArgument, cancelled, memoryLimit
+            case quarantined, paused
         }
         private let base: Base
         private init(_ base: Base) { self.base = base }
@@ -32,6 +33,11 @@ public struct MacroError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let cancelled = Code(.cancelled)
         /// The macro was stopped because the engine's memory passed its limit.
         public static let memoryLimit = Code(.memoryLimit)
+        /// The file's code stalled the engine (``MacroError/message`` says how often): it is not
+        /// run until its content changes or the quarantine is lifted.
+        public static let quarantined = Code(.quarantined)
+        /// JavaScript is paused: the engine stalled too often in code no file answers for.
+        public static let paused = Code(.paused)
 
         /// The code's name, e.g. `threw`.
         public var description: String { base.rawValue }

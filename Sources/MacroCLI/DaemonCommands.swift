@@ -29,6 +29,11 @@ struct Status: ParsableCommand {
         print("errors       \(status["errors"].intValue ?? 0)")
         print("connections  \(status["connections"].intValue ?? 0)")
         if let stateError = status["stateError"].stringValue { print(Terminal.red("state        cannot be saved: \(stateError)")) }
+        if let paused = status["paused"].stringValue { print(Terminal.red("javascript   paused: \(paused)")) }
+        for file in status["quarantined"].arrayValue ?? [] {
+            print(Terminal.red("quarantined  \(file["name"].stringValue ?? "?"): \(file["reason"].stringValue ?? "")"))
+            print("             \(file["remedy"].stringValue ?? "")")
+        }
     }
 }
 

@@ -36,13 +36,15 @@ package struct List: ParsableCommand {
             return
         }
         let width = max(4, entries.compactMap(\.["name"].stringValue).map(\.count).max() ?? 0)
-        print("NAME".padding(toLength: width, withPad: " ", startingAt: 0) + "  STATUS  FILE")
+        let statusWidth = entries.contains { $0["quarantined"] == .bool(true) } ? 11 : 6
+        print("NAME".padding(toLength: width, withPad: " ", startingAt: 0) + "  " + "STATUS".padding(toLength: statusWidth, withPad: " ", startingAt: 0) + "  FILE")
         for entry in entries {
-            let name = entry["name"].stringValue ?? "", status = entry["status"].stringValue ?? ""
+            let name = entry["name"].stringValue ?? ""
+            let status = entry["quarantined"] == .bool(true) ? "quarantined" : entry["status"].stringValue ?? ""
             var line = name.padding(toLength: width, withPad: " ", startingAt: 0) + "  "
-            line += status.padding(toLength: 6, withPad: " ", startingAt: 0) + "  " + (entry["file"].stringValue ?? "")
+            line += status.padding(toLength: statusWidth, withPad: " ", startingAt: 0) + "  " + (entry["file"].stringValue ?? "")
             if let error = Self.diagnostic(entry) {
-                line += "\n" + String(repeating: " ", count: width + 10) + error
+                line += "\n" + String(repeating: " ", count: width + statusWidth + 4) + error
             }
             print(line)
         }

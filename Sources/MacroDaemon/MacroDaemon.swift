@@ -90,13 +90,19 @@ public final class MacroDaemon: Service, Sendable {
             version: version, logger: logger)
         if let handover { host.metrics.restarts.increment(by: handover.totalRestarts) }
         // The last line of defence, watching from its own thread from the first file loaded on.
-        let recovery = StallRecovery(host: host, hub: hub, socketPath: socketPath, previous: handover, logger: logger)
+        let recovery = StallRecovery(
+            host: host, library: library, hub: hub, previous: handover, stallQuarantine: config.stallQuarantine, logger: logger)
         let stallWatch = StallWatch(
             occupancy: engine.occupancy, grace: config.stallGrace, memoryCeiling: (config.memoryLimitMB << 20) / 2 * 3,
             onTick: { healthy in notifier.heartbeat(healthy: healthy) },
             onStall: { recovery.recover($0) })
         defer { stallWatch.stop() }
-        if let handover { library.setQuarantine(handover.quarantine) }
+        if let handover {
+            library.setQuarantine(handover.quarantine)
+            if handover.paused {
+                engine.pauseJavaScript(reason: "the engine stalled more than \(StallRecovery.budget) times within \(Int(StallRecovery.budgetWindow)) s in code no macro file answers for (\(handover.reason))")
+            }
+        }
         rescan(library: library, watcher: nil)
         // fsync: interval — make the latest state durable at most once per period.
         let period = TimeAmount.nanoseconds(
@@ -166,6 +172,7 @@ public final class MacroDaemon: Service, Sendable {
             } else {
                 server = try await bootstrap.bind(unixDomainSocketPath: socketPath, cleanupExistingSocketFile: false).get()
             }
+            recovery.listener.locked { $0 = server }
             if let provider = server as? any SocketOptionProvider {
                 let cookie: UInt64 = try await provider.unsafeGetSocketOption(
                     level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SocketCookie.option)).get()
@@ -192,11 +199,20 @@ public final class MacroDaemon: Service, Sendable {
         }
         notifier.notify("READY=1\nSTATUS=listening on \(socketPath)")
 
+        // A shutdown that began before the restart goes on here: serve what was handed over
+        // (within the grace period), then stop.
+        let shutdownCarriedOver = handover?.shuttingDown ?? false
+        if shutdownCarriedOver {
+            recovery.shutdownRequested.store(true, ordering: .relaxed)
+            logger.info("a shutdown began before the engine restart: shutting down")
+            server.close(promise: nil)
+        }
         await withTaskGroup(of: Void.self) { tasks in
             tasks.addTask {
                 await withGracefulShutdownHandler {
                     try? await server.closeFuture.get()
                 } onGracefulShutdown: {
+                    recovery.shutdownRequested.store(true, ordering: .relaxed)
                     server.close(promise: nil)
                 }
             }

@@ -42,6 +42,12 @@ public struct RPCError: Error, Sendable, Equatable, CustomStringConvertible {
     /// `stall_grace_ms`) while this request was in flight; it did not complete, and nothing of
     /// it was kept. Sending it again is safe.
     public static let engineRestarted = -32006
+    /// The macro is quarantined: its code stalled the engine; `data` names it, the stalls, and how
+    /// to lift the quarantine (save a new version, or `macro.unquarantine`).
+    public static let quarantined = -32007
+    /// JavaScript is paused: the engine stalled more than its restart budget allows in code no
+    /// file answers for; `engine.resume` (`macro resume`) runs it again.
+    public static let paused = -32008
 
     /// The JSON object.
     public var json: MacroValue {
@@ -85,6 +91,8 @@ public struct RPCError: Error, Sendable, Equatable, CustomStringConvertible {
             data["reason"] = "cancelled"
             self.init(code: Self.timeout, message: error.message, data: .object(data))
         case .noSuchMacro: self.init(code: Self.noSuchMacro, message: error.message, data: .object(data))
+        case .quarantined: self.init(code: Self.quarantined, message: error.message, data: .object(data))
+        case .paused: self.init(code: Self.paused, message: error.message, data: .object(data))
         case .syntax, .notAFunction, .invalidName:
             self.init(code: Self.syntaxError, message: error.headline, data: .object(data))
         case .io where error.line != nil:  // a file that is not UTF-8

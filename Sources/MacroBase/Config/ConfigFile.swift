@@ -30,7 +30,7 @@ struct ConfigFile: Decodable {
         "socket", "shutdown_grace_ms", "max_line_bytes", "allowed_uids", "engine_eval", "queue_limit",
         "call_deadline_ms", "fsync", "fsync_interval_ms", "memory_limit_mb", "io_thread",
         "connection_in_flight", "connection_buffer_bytes",
-        "harden_builtins", "stall_grace_ms",
+        "harden_builtins", "stall_grace_ms", "stall_quarantine",
         "http", "http_allow_remote", "log_format",
     ]
     var macrosDir: String?
@@ -54,6 +54,7 @@ struct ConfigFile: Decodable {
     var connectionBufferBytes: Int?
     var hardenBuiltins: Bool?
     var stallGraceMs: Int?
+    var stallQuarantine: Int?
     var http: String?
     var httpAllowRemote: Bool?
     var logFormat: String?
@@ -66,7 +67,7 @@ struct ConfigFile: Decodable {
         case callDeadlineMs = "call_deadline_ms", fsync, fsyncIntervalMs = "fsync_interval_ms"
         case memoryLimitMB = "memory_limit_mb", ioThread = "io_thread"
         case connectionInFlight = "connection_in_flight", connectionBufferBytes = "connection_buffer_bytes"
-        case hardenBuiltins = "harden_builtins", stallGraceMs = "stall_grace_ms"
+        case hardenBuiltins = "harden_builtins", stallGraceMs = "stall_grace_ms", stallQuarantine = "stall_quarantine"
         case http, httpAllowRemote = "http_allow_remote", logFormat = "log_format"
     }
 
@@ -86,6 +87,7 @@ struct ConfigFile: Decodable {
         engineEval = try c.decodeIfPresent(Bool.self, forKey: .engineEval)
         hardenBuiltins = try c.decodeIfPresent(Bool.self, forKey: .hardenBuiltins)
         stallGraceMs = try c.decodeIfPresent(Int.self, forKey: .stallGraceMs)
+        stallQuarantine = try c.decodeIfPresent(Int.self, forKey: .stallQuarantine)
         queueLimit = try c.decodeIfPresent(Int.self, forKey: .queueLimit)
         callDeadlineMs = try c.decodeIfPresent(Int.self, forKey: .callDeadlineMs)
         fsync = try c.decodeIfPresent(String.self, forKey: .fsync)
@@ -208,6 +210,12 @@ struct ConfigFile: Decodable {
                 throw ConfigError(code: .invalidValue, file: file, key: "stall_grace_ms", message: "must be between 0 and 600000, got \(stallGraceMs)")
             }
             config.stallGrace = .milliseconds(stallGraceMs)
+        }
+        if let stallQuarantine {
+            guard (1...100).contains(stallQuarantine) else {
+                throw ConfigError(code: .invalidValue, file: file, key: "stall_quarantine", message: "must be between 1 and 100, got \(stallQuarantine)")
+            }
+            config.stallQuarantine = stallQuarantine
         }
         if let http, !http.isEmpty {
             guard let address = HTTPAddress(parsing: http) else {

@@ -76,6 +76,10 @@ public struct MacroConfig: Sendable, Equatable {
     /// How long past its budget (or past a cancel) the engine may stay inside JavaScript before
     /// the last resort takes over: macrod restarts its engine, the CLI stops (`stall_grace_ms`, 2000).
     public var stallGrace: Duration = .seconds(2)
+    /// How many stalls of one macro's (or lib file's) code within 60 s put it in quarantine: its
+    /// calls are then refused at once until its file changes or `macro unquarantine` lifts it
+    /// (`stall_quarantine`, 2; 1 quarantines at the first stall).
+    public var stallQuarantine = 2
     /// Where macrod serves the dashboard (`http`, `HOST:PORT`); nil: no dashboard.
     public var http: HTTPAddress?
     /// Whether the dashboard may listen on an address other than loopback (`http_allow_remote`, false).

@@ -51,9 +51,12 @@ final class EngineExecutor: Sendable {
     /// gives the place back, publishes what the request changed, then `deliver`s the outcome:
     /// at once, or after the batch's commit when it runs inside one.
     func job(_ work: @escaping @Sendable () -> EventLoopFuture<MacroValue>, defersCommit: Bool,
+             progress: InFlightRequests.StartFlag? = nil,
              deliver: @escaping @Sendable (Result<MacroValue, any Error>) -> Void) -> Job {
         Job(run: { [self] in
+            progress?.set()
             work().whenComplete { [self] outcome in
+                progress?.finish()
                 queued.subtract(1, ordering: .relaxed)
                 publisher.publishIfChanged()
                 let commit = groupCommit.value

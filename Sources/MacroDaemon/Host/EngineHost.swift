@@ -21,6 +21,7 @@ final class EngineHost: Sendable {
     let publisher: ProgressPublisher
     private let settings: SettingsBox
     private let consoleRoutes = ConsoleRoutes()
+    private let library: MacroLibrary
 
     /// The settings (``HostSettings``), under the name the daemon builds them with.
     typealias Settings = HostSettings
@@ -29,6 +30,7 @@ final class EngineHost: Sendable {
          settings: HostSettings, version: String, logger: Logger) {
         self.engine = engine
         self.hub = hub
+        self.library = library
         let settings = SettingsBox(settings)
         self.settings = settings
         let loop = engine.eventLoop
@@ -72,7 +74,7 @@ final class EngineHost: Sendable {
     var pending: Int { executor.pending }
     /// Requests on the engine (or waiting for a call to stop), answerable by a restart.
     var inFlight: InFlightRequests { router.inFlight }
-    /// From now on new requests are answered -32006 at once: the engine is being restarted.
+    /// From now on new requests wait for the next process: the engine is being restarted.
     func beginRestart() { router.restarting.store(true, ordering: .relaxed) }
     /// The state journal.
     var journal: StateJournal { persistence.journal }
@@ -97,6 +99,8 @@ final class EngineHost: Sendable {
     func metricsText(on loop: any EventLoop, waitForHeap: TimeAmount = .milliseconds(500)) -> EventLoopFuture<[UInt8]> {
         metrics.connections.set(Double(hub.count))
         metrics.queueDepth.set(Double(pending))
+        metrics.quarantined.set(Double(library.quarantineList.files.count))
+        metrics.javascriptPaused.set(Double(engine.pausedReason == nil ? 0 : 1))
         let promise = loop.makePromise(of: [UInt8].self)
         let once = ScrapeOnce()
         let metrics = metrics

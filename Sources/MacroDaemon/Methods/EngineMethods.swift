@@ -74,6 +74,8 @@ final class EngineMethods: Sendable {
         case .stats: return try stats(params)
         case .logRecent: return try recentLogs(params)
         case .eval: return try eval(params)
+        case .unquarantine: return try unquarantine(params)
+        case .resume: return resume()
         case .call, .running, .cancel, .profile:
             throw RPCError(code: RPCError.internalError, message: "internal error: \(method.rawValue) is not dispatched here")
         }

@@ -26,6 +26,9 @@ extension EngineMethods {
         ]
         fields["stateError"] = persistence.stateError.map { .string($0) } ?? .null
         fields["dashboard"] = dashboard.map { .string($0) } ?? .null
+        fields["quarantined"] = quarantineJSON()
+        fields["javascript"] = engine.pausedReason == nil ? "running" : "paused"
+        fields["paused"] = engine.pausedReason.map { .string($0) } ?? .null
         return .object(fields)
     }
 
@@ -49,7 +52,12 @@ extension EngineMethods {
         } else {
             names = Set(library.entries.map(\.name) + table.names).sorted()
         }
-        let result = MacroValue.array(names.map(table.json))
+        let quarantined = Set(library.quarantineList.files.compactMap(\.macro))
+        let result = MacroValue.array(names.map { name in
+            guard case .object(var fields) = table.json(name) else { return table.json(name) }
+            fields["quarantined"] = .bool(quarantined.contains(name))
+            return .object(fields)
+        })
         if reset { table.reset(name) }
         return result
     }

@@ -12,11 +12,13 @@ package enum CallOutcome: String, CaseIterable, Sendable {
     case cancelled
     /// The engine's memory passed `memory_limit_mb` while it ran.
     case memory
+    /// Refused without running: the macro is quarantined, or JavaScript is paused.
+    case quarantined
     /// Anything else: a result that cannot be converted, a bad argument to a native function.
     case other
 
     /// The kinds of error, in the order `errors` lists them.
-    package static let errorKinds: [CallOutcome] = [.threw, .timeout, .cancelled, .memory, .other]
+    package static let errorKinds: [CallOutcome] = [.threw, .timeout, .cancelled, .memory, .quarantined, .other]
 
     /// The outcome of a call that failed with `error`; nil when the call never ran a macro
     /// (no such macro), which is not counted.
@@ -31,6 +33,7 @@ package enum CallOutcome: String, CaseIterable, Sendable {
         case .timeout: self = .timeout
         case .cancelled: self = .cancelled
         case .memoryLimit: self = .memory
+        case .quarantined, .paused: self = .quarantined
         default: self = .other
         }
     }

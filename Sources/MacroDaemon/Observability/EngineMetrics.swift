@@ -17,6 +17,10 @@ package final class EngineMetrics: Sendable {
     let queueDepth: Prometheus.Gauge
     /// `macroengine_engine_restarts_total`.
     let restarts: CoreMetrics.Counter
+    /// `macroengine_quarantined_files`: macro and lib files in quarantine (see ``Quarantine``).
+    let quarantined: Prometheus.Gauge
+    /// `macroengine_javascript_paused`: 1 while JavaScript is paused (the restart budget is spent).
+    let javascriptPaused: Prometheus.Gauge
     private let reloadsOK: CoreMetrics.Counter
     private let reloadsFailed: CoreMetrics.Counter
 
@@ -45,6 +49,8 @@ package final class EngineMetrics: Sendable {
         heapBytes = registry.makeGauge(descriptor: Self.descriptor("js_heap", "bytes", "JavaScriptCore's heap size (live objects and garbage not collected yet), read at the scrape."))
         connections = registry.makeGauge(descriptor: Self.descriptor("connections", "", "Connected clients: socket, WebSocket and HTTP."))
         queueDepth = registry.makeGauge(descriptor: Self.descriptor("queue_depth", "", "Requests waiting for or running on the engine."))
+        quarantined = registry.makeGauge(descriptor: Self.descriptor("quarantined_files", "", "Macro and lib files in quarantine: their code stalled the engine; they are not run until changed or lifted (macro.unquarantine)."))
+        javascriptPaused = registry.makeGauge(descriptor: Self.descriptor("javascript_paused", "", "1 while JavaScript is paused: the engine stalled more than its restart budget in code no file answers for (engine.resume runs it again)."))
         let restartsName = Self.descriptor("engine_restarts", "total", "Engine restarts after a stall since macrod was started.")
         restarts = CoreMetrics.Counter(label: restartsName.name, dimensions: [], handler: registry.makeCounter(descriptor: restartsName), factory: factory)
         reloadsOK = CoreMetrics.Counter(

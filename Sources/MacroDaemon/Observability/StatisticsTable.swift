@@ -26,7 +26,8 @@ package final class StatisticsTable {
     private var running: [Int: String] = [:]
     /// Calls that settled during the current turn: forgotten after that turn's time is counted.
     private var settled: [Int] = []
-    private let metrics: EngineMetrics
+    /// The Prometheus metrics the calls also count in.
+    package let metrics: EngineMetrics
 
     /// A table whose calls also count in `metrics`.
     package init(metrics: EngineMetrics) { self.metrics = metrics }

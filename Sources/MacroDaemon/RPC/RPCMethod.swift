@@ -18,13 +18,15 @@ package enum RPCMethod: String, CaseIterable, Sendable {
     case logRecent = "log.recent"
     case stats = "macro.stats"
     case profile = "macro.profile"
+    case unquarantine = "macro.unquarantine"
+    case resume = "engine.resume"
 
     /// The params it accepts, in documentation order. `nil`: the method checks its own keys
     /// (`progress.set` takes the configured channel names).
     package var paramNames: [String]? {
         switch self {
         case .call: ["name", "args", "timeoutMs"]
-        case .source, .delete: ["name"]
+        case .source, .delete, .unquarantine: ["name"]
         case .save: ["name", "source"]
         case .cancel: ["call"]
         case .subscribe, .unsubscribe: ["events"]
@@ -33,7 +35,7 @@ package enum RPCMethod: String, CaseIterable, Sendable {
         case .stats: ["name", "reset"]
         case .profile: ["name", "args", "runs", "timeoutMs"]
         case .progressSet: nil
-        case .list, .types, .running, .progressGet, .status: []
+        case .list, .types, .running, .progressGet, .status, .resume: []
         }
     }
 

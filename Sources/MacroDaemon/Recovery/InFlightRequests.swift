@@ -28,11 +28,20 @@ final class InFlightRequests: Sendable {
         var started: StartFlag? = nil
     }
 
-    /// Set when the engine begins a request: one that never began can be sent to the next process.
+    /// How far the engine got with a request, which decides whether a restart may replay it in
+    /// the next process: one that never began, or one that finished but whose reply was still
+    /// held for its batch's commit (its effects were only in the progress model, never journaled
+    /// nor published), is as if it had not arrived yet.
     final class StartFlag: Sendable {
-        private let value = Atomic<Bool>(false)
-        func set() { value.store(true, ordering: .relaxed) }
-        var isSet: Bool { value.load(ordering: .relaxed) }
+        private let value = Atomic<Int>(0)
+        /// The engine began it.
+        func set() { value.store(1, ordering: .relaxed) }
+        /// The engine finished it (its reply may still be held for the batch's commit).
+        func finish() { value.store(2, ordering: .relaxed) }
+        /// The engine began it.
+        var isSet: Bool { value.load(ordering: .relaxed) >= 1 }
+        /// The engine finished it.
+        var isFinished: Bool { value.load(ordering: .relaxed) == 2 }
     }
 
     private let entries = Mutex<[Int: Entry]>([:])

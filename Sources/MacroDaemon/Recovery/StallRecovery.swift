@@ -10,59 +10,140 @@ import Glibc
 #endif
 
 /// macrod's last resort when its engine is stuck in JavaScript that JavaScriptCore cannot
-/// interrupt (see ``StallWatch``): answer every request in flight, then re-execute macrod with
-/// its listening socket and client connections handed over (``Handover``).
+/// interrupt (see ``StallWatch``): blame the file whose code it was, answer every request in
+/// flight, then re-execute macrod with its listening socket and client connections handed over
+/// (``Handover``). macrod never exits because of a macro.
+///
+/// Whose fault (``CodeOwner``, recorded by the engine for every entry into JavaScript):
+/// - a file that stalls while it loads is quarantined at once;
+/// - a macro or lib file whose calls, timers or promise jobs stall the engine is quarantined at
+///   its `stall_quarantine`-th stall within ``budgetWindow``: its callers are then refused at
+///   once (-32007) until its file changes or `macro.unquarantine` lifts it;
+/// - a stall no file answers for (`engine.eval`, the engine's own runs) counts against the
+///   restart budget; past ``budget`` of those within ``budgetWindow``, the next process keeps
+///   serving with JavaScript paused (-32008 for what needs it, `engine.resume` ends it).
 ///
 /// What a client sees: the stuck call gets -32001 (reason `timeout`, or `cancelled` when it was
-/// cancelled) and a pending `macro.cancel` of it gets `cancelled: true`; every other request in
-/// flight gets -32006 (engine restarted; nothing of it was kept). Requests not yet read stay in
-/// the socket and are answered by the new process; connections and their subscriptions stay
-/// open. The state is the journal's: every answered call's values, never the stuck turn's.
+/// cancelled) and a pending `macro.cancel` of it gets `cancelled: true`. Requests that had not
+/// started, requests read while the restart runs, and requests that finished but whose replies
+/// were still held for their batch's commit (their effects only in the progress model: never
+/// journaled, never published) are handed to the next process, which answers them as if they
+/// had just arrived. Only requests that had started and had effects that cannot be undone
+/// (an async call whose earlier turns committed, a `macro.save` that wrote its file) get -32006.
+/// Connections and their subscriptions stay open; the state is the journal's.
 final class StallRecovery: Sendable {
     private let host: EngineHost
+    private let library: MacroLibrary
     private let hub: NotificationHub
     private let logger: Logger
-    private let directory: String
     private let previous: Handover?
+    private let stallQuarantine: Int
     /// The listening socket's cookie, once macrod listens.
     let listenerCookie = Atomic<UInt64>(0)
-    /// More restarts than this within ``budgetWindow`` and macrod exits instead (systemd restarts it).
+    /// The listening socket, to stop accepting while the restart runs (new clients wait in the
+    /// backlog for the next process).
+    let listener = Mutex<(any Channel)?>(nil)
+    /// Set when a graceful shutdown (SIGTERM/SIGINT) begins: it must survive the restart.
+    let shutdownRequested = Atomic<Bool>(false)
+    /// More restarts that no file answers for than this within ``budgetWindow`` and JavaScript is paused.
     static let budget = 5
     static let budgetWindow: Double = 60
+    /// At most this many bytes of requests are replayed in the next process (in all); past it,
+    /// requests that had not started are answered -32006 (sending them again is safe).
+    static let replayLimit = 64 << 20
+    /// The whole restart (answering, flushing, handing over) takes at most this long; what a
+    /// client does not read by then is not waited for.
+    static let timeLimit: Double = 5
 
-    init(host: EngineHost, hub: NotificationHub, socketPath: String, previous: Handover?, logger: Logger) {
+    init(host: EngineHost, library: MacroLibrary, hub: NotificationHub, previous: Handover?, stallQuarantine: Int, logger: Logger) {
         self.host = host
+        self.library = library
         self.hub = hub
         self.logger = logger
         self.previous = previous
-        self.directory = (socketPath as NSString).deletingLastPathComponent
+        self.stallQuarantine = stallQuarantine
     }
 
-    /// Runs on the stall watch's thread; does not return (the process is replaced, or exits 70).
+    /// The verdict on one stall: who answers for it, and what follows.
+    struct Verdict {
+        var quarantine: Quarantine
+        /// The file this stall put in quarantine, if it did.
+        var quarantined: Quarantine.File?
+        /// Restarts no file answers for within the window, this one included if it is one.
+        var restarts: [Double]
+        var paused: Bool
+    }
+
+    /// Judges `stall` against what earlier restarts knew (`quarantine`, `restarts`) at `now`
+    /// (uptime seconds).
+    static func judge(_ stall: StallWatch.Stall, quarantine: Quarantine, restarts: [Double], paused: Bool, now: Double, stallQuarantine: Int) -> Verdict {
+        var verdict = Verdict(quarantine: quarantine, quarantined: nil, restarts: restarts.filter { now - $0 < budgetWindow }, paused: paused)
+        let occupancy = stall.occupancy
+        if let file = occupancy.loadingFile, let hash = occupancy.loadingHash {
+            verdict.quarantine.add(file, hash: hash, stuckMilliseconds: stall.stuckMilliseconds, macro: occupancy.owner?.macro)
+            verdict.quarantined = verdict.quarantine.files.last
+        } else if let owner = occupancy.owner {
+            verdict.quarantined = verdict.quarantine.strike(owner, at: now, window: budgetWindow, limit: stallQuarantine, stuckMilliseconds: stall.stuckMilliseconds)
+        } else {
+            verdict.restarts.append(now)
+            if verdict.restarts.count > budget { verdict.paused = true }
+        }
+        return verdict
+    }
+
+    /// Runs on the stall watch's thread; does not return (the process is replaced, or exits 70
+    /// when it cannot be).
     func recover(_ stall: StallWatch.Stall) -> Never {
+        let giveUp = NIODeadline.now() + .milliseconds(Int64(Self.timeLimit * 1000))
         host.beginRestart()
         let occupancy = stall.occupancy
-        let doing = occupancy.loadingFile.map { "loading \($0)" } ?? (occupancy.call != 0 ? "call \(occupancy.call)" : "a timer or promise job")
+        let doing = occupancy.loadingFile.map { "loading \($0)" }
+            ?? occupancy.owner.map { occupancy.call != 0 ? "call \(occupancy.call) of \($0.label)" : "a timer or promise job of \($0.label)" }
+            ?? (occupancy.call != 0 ? "call \(occupancy.call)" : "code no macro file answers for")
         let reason = stall.residentBytes.map { "the process reached \($0 >> 20) MiB (1.5 x memory_limit_mb) after \(stall.stuckMilliseconds) ms in JavaScript (\(doing)) that the watchdog cannot reach" }
             ?? "the engine was stuck in JavaScript for \(stall.stuckMilliseconds) ms (\(doing)), past its budget\(stall.cancelled ? " and a cancel" : "") plus stall_grace_ms, in a way JavaScriptCore cannot interrupt (an endless chain of promise jobs?)"
+        let now = Double(NIODeadline.now().uptimeNanoseconds) / 1e9
+        let verdict = Self.judge(
+            stall, quarantine: library.quarantineList, restarts: previous?.restarts ?? [], paused: previous?.paused ?? false,
+            now: now, stallQuarantine: stallQuarantine)
         logger.critical("\(reason); restarting the engine (connections, subscriptions and every answered call's state are kept)")
+        if let file = verdict.quarantined {
+            logger.error("quarantined \(file.macro.map { "macro \($0)" } ?? file.path): \(file.reason); \(file.remedy)")
+        }
+        if verdict.paused, !(previous?.paused ?? false) {
+            logger.critical("the engine stalled \(verdict.restarts.count) times within \(Int(Self.budgetWindow)) s in code no macro file answers for; JavaScript is paused after this restart (control, status and progress.get still answer); `macro resume` (engine.resume) runs it again")
+        }
 
         let connections = hub.all
         // With `io_thread: engine` the connections live on the stuck loop itself: nothing runs
         // there any more, so their replies are written straight to their sockets below.
         let stuckLoop = host.engine.eventLoop
         let live = connections.filter { $0.channel.eventLoop !== stuckLoop }
-        // 1. Read nothing more: what clients send from now on is read by the next process.
-        wait(live.map { connection in connection.channel.setOption(ChannelOptions.autoRead, value: false) })
-        // 2. Answer every request in flight, exactly once.
+        // 1. Read and accept nothing more: what clients send from now on waits in the sockets
+        //    (and new clients in the backlog) for the next process.
+        let server = listener.locked { $0 }.flatMap { $0.eventLoop === stuckLoop ? nil : $0 }
+        wait(live.map { $0.channel.setOption(ChannelOptions.autoRead, value: false) } + [server?.setOption(ChannelOptions.autoRead, value: false)].compactMap { $0 }, until: giveUp)
+        // 2. Answer every request in flight, exactly once, or hand it to the next process.
         let names = Dictionary(host.engine.runningCalls.map { ($0.id, $0.macro) }, uniquingKeysWith: { a, _ in a })
         var replay: [Int: [UInt8]] = [:]
+        var replayed = 0
         var direct: [Int: [UInt8]] = [:]
+        let handedOver = Set(connections.filter { $0.channel.isActive && $0.cookie.load(ordering: .relaxed) != 0 && $0.isSocket }.map(\.id))
+        func handOver(_ request: RPCRequest, of connection: Connection?, promise: EventLoopPromise<RPCMessage?>) -> Bool {
+            guard let connection, handedOver.contains(connection.id) else { return false }
+            let line = Array(Self.line(request).utf8)
+            guard replayed + line.count <= Self.replayLimit else { return false }
+            replayed += line.count
+            replay[connection.id, default: []] += line
+            unanswered.locked { $0.append(promise) }
+            return true
+        }
         for entry in host.inFlight.takeAll() {
-            // Never started on the engine: the next process runs it, as if it arrived there.
-            if let request = entry.request, let connection = entry.connection, entry.started?.isSet == false {
-                replay[connection.id, default: []] += Array(Self.line(request).utf8)
-                unanswered.locked { $0.append(entry.promise) }
+            // Never started, or finished with its reply held and its effects only in the
+            // progress model: the next process runs it, as if it arrived there.
+            if let request = entry.request, let started = entry.started,
+               !started.isSet || (started.isFinished && RPCMethod(rawValue: request.method)?.defersCommit == true),
+               handOver(request, of: entry.connection, promise: entry.promise) {
                 continue
             }
             guard let id = entry.id else {
@@ -78,46 +159,46 @@ final class StallRecovery: Sendable {
                 entry.promise.succeed(message)
             }
         }
+        // Read while the restart began: the next process answers them too.
+        for late in host.router.lateArrivals.locked({ list in defer { list.removeAll() }; return list }) {
+            if handOver(late.request, of: late.connection, promise: late.promise) { continue }
+            late.promise.succeed(late.request.id.map { RPCCodec.response(id: $0, error: EngineHost.restartError) })
+        }
         // 3. Flush: an empty write completes after everything written before it.
         wait(live.map { connection in
             connection.channel.eventLoop.flatSubmit {
                 connection.channel.writeAndFlush(connection.channel.allocator.buffer(capacity: 0))
             }
-        })
+        }, until: giveUp)
         // 4. Hand over the sockets and what the next process must know.
         var handover = Handover()
         let descriptors = SocketCookie.descriptorsByCookie()
-        let listener = listenerCookie.load(ordering: .relaxed)
-        handover.listener = listener == 0 ? nil : descriptors[listener]
-        for connection in connections where connection.channel.isActive {
+        let listenerCookie = listenerCookie.load(ordering: .relaxed)
+        handover.listener = listenerCookie == 0 ? nil : descriptors[listenerCookie]
+        for connection in connections where handedOver.contains(connection.id) {
             guard let fd = descriptors[connection.cookie.load(ordering: .relaxed)] else { continue }
-            if let bytes = direct[connection.id] { Self.writeAll(bytes, to: fd) }
+            if let bytes = direct[connection.id] { Self.writeAll(bytes, to: fd, until: giveUp) }
+            let input = (replay[connection.id] ?? []) + connection.pendingInput.current
             handover.clients.append(.init(
                 fd: fd, cookie: connection.cookie.load(ordering: .relaxed), subscriptions: connection.subscriptions.map(\.rawValue).sorted(),
-                pendingInput: (replay[connection.id] ?? []) + connection.pendingInput.current))
+                pendingInput: input, pendingLength: input.count))
         }
-        handover.quarantine = previous?.quarantine ?? Quarantine()
-        if let file = occupancy.loadingFile, let hash = occupancy.loadingHash {
-            handover.quarantine.add(file, hash: hash, stuckMilliseconds: stall.stuckMilliseconds)
-        }
-        let now = Double(NIODeadline.now().uptimeNanoseconds) / 1e9
-        handover.restarts = (previous?.restarts ?? []).filter { now - $0 < Self.budgetWindow } + [now]
+        handover.quarantine = verdict.quarantine
+        handover.restarts = verdict.restarts
+        handover.paused = verdict.paused
         handover.totalRestarts = (previous?.totalRestarts ?? 0) + 1
         handover.reason = reason
         handover.stalledAt = Date().timeIntervalSince1970
-        guard handover.restarts.count <= Self.budget else {
-            logger.critical("the engine stalled \(handover.restarts.count) times within \(Int(Self.budgetWindow)) s; exiting (70) for the service manager to restart macrod")
-            exit(70)
-        }
-        let failure = handover.execute(directory: directory)
+        handover.shuttingDown = shutdownRequested.load(ordering: .relaxed) || (previous?.shuttingDown ?? false)
+        let failure = handover.execute()
         logger.critical("cannot restart the engine: \(failure); exiting (70) for the service manager to restart macrod")
         exit(70)
     }
 
-    /// Writes `bytes` to a (non-blocking) socket, waiting up to a second for room.
-    static func writeAll(_ bytes: [UInt8], to fd: Int32) {
+    /// Writes `bytes` to a (non-blocking) socket, waiting for room until `deadline` (and at most a second).
+    static func writeAll(_ bytes: [UInt8], to fd: Int32, until deadline: NIODeadline) {
         var offset = 0
-        let giveUp = NIODeadline.now() + .seconds(1)
+        let giveUp = min(deadline, NIODeadline.now() + .seconds(1))
         while offset < bytes.count, NIODeadline.now() < giveUp {
             let n = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             if n > 0 { offset += n; continue }
@@ -165,9 +246,9 @@ final class StallRecovery: Sendable {
         }
     }
 
-    /// Waits for the futures, at most one second in all (a client that does not read loses its
-    /// last replies rather than hold the restart).
-    private func wait<T: Sendable>(_ futures: [EventLoopFuture<T>]) {
+    /// Waits for the futures until `deadline`, and at most one second (a client that does not
+    /// read loses its last replies rather than hold the restart).
+    private func wait<T: Sendable>(_ futures: [EventLoopFuture<T>], until deadline: NIODeadline) {
         let done = DispatchSemaphore(value: 0)
         let remaining = Atomic<Int>(futures.count)
         guard !futures.isEmpty else { return }
@@ -176,6 +257,7 @@ final class StallRecovery: Sendable {
                 if remaining.subtract(1, ordering: .relaxed).newValue == 0 { done.signal() }
             }
         }
-        _ = done.wait(timeout: .now() + 1)
+        let left = max(0, min(1_000_000_000, deadline.uptimeNanoseconds &- NIODeadline.now().uptimeNanoseconds))
+        _ = done.wait(timeout: .now() + .nanoseconds(Int(left)))
     }
 }

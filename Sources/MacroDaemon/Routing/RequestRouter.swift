@@ -19,8 +19,12 @@ final class RequestRouter: Sendable {
     private let logger: Logger
     /// Requests on the engine (or waiting for a call to stop), answerable by a restart.
     let inFlight: InFlightRequests
-    /// Set once the engine is being restarted: new requests are answered -32006 at once.
+    /// Set once the engine is being restarted: new requests wait for the next process
+    /// (``lateArrivals``).
     let restarting = Atomic<Bool>(false)
+    /// Requests read after the restart began, with their connections: the restart hands them to
+    /// the next process, which answers them (their promises are kept until `exec`).
+    let lateArrivals = Mutex<[(connection: Connection, request: RPCRequest, promise: EventLoopPromise<RPCMessage?>)]>([])
 
     init(engine: MacroEngine, executor: EngineExecutor, methods: EngineMethods, settings: SettingsBox,
          counters: RequestCounters, inFlight: InFlightRequests, logger: Logger) {
@@ -68,8 +72,9 @@ final class RequestRouter: Sendable {
             return replyLoop.makeSucceededFuture(request.id.map { RPCCodec.response(id: $0, error: error) })
         }
         if restarting.load(ordering: .relaxed) {
-            counters.countError()
-            return replyLoop.makeSucceededFuture(request.id.map { RPCCodec.response(id: $0, error: Self.restartError) })
+            let promise = replyLoop.makePromise(of: RPCMessage?.self)
+            lateArrivals.locked { $0.append((connection, request, promise)) }
+            return promise.futureResult
         }
         if let reply = control.answer(request, method, from: connection) { return reply }
         let limit = settings.read { $0.queueLimit }
@@ -87,9 +92,8 @@ final class RequestRouter: Sendable {
         connection.engineRequests.add(1, ordering: .relaxed)
         let methods = methods
         jobs.append(executor.job({
-            started.set()
-            return methods.run(method, request, callID: callID, connection: connection)
-        }, defersCommit: method.defersCommit, deliver: { [self] outcome in
+            methods.run(method, request, callID: callID, connection: connection)
+        }, defersCommit: method.defersCommit, progress: started, deliver: { [self] outcome in
             // Counted until its reply is released: a committed progress.get answered off the
             // engine thread must not overtake it (it would show values not journaled yet).
             connection.engineRequests.subtract(1, ordering: .relaxed)

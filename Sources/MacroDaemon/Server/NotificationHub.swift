@@ -47,6 +47,9 @@ package final class Connection: Sendable {
 
     var subscriptions: Set<EventKind> { events.locked { $0 } }
 
+    /// True for a Unix-socket client (line framing): the kind an engine restart hands over.
+    var isSocket: Bool { framing is LineFraming }
+
     /// Adds `kinds` to the subscriptions; returns them all.
     func subscribe(_ kinds: [EventKind]) -> Set<EventKind> {
         events.locked { events in

@@ -10,14 +10,17 @@ final class CallContext {
     let deadline: NIODeadline
     let budget: Duration
     let promise: EventLoopPromise<MacroValue>
+    /// The file answerable for the call's code, its jobs and its timers.
+    let owner: CodeOwner?
     var timers: Set<Int> = []
     var finished = false
     var failed = false
     var deadlineTask: Scheduled<Void>?
 
-    init(id: Int, macro: String?, budget: Duration, promise: EventLoopPromise<MacroValue>) {
+    init(id: Int, macro: String?, budget: Duration, promise: EventLoopPromise<MacroValue>, owner: CodeOwner?) {
         self.id = id
         self.macro = macro
+        self.owner = owner
         self.budget = budget
         self.deadline = .now() + .nanoseconds(Int64(budget.components.seconds) * 1_000_000_000 + budget.components.attoseconds / 1_000_000_000)
         self.promise = promise
@@ -31,12 +34,15 @@ final class TimerEntry {
     let arguments: [JSValueRef]
     let interval: TimeAmount?
     let context: CallContext?
+    /// The file answerable for the callback: the owner of the code that armed the timer.
+    let owner: CodeOwner?
     /// Everything a call starts ends by the call's deadline: a timer (and any timer its callback
     /// sets, however often it re-arms itself) stops firing here, even after the call settled.
     let expires: NIODeadline
     var scheduled: Scheduled<Void>?
 
-    init(callback: JSObjectRef, arguments: [JSValueRef], interval: TimeAmount?, context: CallContext?, expires: NIODeadline) {
+    init(callback: JSObjectRef, arguments: [JSValueRef], interval: TimeAmount?, context: CallContext?, owner: CodeOwner?, expires: NIODeadline) {
+        self.owner = owner
         self.callback = callback
         self.arguments = arguments
         self.interval = interval
@@ -51,7 +57,8 @@ extension MacroEngine {
     /// deadline), else it fails with `.timeout` and its timers are cancelled. Must run on the loop.
     func invoke(_ function: JSObjectRef, arguments: [MacroValue], macro: String?, budget: Duration?, callID: Int? = nil, runtime: JSRuntime) -> EventLoopFuture<MacroValue> {
         let promise = eventLoop.makePromise(of: MacroValue.self)
-        let context = CallContext(id: callID ?? nextCallID(), macro: macro, budget: budget ?? callDeadline, promise: promise)
+        let owner = macro.flatMap { runtime.macroOwners[$0] }
+        let context = CallContext(id: callID ?? nextCallID(), macro: macro, budget: budget ?? callDeadline, promise: promise, owner: owner)
         runtime.pendingCalls[ObjectIdentifier(context)] = context
         registerRunning(context)
         do {
@@ -65,7 +72,12 @@ extension MacroEngine {
             let handlers = try settleFunctionFactory(runtime)
             let previous = runtime.invokingContext
             runtime.invokingContext = context
-            defer { runtime.invokingContext = previous }
+            let previousOwner = runtime.currentOwner
+            if runtime.entryDepth == 0 { runtime.currentOwner = owner }
+            defer {
+                runtime.invokingContext = previous
+                runtime.currentOwner = previousOwner
+            }
             let result = try enter(runtime, .call(context)) { () -> Result<MacroValue, any Error>? in
                 let value = try runtime.call(runtime.invokeHelper(), arguments: [function, args.ref, handlers], macro: macro)
                 if runtime.isPendingSentinel(value) { return nil }
@@ -189,7 +201,7 @@ extension MacroEngine {
         let expires = runtime.currentTimerExpiry ?? context?.deadline ?? (.now() + .nanoseconds(callDeadline.nanoseconds))
         let entry = TimerEntry(
             callback: object, arguments: Array(extra),
-            interval: repeating ? .milliseconds(max(1, milliseconds)) : nil, context: context, expires: expires)
+            interval: repeating ? .milliseconds(max(1, milliseconds)) : nil, context: context, owner: runtime.currentOwner, expires: expires)
         JSValueProtect(runtime.context.ref, object)
         for value in extra { JSValueProtect(runtime.context.ref, value) }
         let id = runtime.nextTimerID()
@@ -219,7 +231,12 @@ extension MacroEngine {
         }
         let previousExpiry = runtime.currentTimerExpiry
         runtime.currentTimerExpiry = entry.expires
-        defer { runtime.currentTimerExpiry = previousExpiry }
+        let previousOwner = runtime.currentOwner
+        runtime.currentOwner = entry.owner
+        defer {
+            runtime.currentTimerExpiry = previousExpiry
+            runtime.currentOwner = previousOwner
+        }
         do {
             _ = try enter(runtime, .call(entry.context.flatMap { $0.finished ? nil : $0 })) {
                 try runtime.call(entry.callback, arguments: entry.arguments, macro: entry.context?.macro)

@@ -21,6 +21,9 @@ public final class EngineOccupancy: Sendable {
         public var loadingHash: UInt64? = nil
         /// When a cancel of ``call`` was requested during this entry (uptime nanoseconds).
         public var cancelledAt: UInt64?
+        /// The file whose code the entry runs (see ``CodeOwner``): nil for the engine's own runs
+        /// and `engine.eval`.
+        public var owner: CodeOwner? = nil
 
         /// Creates a reading (the engine makes them; tests too).
         public init(since: UInt64?, budgetNanoseconds: UInt64, call: Int, loadingFile: String?, cancelledAt: UInt64?) {
@@ -37,6 +40,7 @@ public final class EngineOccupancy: Sendable {
     private let call = Atomic<Int>(0)
     private let cancelledAt = Atomic<UInt64>(0)
     private let loading = Mutex<(file: String, hash: UInt64)?>(nil)
+    private let owner = Mutex<CodeOwner?>(nil)
     private let lastEntryNanoseconds = Atomic<UInt64>(0)
     private let lastEntryCall = Atomic<Int>(0)
 
@@ -58,11 +62,13 @@ public final class EngineOccupancy: Sendable {
             loadingFile: loading.locked { $0?.file },
             cancelledAt: cancelled == 0 ? nil : cancelled)
         reading.loadingHash = hash
+        reading.owner = owner.locked { $0 }
         return reading
     }
 
     /// An outermost entry starts (engine thread).
-    func begin(budget nanoseconds: UInt64, call id: Int) {
+    func begin(budget nanoseconds: UInt64, call id: Int, owner current: CodeOwner?) {
+        owner.locked { $0 = current }
         budget.store(nanoseconds, ordering: .relaxed)
         call.store(id, ordering: .relaxed)
         cancelledAt.store(0, ordering: .relaxed)

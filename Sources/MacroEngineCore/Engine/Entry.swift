@@ -23,11 +23,21 @@ extension MacroEngine {
     /// armed entry (``JSRuntime/armed(timeLimit:macro:_:)``: the watchdog, the stall watch's
     /// occupancy record, the mapping of a stop to its error), so nothing runs unarmed.
     func enter<T>(_ runtime: JSRuntime, _ entry: Entry, _ body: () throws -> T) throws -> T {
+        if runtime.entryDepth == 0, let reason = paused.current {
+            switch entry {
+            case .call(let context): throw pausedError(reason, macro: context?.macro)
+            case .script(let macro, _), .housekeeping(let macro, _): throw pausedError(reason, macro: macro)
+            }
+        }
         switch entry {
         case .call(let context):
             return try callTurn(runtime, context, body)
         case .script(let macro, let timeLimit):
             let outermost = runtime.entryDepth == 0
+            // A macro called synchronously answers for its own code (a lib file's load has set its owner).
+            let previousOwner = runtime.currentOwner
+            if outermost, previousOwner == nil, let macro { runtime.currentOwner = runtime.macroOwners[macro] }
+            defer { runtime.currentOwner = previousOwner }
             do {
                 return try transaction(runtime) { try runtime.armed(timeLimit: timeLimit ?? self.timeLimit, macro: macro, body) }
             } catch var error as MacroError {

@@ -30,6 +30,8 @@ public final class MacroEngine: Sendable {
 
     private let ownedGroup: MultiThreadedEventLoopGroup?
     let running = RunningRegistry()
+    /// Set while JavaScript is paused (see ``pauseJavaScript(reason:)``).
+    let paused = PauseState()
     /// The watchdog's cancellation set, reachable from any thread.
     let runtimeCancellations: CancellationRequests
     let runtime: NIOLoopBound<JSRuntime>
@@ -387,8 +389,10 @@ public final class MacroEngine: Sendable {
         try sync { runtime in
             do {
                 try MacroName.validate(key, runtime: runtime)
-                let function = try runtime.functionExpression(javascript, file: file ?? "\(key).js", macro: key)
+                let path = file ?? "\(key).js"
+                let function = try runtime.functionExpression(javascript, file: path, macro: key)
                 runtime.defineGlobal(key, function, readOnly: false)
+                runtime.macroOwners[key] = CodeOwner(file: path, source: javascript, macro: key)
                 return MacroFunction(engine: self, object: function.objectRef!, runtime: runtime)
             } catch var error as MacroError {
                 if error.macro == nil { error.macro = key }

@@ -30,6 +30,12 @@ final class JSRuntime {
     var timerCounter = 0
     /// While a timer callback runs: the expiry its own timers inherit.
     var currentTimerExpiry: NIODeadline?
+    /// The file answerable for the code that runs now (see ``CodeOwner``): set by whoever starts
+    /// an outermost entry (a call, a timer, a file's load), recorded in ``occupancy``, and
+    /// inherited by the timers that code arms.
+    var currentOwner: CodeOwner?
+    /// The owner of each live macro function, by macro name (set when a version goes live).
+    var macroOwners: [String: CodeOwner] = [:]
     /// Set when the running turn failed without throwing to Swift (a rejection seen in it).
     var turnFailed = false
     /// True while a turn's transaction is open.
@@ -170,7 +176,7 @@ final class JSRuntime {
         let outermost = entryDepth == 0
         if outermost {
             watchdog.arm(timeLimit)
-            occupancy.begin(budget: UInt64(max(0, timeLimit.nanoseconds)), call: watchdog.runningCall)
+            occupancy.begin(budget: UInt64(max(0, timeLimit.nanoseconds)), call: watchdog.runningCall, owner: currentOwner)
         }
         entryDepth += 1
         defer {

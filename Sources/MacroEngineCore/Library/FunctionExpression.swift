@@ -15,7 +15,7 @@ extension JSRuntime {
             try checkSyntax(wrapped, file: file)
             // Evaluating the file runs whatever its expression computes (an IIFE, a getter):
             // armed like any other run, and named for the stall watch.
-            let value = try loading(file, source: source) {
+            let value = try loading(file, source: source, macro: macro) {
                 guard let engine else { throw MacroError.engineGone }
                 return try engine.enter(self, .housekeeping(macro: macro, timeLimit: nil)) { try evaluateRaw(wrapped, file: file, macro: macro) }
             }
@@ -55,10 +55,16 @@ extension JSRuntime {
     }
 
     /// Runs `body` (an evaluation of `file` at load) with the file named in ``occupancy``.
-    func loading<T>(_ file: String, source: String, _ body: () throws -> T) throws -> T {
+    /// The file is the owner of what its code runs and arms (``CodeOwner``).
+    func loading<T>(_ file: String, source: String, macro: String? = nil, _ body: () throws -> T) throws -> T {
         let outermost = entryDepth == 0
         if outermost { occupancy.setLoading(file, source: source) }
-        defer { if outermost { occupancy.setLoading(nil) } }
+        let previousOwner = currentOwner
+        if outermost { currentOwner = CodeOwner(file: file, source: source, macro: macro) }
+        defer {
+            if outermost { occupancy.setLoading(nil) }
+            currentOwner = previousOwner
+        }
         return try body()
     }
 }

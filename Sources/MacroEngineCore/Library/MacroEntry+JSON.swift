@@ -2,7 +2,7 @@ import OrderedCollections
 
 extension MacroEntry {
     /// The entry as `macro.list` gives it, the same from macrod and in-process:
-    /// `{name, kind, status, file, version, error?: {message, line, column}}`, where `line` and
+    /// `{name, kind, status, file, version, error?: {message, line, column}, quarantined?: true}`, where `line` and
     /// `column` are null when the error has no position. `kind` is `macro` or `lib`.
     public func listJSON(kind: String) -> MacroValue {
         var fields: OrderedDictionary<String, MacroValue> = [
@@ -14,6 +14,7 @@ extension MacroEntry {
             detail["line"] = error.line.map { .number(Double($0)) } ?? .null
             detail["column"] = error.column.map { .number(Double($0)) } ?? .null
             fields["error"] = .object(detail)
+            if error.code == .quarantined { fields["quarantined"] = true }
         }
         return .object(fields)
     }

@@ -21,6 +21,55 @@ public final class MacroLibrary: Sendable {
 
     /// Files not to evaluate while their content is what stalled the engine (see ``Quarantine``).
     public func setQuarantine(_ list: Quarantine) { quarantine.locked { $0 = list } }
+    /// The quarantine as it stands (a saved change or ``unquarantine(_:)`` lifts entries).
+    public var quarantineList: Quarantine { quarantine.locked { $0 } }
+
+    /// The quarantined file of `name` (a macro, or `lib/NAME`), if any.
+    public func quarantined(_ name: String) -> Quarantine.File? {
+        let path = self.path(ofEntry: name)
+        return quarantine.locked { list in list.files.first { $0.path == path } }
+    }
+
+    /// Lifts the quarantine of `name` (a macro, or `lib/NAME`) and loads its file again.
+    /// Throws `.noSuchMacro` when `name` is not quarantined.
+    @discardableResult
+    public func unquarantine(_ name: String) throws -> Quarantine.File {
+        let path = self.path(ofEntry: name)
+        guard let file = quarantine.locked({ $0.lift(path) }) else {
+            let names = quarantine.locked { $0.files.map { $0.macro ?? Self.entryName(ofPath: $0.path, directory: directory) } }
+            throw MacroError(
+                code: .noSuchMacro,
+                message: "'\(name)' is not quarantined" + (names.isEmpty ? " (nothing is)" : " (quarantined: \(names.sorted().joined(separator: ", ")))"),
+                macro: name)
+        }
+        logger.notice("quarantine of \(name) lifted; loading it again")
+        if name.hasPrefix("lib/") { refreshLib() } else { load(file: path) }
+        return file
+    }
+
+    /// The path of entry `name`: `DIR/NAME.js`, or `DIR/lib/NAME.js` for `lib/NAME`.
+    func path(ofEntry name: String) -> String {
+        name.hasPrefix("lib/") ? "\(libDirectory)/\(name.dropFirst(4)).js" : "\(directory)/\(name).js"
+    }
+
+    /// The entry name of a path of this directory (`bump` or `lib/rings`).
+    public static func entryName(ofPath path: String, directory: String) -> String {
+        let relative = path.hasPrefix(directory + "/") ? String(path.dropFirst(directory.count + 1)) : (path as NSString).lastPathComponent
+        return relative.hasSuffix(".js") ? String(relative.dropLast(3)) : relative
+    }
+
+    /// Throws the quarantine error when `path` still holds the content that stalled the engine;
+    /// lifts the quarantine when the content changed (a saved fix).
+    private func checkQuarantine(_ path: String, source: String, name: String) throws {
+        let verdict: (held: Quarantine.File?, lifted: Bool) = quarantine.locked { list in
+            guard let file = list.files.first(where: { $0.path == path }) else { return (nil, false) }
+            if let held = list.holds(path, content: source) { return (held, false) }
+            list.lift(file.path)
+            return (nil, true)
+        }
+        if verdict.lifted { logger.notice("\(name) changed: its quarantine is lifted") }
+        if let file = verdict.held { throw Quarantine.error(for: file, macro: name) }
+    }
     private let observer = Mutex<(@Sendable (Change) -> Void)?>(nil)
 
     /// What changed in the library, for live reload notifications.
@@ -134,8 +183,8 @@ public final class MacroLibrary: Sendable {
         var entry = MacroEntry(name: name, file: path, status: .ok, version: previous?.version ?? 0)
         do {
             let source = try SourceFile.read(path, macro: name)
-            if let file = quarantine.locked({ $0.holds(path, content: source) }) { throw Quarantine.error(for: file, macro: name) }
-            if libSources.locked({ $0[name] }) == source, let previous { return previous }
+            try checkQuarantine(path, source: source, name: name)
+            if libSources.locked({ $0[name] }) == source, let previous, previous.error?.code != .quarantined, previous.error?.code != .paused { return previous }
             libSources.locked { $0[name] = source }
             do {
                 try engine.evaluateLibrary(source, file: path)
@@ -196,11 +245,11 @@ public final class MacroLibrary: Sendable {
         do {
             try checkLocation(path, name: name, requireInsideDirectory: requireInsideDirectory)
             let source = try SourceFile.read(path, macro: name)
+            try checkQuarantine(path, source: source, name: name)
             // The same content again (several events for one save): nothing to do.
-            if let existing, let method, method.javascript == source, existing.entry.file == path {
+            if let existing, let method, method.javascript == source, existing.entry.file == path, existing.entry.error?.code != .quarantined, existing.entry.error?.code != .paused {
                 return existing.entry
             }
-            if let file = quarantine.locked({ $0.holds(path, content: source) }) { throw Quarantine.error(for: file, macro: name) }
             if let method {
                 entry.version = try method.update(javascript: source)
             } else {
