@@ -3,7 +3,9 @@
 
 SWIFT      ?= swift
 PKG        := javascriptcoregtk-4.1
-APT_PKGS   := libjavascriptcoregtk-4.1-dev pkg-config
+APT_PKGS   := libjavascriptcoregtk-4.1-dev pkg-config node-acorn
+# acorn parses macro files before anything of them runs (Sources/MacroEngineCore/JavaScript/ShapeCheck.swift).
+ACORN      := /usr/share/nodejs/acorn/dist/acorn.js
 SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 STATE_DIR  := .run
 
@@ -27,12 +29,13 @@ help:
 
 # Installs JavaScriptCore's development package when pkg-config does not find it.
 deps:
-	@if ! pkg-config --exists $(PKG) 2>/dev/null; then \
-		echo "==> installing $(APT_PKGS) (pkg-config cannot find $(PKG))"; \
+	@if ! pkg-config --exists $(PKG) 2>/dev/null || [ ! -f $(ACORN) ]; then \
+		echo "==> installing $(APT_PKGS) (pkg-config cannot find $(PKG), or $(ACORN) is missing)"; \
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_PKGS); \
 	fi
 	@pkg-config --exists $(PKG) || { echo "error: $(PKG) still missing after apt-get" >&2; exit 1; }
+	@[ -f $(ACORN) ] || { echo "error: $(ACORN) still missing after apt-get (node-acorn)" >&2; exit 1; }
 
 # The dashboard's editor: CodeMirror 5 from Debian, served by macrod from /usr/share/javascript/codemirror.
 CODEMIRROR := /usr/share/javascript/codemirror/lib/codemirror.js

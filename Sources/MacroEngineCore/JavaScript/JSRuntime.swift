@@ -34,6 +34,8 @@ final class JSRuntime {
     /// an outermost entry (a call, a timer, a file's load), recorded in ``occupancy``, and
     /// inherited by the timers that code arms.
     var currentOwner: CodeOwner?
+    /// acorn, in a context group of its own: checks a macro file's shape before it runs.
+    var shapeCheck: ShapeCheck? = ShapeCheck()
     /// The owner of each live macro function, by macro name (set when a version goes live).
     var macroOwners: [String: CodeOwner] = [:]
     /// Set when the running turn failed without throwing to Swift (a rejection seen in it).
@@ -68,6 +70,7 @@ final class JSRuntime {
         for id in Array(timers.keys) { clearTimer(id) }
         cancelPendingCalls()
         closed = true
+        shapeCheck = nil
         // Native closures may capture this runtime; dropping the boxes breaks any such cycle.
         nativeGlobals.removeAll()
         JSGlobalContextRelease(globalContext)

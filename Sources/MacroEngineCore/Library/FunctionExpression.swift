@@ -13,8 +13,19 @@ extension JSRuntime {
         wrappedFiles.insert(file)
         do {
             try checkSyntax(wrapped, file: file)
-            // Evaluating the file runs whatever its expression computes (an IIFE, a getter):
-            // armed like any other run, and named for the stall watch.
+            // Nothing of a file runs unless it is one function expression (its evaluation then
+            // only makes the function): checked by a parser, not by running it.
+            if let finding = try shapeCheck?.finding(in: wrapped, file: file) {
+                let column = finding.column.map { finding.line == 1 ? max(1, $0 - 1) : $0 }
+                throw MacroError(
+                    code: finding.parserLimit ? .syntax : .notAFunction,
+                    message: finding.parserLimit
+                        ? "the engine's parser for checking macro files (acorn) cannot read this file, although JavaScriptCore can: \(finding.message); the file is not loaded"
+                        : finding.message,
+                    macro: macro, file: file, line: finding.line, column: column)
+            }
+            // Evaluating a function expression only makes the function; armed like any other run
+            // all the same, and named for the stall watch.
             let value = try loading(file, source: source, macro: macro) {
                 guard let engine else { throw MacroError.engineGone }
                 return try engine.enter(self, .housekeeping(macro: macro, timeLimit: nil)) { try evaluateRaw(wrapped, file: file, macro: macro) }
