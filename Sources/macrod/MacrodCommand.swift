@@ -97,7 +97,9 @@ struct MacrodCommand: AsyncParsableCommand {
             config: settings, socketPath: socketPath, configFile: configFile, version: MacroEngineVersion.string, logger: logger,
             frontends: dashboard.map { [$0] } ?? [])
         let group = ServiceGroup(configuration: .init(
-            services: [.init(service: daemon)],
+            // The daemon returns by itself only when it shuts down (e.g. a shutdown that began
+            // before an engine restart, carried over): that is a success, not a failure.
+            services: [.init(service: daemon, successTerminationBehavior: .gracefullyShutdownGroup)],
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: Logger(label: "macrod.lifecycle") { _ in SwiftLogNoOpLogHandler() }))
         do {

@@ -9,7 +9,10 @@ struct StallGuardTests {
     final class Fixture: Sendable {
         let dir = TemporaryDirectory()
         init() throws {
+            // A macro file whose expression would run code at load is refused unrun; a lib file is a
+            // script, and this one's load never ends.
             try dir.write("macros/chain.js", "// loads forever\n(function () { function f() { Promise.resolve().then(f) } f() })(), function () { return 1 }\n")
+            try dir.write("macros/lib/chain.js", "// loads forever\n(function () { function f() { Promise.resolve().then(f) } f() })()\n")
             try dir.write("macros/loop.js", "async function() { progress.inner = 4; for (;;) await null; }")
             try dir.write("macros/ok.js", "function() { progress.outer += 1; return progress.outer }")
             try dir.write("config.yaml", "time_limit_ms: 300\nstall_grace_ms: 300\n")
@@ -26,9 +29,12 @@ struct StallGuardTests {
         let list = try f.run("list", "--local", "--json")
         #expect(list.status == 0, "\(list)")
         let entries = try #require(try MacroValue(jsonText: list.stdout).arrayValue)
-        #expect(entries.map { $0["name"] } == ["chain", "loop", "ok"])
+        #expect(entries.map { $0["name"] } == ["chain", "loop", "ok", "lib/chain"])
         #expect(entries[0]["status"] == "error")
-        #expect(entries[0]["error"]["message"].stringValue?.hasPrefix("not loaded: while it loaded, its code kept the engine busy") == true)
+        #expect(entries[0]["error"]["message"] == "a macro file must hold one function expression, e.g. function() { ... }; this one is a sequence (comma) expression (nothing of it was run)")
+        #expect(entries[0]["error"]["line"] == 2)
+        #expect(entries[3]["quarantined"] == true)
+        #expect(entries[3]["error"]["message"].stringValue?.hasPrefix("lib/chain is quarantined: while it loaded, its code kept the engine busy") == true, "\(entries[3])")
         let run = try f.run("run", "ok", "--local", "--json")
         #expect(run.status == 0, "\(run)")
         #expect(try MacroValue(jsonText: run.stdout)["result"] == 1)

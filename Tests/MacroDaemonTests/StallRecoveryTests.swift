@@ -137,44 +137,55 @@ struct StallRecoveryTests {
         #expect(try reply(queued, id: 3)["result"] == 3)
     }
 
+    /// A macro file is parsed, not run, before it loads (issue 25): one whose expression would
+    /// run code at load is refused without running it. A lib file is a script: code it runs at
+    /// load that stalls the engine gets it quarantined at once, at start and on a reload.
     @Test func aFileThatStallsWhileLoadingIsSkippedAtStartAndOnReload() throws {
+        let dir = TemporaryDirectory(prefix: "macrod")
+        try dir.write("macros/lib/chain.js", "(function () { function f() { Promise.resolve().then(f) } f() })()\n")
         var files = Self.files
         files["chain.js"] = "(function () { function f() { Promise.resolve().then(f) } f() })(), function () { return 1 }"
-        let daemon = try DaemonProcess(files: files, config: Self.config)
+        let daemon = try DaemonProcess(files: files, config: Self.config, dir: dir)
         let client = try daemon.client()
         let list = try #require(try client.call("macro.list").arrayValue)
         let chain = try #require(list.first { $0["name"] == "chain" })
         #expect(chain["status"] == "error")
-        #expect(chain["error"]["message"].stringValue?.hasPrefix("not loaded: while it loaded, its code kept the engine busy") == true)
+        #expect(chain["error"]["message"] == "a macro file must hold one function expression, e.g. function() { ... }; this one is a sequence (comma) expression (nothing of it was run)")
+        let lib = try #require(list.first { $0["name"] == "lib/chain" })
+        #expect(lib["quarantined"] == true, "\(lib)\n\(daemon.log)")
+        #expect(lib["error"]["message"].stringValue?.hasPrefix("lib/chain is quarantined: while it loaded, its code kept the engine busy") == true, "\(lib)")
         #expect(try client.call("macro.call", ["name": "bump", "args": ["inner", 1]]) == 1)
 
-        // Saved while macrod runs: stalls the reload, is skipped, and a fixed save loads.
-        try daemon.dir.write("macros/chain2.js", "(async function () { for (;;) await null })(), function () { return 2 }")
-        var status: MacroValue = .undefined
-        for _ in 0..<500 where status != "error" {
-            status = (try? client.call("macro.list"))?.arrayValue?.first { $0["name"] == "chain2" }?["status"] ?? .undefined
-            if status != "error" { usleep(20_000) }
+        // Saved while macrod runs: stalls the reload, is quarantined, and a fixed save loads.
+        try daemon.dir.write("macros/lib/chain2.js", "(async function () { for (;;) await null })()\nfunction two() { return 2 }\n")
+        var entry: MacroValue = .undefined
+        for _ in 0..<500 where entry["quarantined"] != true {
+            entry = (try? client.call("macro.list"))?.arrayValue?.first { $0["name"] == "lib/chain2" } ?? .undefined
+            if entry["quarantined"] != true { usleep(20_000) }
         }
-        #expect(status == "error")
-        try daemon.dir.write("macros/chain2.js", "function () { return 2 }")
+        #expect(entry["quarantined"] == true, "\(daemon.log)")
+        try daemon.dir.write("macros/lib/chain2.js", "function two() { return 2 }\n")
+        try daemon.dir.write("macros/useTwo.js", "function () { return two() }")
         var result: MacroValue = .undefined
         for _ in 0..<500 where result != 2 {
-            result = (try? client.call("macro.call", ["name": "chain2"])) ?? .undefined
+            result = (try? client.call("macro.call", ["name": "useTwo"])) ?? .undefined
             if result != 2 { usleep(20_000) }
         }
         #expect(result == 2)
         #expect(try client.call("progress.get")["inner"] == 1)
     }
 
-    @Test func aSaveWhoseSourceStallsWhileCheckedKeepsTheOldVersion() throws {
+    @Test func aSaveWhoseSourceWouldStallIsRefusedWithoutRunningIt() throws {
         let daemon = try DaemonProcess(files: Self.files, config: Self.config)
         let client = try daemon.client()
         let stalling = "(function () { function f() { Promise.resolve().then(f) } f() })(), function () { return 'new' }"
         let error = try #require(throws: RPCError.self) { try client.call("macro.save", ["name": "bump", "source": .string(stalling)]) }
-        #expect(error.code == RPCError.engineRestarted)
-        // The file on disk was never replaced, and it is not the one quarantined.
+        #expect(error.code == RPCError.syntaxError)
+        #expect(error.message.hasPrefix("a macro file must hold one function expression"))
+        // The file on disk was never replaced, and nothing of the refused source ran.
         #expect(try daemon.dir.read("macros/bump.js") == Self.files["bump.js"])
         #expect(try client.call("macro.call", ["name": "bump", "args": ["inner", 2]]) == 2)
+        #expect(!daemon.log.contains("restarting the engine"), "\(daemon.log)")
     }
 
     @Test func aMemoryBombStaysNearTheCapAndLeavesNoAftermath() throws {

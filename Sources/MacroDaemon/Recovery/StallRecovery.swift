@@ -150,7 +150,10 @@ final class StallRecovery: Sendable {
                 entry.promise.succeed(nil)
                 continue
             }
-            let message = reply(to: entry.kind, id: id, stall: stall, names: names)
+            // A request other than a call that had started and not finished is the one the
+            // engine is stuck in (`engine.eval`, a profile run): it ran past its budget.
+            let stuck = entry.started.map { $0.isSet && !$0.isFinished } ?? false
+            let message = reply(to: entry.kind, id: id, stall: stall, names: names, stuck: stuck)
             if let connection = entry.connection, connection.channel.eventLoop === stuckLoop {
                 direct[connection.id, default: []] += message.bytes
                 direct[connection.id, default: []].append(UInt8(ascii: "\n"))
@@ -221,8 +224,13 @@ final class StallRecovery: Sendable {
         return text + "}\n"
     }
 
-    private func reply(to kind: InFlightRequests.Kind, id: RPCID, stall: StallWatch.Stall, names: [Int: String]) -> RPCMessage {
+    private func reply(to kind: InFlightRequests.Kind, id: RPCID, stall: StallWatch.Stall, names: [Int: String], stuck: Bool) -> RPCMessage {
         switch kind {
+        case .other where stuck && stall.occupancy.call == 0:
+            let error = MacroError(
+                code: .timeout,
+                message: "stopped: it kept the engine busy for \(stall.stuckMilliseconds) ms, past its time limit plus stall_grace_ms (an endless chain of promise jobs?); the engine was restarted")
+            return RPCCodec.response(id: id, error: RPCError(error))
         case .cancel(let call):
             return RPCCodec.response(id: id, result: ["call": .number(Double(call)), "cancelled": true])
         case .call(let call) where call == stall.occupancy.call || host.engine.isCancelRequested(call):
