@@ -95,6 +95,9 @@ public final class MacroDaemon: Service, Sendable {
         let stallWatch = StallWatch(
             occupancy: engine.occupancy, grace: config.stallGrace, memoryCeiling: (config.memoryLimitMB << 20) / 2 * 3,
             onTick: { healthy in notifier.heartbeat(healthy: healthy) },
+            onMemoryNotBlamed: { [logger] resident in
+                logger.warning("the process is at \(resident >> 20) MiB, past 1.5 x memory_limit_mb, but the JavaScript running now did not grow it (memory outside JavaScript: connections' buffers?); no call is blamed and the engine is not restarted")
+            },
             onStall: { recovery.recover($0) })
         defer { stallWatch.stop() }
         if let handover {
@@ -231,7 +234,23 @@ public final class MacroDaemon: Service, Sendable {
         while host.pending > 0, ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(5))
         }
-        if host.pending == 0 { await Self.drainReplies(engine: engine.eventLoop, connections: hub.all.map(\.channel.eventLoop)) }
+        if host.pending == 0 {
+            await Self.drainReplies(engine: engine.eventLoop, connections: hub.all.map(\.channel.eventLoop))
+        } else {
+            // Past the grace period: every request still in flight gets an answer, not an EOF.
+            let error = RPCError(
+                code: RPCError.engineRestarted,
+                message: "macrod is shutting down: this request did not finish within shutdown_grace_ms; nothing of it was kept; send it again when macrod is back")
+            for entry in host.inFlight.takeAll() { entry.promise.succeed(entry.id.map { RPCCodec.response(id: $0, error: error) }) }
+            // Written and flushed on the connections' loops (the engine's may still be stuck).
+            var loops: [ObjectIdentifier: any EventLoop] = [:]
+            for connection in hub.all where connection.channel.eventLoop !== engine.eventLoop {
+                loops[ObjectIdentifier(connection.channel.eventLoop)] = connection.channel.eventLoop
+            }
+            for loop in loops.values {
+                for _ in 0..<2 { _ = try? await loop.submit {}.get() }
+            }
+        }
         for frontend in frontends { await frontend.stop() }
         for connection in hub.all { try? await connection.channel.close() }
         do {

@@ -34,6 +34,30 @@ struct DaemonLifecycleTests {
         #expect(daemon.log.contains("macrod stopped"))
     }
 
+    /// Issue 25 (minor): after shutdown_grace_ms a call still running got an EOF, not an answer.
+    @Test func aCallStillRunningAfterTheGraceGetsAnAnswerNotAnEOF() throws {
+        let daemon = try DaemonProcess(
+            files: ["long.js": "async function() { await sleep(60000); return 'late' }"],
+            config: "shutdown_grace_ms: 200\ncall_deadline_ms: 120000\n")
+        let client = try daemon.client()
+        try client.send(raw: #"{"jsonrpc":"2.0","id":1,"method":"macro.call","params":{"name":"long"}}"#)
+        let control = try daemon.client()
+        var running: [MacroValue] = []
+        let deadline = Date().addingTimeInterval(10)
+        while running.isEmpty, Date() < deadline {
+            running = try control.call("macro.running").arrayValue ?? []
+            if running.isEmpty { usleep(2_000) }
+        }
+        try #require(running.first?["name"] == "long")
+        daemon.signal(SIGTERM)
+        client.setReceiveTimeout(seconds: 10)
+        let reply = try #require(try client.readMessage())
+        #expect(reply["id"] == 1)
+        #expect(reply["error"]["code"] == .number(Double(RPCError.engineRestarted)), "\(reply)")
+        #expect(reply["error"]["message"].stringValue?.hasPrefix("macrod is shutting down: this request did not finish within shutdown_grace_ms") == true)
+        #expect(daemon.stop(signal: 0) == 0)
+    }
+
     @Test func aSecondInstanceIsRefusedAndAStaleSocketIsReplaced() throws {
         let daemon = try DaemonProcess()
         let second = try BinaryRunner.run("macrod", ["--socket", daemon.socket, "--macros", daemon.macros, "--state", daemon.state])

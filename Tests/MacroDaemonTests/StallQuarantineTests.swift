@@ -270,3 +270,90 @@ struct StallQuarantineTests {
         #expect(daemon.log.contains("a shutdown began before the engine restart"), "\(daemon.log)")
     }
 }
+
+/// Issue 25, items 2 and 11: a restart is bounded whatever clients have queued, and requests
+/// that had not started (sent before or during the restart, on old or new connections) are
+/// answered by the next process, not failed.
+@Suite("An engine restart is bounded and fails no request that had not started", .serialized)
+struct RestartBystanderTests {
+    static let config = "time_limit_ms: 300\nstall_grace_ms: 300\n"
+
+    @Test func clientsWithMegabytesQueuedDoNotHoldTheRestart() throws {
+        let daemon = try DaemonProcess(
+            files: ["echo.js": "function(x) { return x.length }", "wedge.js": "async function() { for (;;) await null; }"],
+            config: Self.config)
+        let caller = try daemon.client()
+        try caller.send(raw: #"{"jsonrpc":"2.0","id":1,"method":"macro.call","params":{"name":"wedge"}}"#)
+        // Four clients each queue 30 calls with a 900,000-character argument, reading nothing
+        // until the restart is over: 108 MB of requests, past the 64 MiB the restart replays.
+        let big = String(repeating: "x", count: 900_000)
+        var floods: [RPCClient] = []
+        for _ in 0..<4 {
+            let client = try daemon.client()
+            for id in 1...30 {
+                try client.send(raw: #"{"jsonrpc":"2.0","id":"# + "\(id)" + #","method":"macro.call","params":{"name":"echo","args":[""# + big + #""]}}"#)
+            }
+            floods.append(client)
+        }
+        caller.setReceiveTimeout(seconds: 60)
+        let stuck = try #require(try caller.readMessage())
+        #expect(stuck["error"]["code"] == .number(Double(RPCError.timeout)), "\(stuck)")
+        // Every queued call is answered exactly once: its result, or -32006 past the replay bound.
+        var results = 0, restarted = 0
+        for client in floods {
+            client.setReceiveTimeout(seconds: 60)
+            var seen = Set<Int>()
+            while seen.count < 30, let message = try client.readMessage() {
+                guard let id = message["id"].intValue else { continue }
+                #expect(seen.insert(id).inserted, "reply \(id) twice")
+                if message["result"] == 900_000 { results += 1 } else if message["error"]["code"] == .number(Double(RPCError.engineRestarted)) { restarted += 1 }
+            }
+            #expect(seen.count == 30)
+        }
+        #expect(results + restarted == 120)
+        #expect(results >= 60, "\(results) replayed, \(restarted) answered -32006")
+        #expect(try daemon.client().call("macro.call", ["name": "echo", "args": ["abc"]]) == 3)
+        let serving = daemon.log.split(separator: "\n").first { $0.contains("serving again") }
+        print("restart with 108 MB queued: \(serving ?? "?")")
+    }
+
+    @Test func requestsOnNewAndOldConnectionsDuringARestartAreAnswered() throws {
+        let daemon = try DaemonProcess(
+            files: ["bump.js": "function(c, n) { progress[c] += n; return progress[c] }", "wedge.js": "async function() { for (;;) await null; }"],
+            config: Self.config)
+        let socket = daemon.socket
+        let stop = Atomic<Bool>(false)
+        let failures = Mutex<[String]>([])
+        let answered = Atomic<Int>(0)
+        let group = DispatchGroup()
+        // Eight probers: each opens a connection per round and asks three read methods.
+        for _ in 0..<8 {
+            group.enter()
+            Thread {
+                defer { group.leave() }
+                for _ in 0..<2000 where !stop.load(ordering: .relaxed) {
+                    do {
+                        let client = try RPCClient(path: socket)
+                        client.setReceiveTimeout(seconds: 30)
+                        for method in ["progress.get", "macro.list", "engine.status"] {
+                            _ = try client.call(method)
+                            answered.add(1, ordering: .relaxed)
+                        }
+                    } catch {
+                        failures.locked { $0.append("\(error)") }
+                    }
+                }
+            }.start()
+        }
+        let caller = try daemon.client()
+        caller.setReceiveTimeout(seconds: 30)
+        for _ in 0..<2 {
+            let error = try #require(throws: RPCError.self) { try caller.call("macro.call", ["name": "wedge"]) }
+            #expect(error.code == RPCError.timeout)
+        }
+        stop.store(true, ordering: .relaxed)
+        group.wait()
+        #expect(failures.locked { $0 } == [], "\(daemon.log)")
+        #expect(answered.load(ordering: .relaxed) > 0)
+    }
+}

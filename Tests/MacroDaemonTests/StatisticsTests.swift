@@ -52,7 +52,7 @@ struct StatisticsTests {
         #expect(rows.map { $0["name"] } == ["boom", "echo", "nap", "spin"])
         func row(_ name: String) -> MacroValue { rows.first { $0["name"] == .string(name) } ?? .null }
         func errors(threw: Int = 0, timeout: Int = 0, cancelled: Int = 0) -> MacroValue {
-            ["threw": .number(Double(threw)), "timeout": .number(Double(timeout)), "cancelled": .number(Double(cancelled)), "memory": 0, "other": 0]
+            ["threw": .number(Double(threw)), "timeout": .number(Double(timeout)), "cancelled": .number(Double(cancelled)), "memory": 0, "quarantined": 0, "other": 0]
         }
         #expect(row("echo")["calls"] == 5)
         #expect(row("echo")["ok"] == 5)

@@ -39,7 +39,7 @@ struct MacroLibraryTests {
         #expect(try position("syntax") == "2:13 SyntaxError: Unexpected token ';'")
         #expect(try position("oneline") == "1:24 SyntaxError: Unexpected token '*'")
         #expect(try position("truncated") == "2:12 SyntaxError: unexpected end of file (a closing '}' or ')' may be missing)")
-        #expect(try position("number") == "2:3 a macro file must hold one function expression, e.g. function() { ... }; this one evaluates to number 42")
+        #expect(try position("number") == "2:3 a macro file must hold one function expression, e.g. function() { ... }; this one is a number literal (nothing of it was run)")
         #expect(try position("binary") == "2:16 the file is not valid UTF-8")
         #expect(try entry("Math").error?.code == .invalidName)
         #expect(try entry("progress").error?.message == "'progress' would shadow the engine global 'progress'; rename the file")
@@ -129,6 +129,22 @@ struct MacroLibraryTests {
         #expect(try library.call("alias") == "inside")
         #expect(entries.first { $0.name == "escape" }?.status == .error)
         #expect(throws: MacroError.self) { try library.call("escape") }
+    }
+
+    /// Issue 25: a lib file symlinked out of the directory was loaded while a macro's was refused.
+    @Test func libSymlinksMustStayInsideTheDirectoryToo() throws {
+        let dir = TemporaryDirectory()
+        let outside = TemporaryDirectory()
+        try outside.write("evil.js", "var EVIL = 'outside'\n")
+        try dir.write("lib/good.js", "var GOOD = 'inside'\n")
+        try FileManager.default.createSymbolicLink(atPath: dir.url("lib/evil.js"), withDestinationPath: outside.url("evil.js"))
+        try dir.write("probe.js", "function() { return [typeof EVIL, typeof GOOD] }")
+        let (library, _, _) = try library(dir)
+        try library.reload()
+        let evil = try #require(library.libEntries.first { $0.name == "lib/evil" })
+        #expect(evil.status == .error)
+        #expect(evil.error?.message == "the file is a symlink to \(URL(fileURLWithPath: outside.url("evil.js")).resolvingSymlinksInPath().path), outside the macros directory; skipped")
+        #expect(try library.call("probe") == ["undefined", "string"])
     }
 
     @Test func unknownMacroNamesTheAvailableOnes() throws {

@@ -33,6 +33,7 @@ public final class StallWatch: Sendable {
     private let onTick: (@Sendable (_ healthy: Bool) -> Void)?
     private let stopped = Atomic<Bool>(false)
     private let memoryCeiling: Int?
+    private let onMemoryNotBlamed: (@Sendable (_ residentBytes: Int) -> Void)?
 
     /// Starts watching. `onStall` runs once, on the watch's thread; `onTick` after every reading
     /// (healthy: the engine is idle or within its budget plus grace), e.g. for systemd heartbeats.
@@ -40,8 +41,10 @@ public final class StallWatch: Sendable {
         occupancy: EngineOccupancy, grace: Duration, tick: Duration = .milliseconds(20),
         memoryCeiling: Int? = nil,
         onTick: (@Sendable (_ healthy: Bool) -> Void)? = nil,
+        onMemoryNotBlamed: (@Sendable (_ residentBytes: Int) -> Void)? = nil,
         onStall: @escaping @Sendable (Stall) -> Void
     ) {
+        self.onMemoryNotBlamed = onMemoryNotBlamed
         self.occupancy = occupancy
         self.graceNanoseconds = UInt64(max(0, grace.nanoseconds))
         self.memoryCeiling = memoryCeiling
@@ -66,17 +69,37 @@ public final class StallWatch: Sendable {
         return Stall(occupancy: reading, stuckMilliseconds: Int((now - since) / 1_000_000), cancelled: byCancel)
     }
 
+    /// Whether memory growth is the current entry's: the process is past `ceiling`, and it grew
+    /// by at least a third of the ceiling since just before the entry began (`baseline`).
+    /// Memory that is not JavaScript's (connections' buffers, a flood of requests) grows while
+    /// the engine is idle or busy with another entry, and is never blamed on an innocent call.
+    public static func blamesEntry(resident: Int, baseline: Int, ceiling: Int) -> Bool {
+        resident > ceiling && resident - baseline > ceiling / 3
+    }
+
     private func loop() {
+        // The resident size at the previous tick, and the entry it belongs to.
+        var previousResident = 0
+        var entry: UInt64 = 0
+        var baseline = 0
+        var lastUnblamed: UInt64 = 0
         while !stopped.load(ordering: .relaxed) {
             Thread.sleep(forTimeInterval: Double(tick.nanoseconds) / 1e9)
             let reading = occupancy.snapshot
             var stall = Self.verdict(reading, now: EngineOccupancy.now(), graceNanoseconds: graceNanoseconds)
-            // Memory the watchdog never got to judge: the engine is inside JavaScript and the
-            // process is far past the cap (1.5 x memory_limit_mb), so do not wait for the grace.
-            if stall == nil, let ceiling = memoryCeiling, let since = reading.since {
+            // Memory the watchdog never got to judge: the engine is inside JavaScript that has
+            // grown the process far past the cap (1.5 x memory_limit_mb), so do not wait for the grace.
+            if let ceiling = memoryCeiling {
                 let resident = Watchdog.residentBytes()
-                if resident > ceiling {
-                    stall = Stall(occupancy: reading, stuckMilliseconds: Int((EngineOccupancy.now() - since) / 1_000_000), cancelled: false, residentBytes: resident)
+                defer { previousResident = resident }
+                if let since = reading.since {
+                    if since != entry { (entry, baseline) = (since, previousResident == 0 ? resident : previousResident) }
+                    if stall == nil, Self.blamesEntry(resident: resident, baseline: baseline, ceiling: ceiling) {
+                        stall = Stall(occupancy: reading, stuckMilliseconds: Int((EngineOccupancy.now() - since) / 1_000_000), cancelled: false, residentBytes: resident)
+                    } else if resident > ceiling, EngineOccupancy.now() &- lastUnblamed > 60_000_000_000 {
+                        lastUnblamed = EngineOccupancy.now()
+                        onMemoryNotBlamed?(resident)
+                    }
                 }
             }
             onTick?(stall == nil)

@@ -117,6 +117,8 @@ final class ShapeCheck {
           };
           var node = statements.length === 1 && first.type === "ExpressionStatement" ? first.expression : (statements[1] || first);
           var what = node ? (names[node.type] || node.type) : "nothing";
+          if (node && node.type === "Literal")
+            what = "a " + (node.regex ? "regular expression" : node.value === null ? "null" : typeof node.value) + " literal";
           return { message: "a macro file must hold one function expression, e.g. function() { ... }; this one is " + what +
                    " (nothing of it was run)", line: node && node.loc.start.line, column: node && node.loc.start.column + 1 };
         })

@@ -182,6 +182,12 @@ public final class MacroLibrary: Sendable {
         let previous = libState.locked { $0[name] }
         var entry = MacroEntry(name: name, file: path, status: .ok, version: previous?.version ?? 0)
         do {
+            // A lib file is code every macro runs with: a symlink must stay inside the directory, as a macro's must.
+            let resolved = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+            let root = URL(fileURLWithPath: directory).resolvingSymlinksInPath().path
+            guard resolved.hasPrefix(root + "/") else {
+                throw MacroError(code: .io, message: "the file is a symlink to \(resolved), outside the macros directory; skipped", macro: name, file: path)
+            }
             let source = try SourceFile.read(path, macro: name)
             try checkQuarantine(path, source: source, name: name)
             if libSources.locked({ $0[name] }) == source, let previous, previous.error?.code != .quarantined, previous.error?.code != .paused { return previous }
