@@ -51,6 +51,12 @@ package enum RPCMethod: String, CaseIterable, Sendable {
         }
     }
 
+    /// Whether a request that finished but whose reply was still held for its batch's commit may
+    /// run again in the next process after an engine restart: its effects were only in the
+    /// progress model (never journaled, never published), or running it twice is the same as once
+    /// (`subscribe`, `unsubscribe`: the connection's subscriptions are handed over).
+    package var replayableWhenFinished: Bool { defersCommit || self == .subscribe || self == .unsubscribe }
+
     /// Answered on the connection's thread, never queued behind the engine: they must work while
     /// a macro keeps the engine busy.
     package var bypassesEngine: Bool { self == .running || self == .cancel }

@@ -142,7 +142,7 @@ final class StallRecovery: Sendable {
             // Never started, or finished with its reply held and its effects only in the
             // progress model: the next process runs it, as if it arrived there.
             if let request = entry.request, let started = entry.started,
-               !started.isSet || (started.isFinished && RPCMethod(rawValue: request.method)?.defersCommit == true),
+               !started.isSet || (started.isFinished && RPCMethod(rawValue: request.method)?.replayableWhenFinished == true),
                handOver(request, of: entry.connection, promise: entry.promise) {
                 continue
             }
