@@ -42,6 +42,46 @@ struct RobustnessTests {
         #expect(daemon.isRunning)
     }
 
+    /// Issue 25, item 4: 300 clients each pipelining 3,000 small requests without reading made
+    /// macrod parse and answer all of them (one read brings thousands of lines): another client's
+    /// `progress.get` waited 12.8 s and RSS grew by hundreds of MiB. Now a connection never has
+    /// more than `connection_in_flight` requests admitted nor replies unsent: the rest of what it
+    /// sent stays undecoded (or in the kernel).
+    @Test func manyClientsPipeliningSmallRequestsWithoutReadingBlockNobody() throws {
+        let daemon = try DaemonProcess(files: ["one.js": "function() { return 1 }"])
+        let before = try daemon.memoryKiB("VmRSS")
+        let line = Array(#"{"jsonrpc":"2.0","id":1,"method":"macro.list"}"#.utf8) + [10]
+        let burst = Array(repeating: line, count: 3000).flatMap { $0 }
+        var floods: [Int32] = []
+        defer { floods.forEach { close($0) } }
+        for _ in 0..<100 {
+            let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_un()
+            address.sun_family = sa_family_t(AF_UNIX)
+            withUnsafeMutableBytes(of: &address.sun_path) { raw in
+                for (i, byte) in daemon.socket.utf8.enumerated() where i < raw.count - 1 { raw[i] = byte }
+            }
+            let connected = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+            try #require(connected == 0)
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            // As much as the kernel takes without blocking; never read.
+            _ = burst.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            floods.append(fd)
+        }
+        // Another client is answered, by the I/O thread and by the engine.
+        let polite = try daemon.client()
+        polite.setReceiveTimeout(seconds: 5)
+        #expect(try polite.call("progress.get") == ["inner": 0, "middle": 0, "outer": 0])
+        #expect(try polite.call("macro.call", ["name": "one"]) == 1)
+        // At most 64 admitted requests and 64 unsent replies per flood, not 3,000 of each.
+        let grown = try daemon.memoryKiB("VmRSS") - before
+        #expect(grown < 64 * 1024, "macrod grew by \(grown / 1024) MiB for 100 clients that do not read")
+        floods.forEach { close($0) }
+        floods.removeAll()
+        #expect(try polite.call("macro.call", ["name": "one"]) == 1)
+        #expect(daemon.isRunning)
+    }
+
     @Test func aFullQueueAnswersBusy() throws {
         let daemon = try DaemonProcess(
             files: ["slow.js": "function(n) { var end = Date.now() + 300; while (Date.now() < end) {} return n }"],

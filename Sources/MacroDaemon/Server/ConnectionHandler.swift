@@ -41,6 +41,13 @@ final class ConnectionHandler: ChannelDuplexHandler {
     private var collected: [RPCRequest] = []
     /// A flush of the replies written in this event-loop turn is scheduled.
     private var flushScheduled = false
+    /// Replies written since the last flush.
+    private var unflushedReplies = 0
+    /// Replies flushed whose bytes the kernel has not taken yet (the client is not reading):
+    /// reads are held while there are `maxInFlight` of them, so a client that pipelines without
+    /// reading holds at most that many replies (plus those of its requests in flight), however
+    /// small they are, and never makes this loop parse and answer its whole backlog.
+    private var unsentReplies = 0
     /// The requests of a read are being handed over: their replies are flushed once after it.
     private var submitting = false
 
@@ -149,7 +156,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
             }
         }
         submitting = false
-        context.flush()
+        flushCounting(context: context)
     }
 
     private func handle(_ line: RPCLine, connection: Connection, context: ChannelHandlerContext) {
@@ -161,6 +168,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
         case .single(.success(let request)):
             begin()
             collected.append(request)
+            if inFlight >= maxInFlight || unsentReplies >= maxInFlight { pendingInput.pause(true) }
             // Past the in-flight bound the read is held: hand over what this read brought so far.
             if inFlight >= maxInFlight { submitCollected(connection: connection, context: context) }
         case .batch(let items):
@@ -190,13 +198,10 @@ final class ConnectionHandler: ChannelDuplexHandler {
 
     private func end(context: ChannelHandlerContext) {
         inFlight -= 1
-        if readHeld, inFlight < maxInFlight {
-            readHeld = false
-            context.read()
-        }
+        resumeReadingIfAllowed(context: context)
         if inputClosed, inFlight == 0 {
             // Unflushed replies would be dropped by the close.
-            context.flush()
+            flushCounting(context: context)
             context.close(promise: nil)
         }
     }
@@ -206,6 +211,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
     /// replies written in one event-loop turn. `flushNow`: before a close.
     private func write(_ message: RPCMessage, context: ChannelHandlerContext, flushNow: Bool = false) {
         let buffer = message.line(allocator: context.channel.allocator)
+        unflushedReplies += 1
         if submitting {
             context.write(wrapOutboundOut(buffer), promise: nil)
             return
@@ -213,7 +219,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
         // With io_thread: engine the next task of this turn may be JavaScript that never comes
         // back (the engine restarts): a reply must not wait for the end of the turn.
         if flushNow || context.eventLoop === host.engine.eventLoop {
-            context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
+            context.write(wrapOutboundOut(buffer), promise: nil)
+            flushCounting(context: context)
             return
         }
         context.write(wrapOutboundOut(buffer), promise: nil)
@@ -223,13 +230,48 @@ final class ConnectionHandler: ChannelDuplexHandler {
         context.eventLoop.execute {
             let (handler, context) = loopBound.value
             handler.flushScheduled = false
-            context.flush()
+            handler.flushCounting(context: context)
         }
     }
 
-    // Reads are requested by NIO (autoRead); hold them while too many requests are unanswered.
+    /// Flushes, and counts the replies flushed until the kernel has taken them: an empty write's
+    /// promise completes once everything written before it has been (one promise per flush).
+    private func flushCounting(context: ChannelHandlerContext) {
+        let count = unflushedReplies
+        unflushedReplies = 0
+        guard count > 0 else { return context.flush() }
+        unsentReplies += count
+        let sent = context.eventLoop.makePromise(of: Void.self)
+        context.write(wrapOutboundOut(context.channel.allocator.buffer(capacity: 0)), promise: sent)
+        context.flush()
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        sent.futureResult.whenComplete { _ in
+            let (handler, context) = loopBound.value
+            handler.unsentReplies -= count
+            handler.resumeReadingIfAllowed(context: context)
+        }
+    }
+
+    /// Reads were held (too many requests unanswered or replies unsent): read again once both allow.
+    private func resumeReadingIfAllowed(context: ChannelHandlerContext) {
+        guard inFlight < maxInFlight, unsentReplies < maxInFlight else { return }
+        if pendingInput.isPaused {
+            // Lines already read and not decoded yet come first: an empty read runs the decoder
+            // over them (from the head of the pipeline, as bytes from the socket would).
+            pendingInput.pause(false)
+            context.pipeline.fireChannelRead(context.channel.allocator.buffer(capacity: 0))
+            context.pipeline.fireChannelReadComplete()
+        }
+        if readHeld, !pendingInput.isPaused {
+            readHeld = false
+            context.read()
+        }
+    }
+
+    // Reads are requested by NIO (autoRead); hold them while too many requests are unanswered
+    // or too many replies unsent.
     func read(context: ChannelHandlerContext) {
-        if inFlight >= maxInFlight {
+        if inFlight >= maxInFlight || unsentReplies >= maxInFlight {
             readHeld = true
             return
         }
@@ -242,7 +284,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
             if let connection { submitCollected(connection: connection, context: context) }
             inputClosed = true
             if inFlight == 0 {
-                context.flush()
+                flushCounting(context: context)
                 context.close(promise: nil)
             }
             return

@@ -29,6 +29,16 @@ package struct LineDecoder: ByteToMessageDecoder {
     }
 
     package mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
+        try decode(context: context, buffer: &buffer, atEnd: false)
+    }
+
+    private mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer, atEnd: Bool) throws -> DecodingState {
+        // Held by the connection handler: what was read stays here (and is what a restart hands
+        // over) until it asks for more; at the end of the stream everything is decoded.
+        if !atEnd, let pending, pending.isPaused {
+            pending.set(buffer.readableBytes > 0 ? buffer.getSlice(at: buffer.readerIndex, length: buffer.readableBytes) : nil)
+            return .needMoreData
+        }
         if overflowed {
             buffer.moveReaderIndex(to: buffer.writerIndex)
             return .needMoreData
@@ -52,7 +62,13 @@ package struct LineDecoder: ByteToMessageDecoder {
     }
 
     package mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws -> DecodingState {
-        while try decode(context: context, buffer: &buffer) == .continue {}
+        // The connection is gone (not a half-close): nobody can read the answers to lines held
+        // back, so they are not decoded at all.
+        if let pending, pending.isPaused, !context.channel.isActive {
+            buffer.moveReaderIndex(to: buffer.writerIndex)
+            return .needMoreData
+        }
+        while try decode(context: context, buffer: &buffer, atEnd: true) == .continue {}
         if !overflowed, buffer.readableBytes > 0, let line = buffer.readSlice(length: buffer.readableBytes) {
             context.fireChannelRead(NIOAny(LineEvent.line(line)))
         }
