@@ -82,6 +82,30 @@ struct RobustnessTests {
         #expect(daemon.isRunning)
     }
 
+    /// Issue 25, item 13: the real bound of a client that does not read was connection_in_flight
+    /// x the reply's size (10 clients echoing 900 KB reached 1.2 GB). Now macrod stops decoding a
+    /// connection's requests once connection_buffer_bytes of output wait for it.
+    @Test func clientsThatDoNotReadBigRepliesAreBoundedByTheBufferNotTheInFlightCount() throws {
+        let daemon = try DaemonProcess(files: ["echo.js": "function(x) { return x }"])
+        let before = try daemon.memoryKiB("VmRSS")
+        let big = String(repeating: "x", count: 900_000)
+        let line = Array((#"{"jsonrpc":"2.0","id":1,"method":"macro.call","params":{"name":"echo","args":[""# + big + #""]}}"# + "\n").utf8)
+        var floods: [RPCClient] = []
+        for _ in 0..<10 {
+            let client = try daemon.client()
+            client.setSendTimeout(seconds: 1)
+            // Up to 64 (connection_in_flight) such calls, until macrod stops reading.
+            for _ in 0..<64 { guard (try? client.send(bytes: line)) != nil else { break } }
+            floods.append(client)
+        }
+        let polite = try daemon.client()
+        polite.setReceiveTimeout(seconds: 5)
+        #expect(try polite.call("macro.call", ["name": "echo", "args": [7]]) == 7)
+        let grown = try daemon.memoryKiB("VmRSS") - before
+        #expect(grown < 256 * 1024, "macrod grew by \(grown / 1024) MiB for 10 clients that do not read 900 KB replies")
+        #expect(daemon.isRunning)
+    }
+
     @Test func aFullQueueAnswersBusy() throws {
         let daemon = try DaemonProcess(
             files: ["slow.js": "function(n) { var end = Date.now() + 300; while (Date.now() < end) {} return n }"],

@@ -168,7 +168,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
         case .single(.success(let request)):
             begin()
             collected.append(request)
-            if inFlight >= maxInFlight || unsentReplies >= maxInFlight { pendingInput.pause(true) }
+            if inFlight >= maxInFlight || unsentReplies >= maxInFlight || !context.channel.isWritable { pendingInput.pause(true) }
             // Past the in-flight bound the read is held: hand over what this read brought so far.
             if inFlight >= maxInFlight { submitCollected(connection: connection, context: context) }
         case .batch(let items):
@@ -254,7 +254,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
 
     /// Reads were held (too many requests unanswered or replies unsent): read again once both allow.
     private func resumeReadingIfAllowed(context: ChannelHandlerContext) {
-        guard inFlight < maxInFlight, unsentReplies < maxInFlight else { return }
+        guard inFlight < maxInFlight, unsentReplies < maxInFlight, context.channel.isWritable else { return }
         if pendingInput.isPaused {
             // Lines already read and not decoded yet come first: an empty read runs the decoder
             // over them (from the head of the pipeline, as bytes from the socket would).
@@ -276,6 +276,12 @@ final class ConnectionHandler: ChannelDuplexHandler {
             return
         }
         context.read()
+    }
+
+    /// connection_buffer_bytes of output were waiting and the client read some: go on.
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable { resumeReadingIfAllowed(context: context) }
+        context.fireChannelWritabilityChanged()
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
