@@ -229,8 +229,10 @@ function renderMacros() {
     const item = element('li', { class: `macro${entry.status === 'error' ? ' broken' : ''}`, 'data-macro': entry.name },
       element('div', { class: 'macro-head' },
         element('span', { class: 'macro-name' }, entry.name),
-        entry.status === 'error' ? element('span', { class: 'badge error' }, 'broken') : null,
+        entry.quarantined ? element('span', { class: 'badge error quarantined', title: entry.error ? entry.error.message : '' }, 'quarantined')
+          : entry.status === 'error' ? element('span', { class: 'badge error' }, 'broken') : null,
         element('span', { class: 'macro-actions' },
+          entry.quarantined ? element('button', { type: 'button', id: `unquarantine-${entry.name}`, onclick: () => liftQuarantine(entry.name) }, `Lift quarantine of ${entry.name}`) : null,
           element('button', { type: 'button', class: 'primary', id: `run-${entry.name}`, onclick: () => runMacro(entry.name) }, `Run ${entry.name}`),
           element('button', { type: 'button', id: `edit-${entry.name}`, 'aria-label': `Edit ${entry.name}`, onclick: () => openMacro(entry.name, true) }, 'Edit'))),
       inputs.length ? element('div', { class: 'params' }, inputs) : null,
@@ -261,6 +263,16 @@ async function runMacro(name) {
     setOutcome(name, 'error', describeError(error));
   }
   refreshStatus().catch(() => {});
+}
+
+async function liftQuarantine(name) {
+  try {
+    await rpc('macro.unquarantine', { name });
+    setOutcome(name, 'ok', 'quarantine lifted');
+  } catch (error) {
+    setOutcome(name, 'error', describeError(error));
+  }
+  await loadMacros();
 }
 
 function describeError(error) {
@@ -440,6 +452,9 @@ async function refreshStatus() {
   $('status-calls').textContent = String(status.calls);
   $('status-errors').textContent = String(status.errors);
   $('status-connections').textContent = String(status.connections);
+  if (status.javascript === 'paused') showBanner(`JavaScript is paused: ${status.paused} (macro resume, or engine.resume, runs it again)`);
+  else if (app.pausedShown) $('banner').hidden = true;
+  app.pausedShown = status.javascript === 'paused';
   $('version').textContent = status.version;
   $('socket').textContent = status.socket;
   showUptime();
