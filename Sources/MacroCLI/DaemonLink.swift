@@ -79,6 +79,9 @@ package enum DaemonLink {
         case RPCError.noSuchMacro: kind = "noSuchMacro"
         case RPCError.forbidden: kind = "refused"
         case RPCError.internalError where isDisconnect(error): kind = "unavailable"
+        case RPCError.quarantined: kind = "quarantined"
+        case RPCError.paused: kind = "paused"
+        case RPCError.engineRestarted: kind = "restarted"
         default: kind = Failure.kind(forExit: exit)
         }
         return Failure(exit: exit, kind: kind, message: error.message, details: details)
@@ -98,7 +101,11 @@ package enum DaemonLink {
     static func exitCode(for error: RPCError) -> Int32 {
         switch error.code {
         case RPCError.macroThrew, RPCError.syntaxError: return 65
-        case RPCError.timeout, RPCError.busy: return 75
+        // Temporary: a timeout, a full queue, a restart under the request (send it again), a
+        // quarantine (lifted by a save or `macro unquarantine`).
+        case RPCError.timeout, RPCError.busy, RPCError.engineRestarted, RPCError.quarantined: return 75
+        // JavaScript is paused (`macro resume`): the service is unavailable.
+        case RPCError.paused: return 69
         case RPCError.noSuchMacro: return 66
         case RPCError.forbidden: return 77
         case RPCError.invalidParams, RPCError.invalidRequest, RPCError.methodNotFound: return 64

@@ -27,7 +27,8 @@ package enum Exit {
     /// The exit code for an engine error.
     static func code(for error: MacroError) -> ExitCode {
         switch error.code {
-        case .timeout, .cancelled: return timeout
+        case .timeout, .cancelled, .quarantined: return timeout
+        case .paused: return ExitCode(69)
         case .noSuchMacro, .invalidName: return noSuchMacro
         case .io where error.line == nil && error.macro == nil: return ioError
         default: return macroThrew
@@ -42,11 +43,11 @@ package enum Exit {
           64  usage error (bad option or argument)
           65  the macro threw, or its file does not load
           66  no such macro, or no macros directory
-          69  no daemon answers on the socket, or it went away
+          69  no daemon answers, it went away, or its JavaScript is paused
           70  internal error
           71  `macro edit`: the editor could not run or failed
           74  the state file could not be read or written (or profile's output)
-          75  the macro ran past its time limit, or the daemon is busy
+          75  the macro ran past its time limit or is quarantined; or retry
           77  the daemon refused the connection
           78  the config file is invalid
         """

@@ -156,6 +156,11 @@ struct StallQuarantineTests {
         _ = try client.call("macro.save", ["name": "wedge", "source": .string(Self.shapes[0])])
         quarantine()
         #expect(call() == RPCError.quarantined)
+        let refused = try BinaryRunner.run("macro", ["run", "wedge", "--json", "--socket", daemon.socket])
+        #expect(refused.status == 75, "\(refused)")
+        let failure = try MacroValue(jsonText: refused.stdout)
+        #expect(failure["error"]["kind"] == "quarantined")
+        #expect(failure["error"]["rpcCode"] == .number(Double(RPCError.quarantined)))
         let listed = try BinaryRunner.run("macro", ["list", "--socket", daemon.socket])
         #expect(listed.stdout.contains("wedge  quarantined"), "\(listed.stdout)")
         let lifted = try BinaryRunner.run("macro", ["unquarantine", "wedge", "--socket", daemon.socket])
@@ -238,6 +243,8 @@ struct StallQuarantineTests {
         #expect(status["paused"].stringValue?.contains("no macro file answers for") == true, "\(status)")
         let refused = try #require(throws: RPCError.self) { try client.call("macro.call", ["name": "bump", "args": ["inner", 1]]) }
         #expect(refused.code == RPCError.paused, "\(refused)")
+        let run = try BinaryRunner.run("macro", ["run", "bump", "inner", "1", "--socket", daemon.socket])
+        #expect(run.status == 69, "\(run)")
         #expect(refused.message.contains("macro resume"))
         // Control and reads still answer.
         #expect(try client.call("progress.get") == ["inner": 3, "middle": 0, "outer": 0])
