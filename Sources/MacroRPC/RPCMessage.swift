@@ -19,7 +19,7 @@ import MacroBase
 
 /// One message for the wire: a reply, a batch of replies or a notification. It keeps what it
 /// says, not its text: the JSON is written when the message is, straight into the sink that
-/// carries it (the socket's `ByteBuffer`, see `RPCMessage.writeLine(into:)` in MacroDaemon), with
+/// carries it (the socket's `ByteBuffer`, see `RPCMessage.line(allocator:)` in MacroDaemon), with
 /// no intermediate `String`. ``text`` renders it (without the newline that ends the line).
 @usableFromInline package struct RPCMessage: Sendable, Equatable {
     /// What the message says.

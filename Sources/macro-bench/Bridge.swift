@@ -118,12 +118,12 @@ enum InProcessCall {
     }
 }
 
-/// An in-process engine with the seed's progress model, silent, with a long time limit.
+/// An in-process engine with the default progress model (three rings), silent, with a long time limit.
 func makeBenchEngine() throws -> (MacroEngine, ProgressModel) {
     var logger = Logger(label: "bench")
     logger.logLevel = .critical
     let engine = MacroEngine(configuration: .init(timeLimit: .seconds(120)), logger: logger)
-    let model = ProgressModel(channels: ProgressChannel.seed)
+    let model = ProgressModel(channels: ProgressChannel.rings)
     try engine.add(model)
     return (engine, model)
 }

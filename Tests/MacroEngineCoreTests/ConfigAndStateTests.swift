@@ -13,7 +13,7 @@ struct ConfigTests {
         #expect(config.timeLimit == .seconds(5))
         #expect(config.logLevel == .info)
         #expect(config.allowEval == false)
-        #expect(config.channels == ProgressChannel.seed)
+        #expect(config.channels == ProgressChannel.rings)
         #expect(config.fsync == .interval)
         #expect(config.fsyncInterval == .seconds(1))
         #expect(config.callDeadline == .seconds(30))
@@ -30,7 +30,7 @@ struct ConfigTests {
         let config = try MacroConfig.parse("# nothing but a comment\n", file: "/x/c.yaml")
         #expect(config.logFormat == .text)
         #expect(try MacroConfig.parse("log_format: json\n", file: "/x/c.yaml").logFormat == .json)
-        #expect(config.channels == ProgressChannel.seed)
+        #expect(config.channels == ProgressChannel.rings)
         #expect(config.timeLimit == .seconds(5))
     }
 

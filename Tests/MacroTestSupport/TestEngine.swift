@@ -18,7 +18,7 @@ public let silentLogger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() 
 
 /// An engine with the seed's progress model installed and errors recorded.
 public func makeEngine(
-    channels: [ProgressChannel] = ProgressChannel.seed, timeLimit: Duration = .seconds(5), evalEnabled: Bool = false
+    channels: [ProgressChannel] = ProgressChannel.rings, timeLimit: Duration = .seconds(5), evalEnabled: Bool = false
 ) throws -> (engine: MacroEngine, model: ProgressModel, errors: ErrorRecorder) {
     let engine = MacroEngine(configuration: .init(timeLimit: timeLimit, evalEnabled: evalEnabled), logger: silentLogger)
     let recorder = ErrorRecorder()

@@ -40,7 +40,7 @@ public struct MacroConfig: Sendable, Equatable {
     public var logLevel: Logger.Level
     /// Whether macros may use `eval` / `new Function` (`allow_eval`, default false).
     public var allowEval: Bool
-    /// The progress channels (`progress`); the default is the seed's inner, middle, outer 0...10.
+    /// The progress channels (`progress`); the default is inner, middle, outer, each 0...10.
     public var channels: [ProgressChannel]
     /// When macrod's state writes reach the disk (`fsync`): each change is appended to the state
     /// journal before the reply; `always` fsyncs it before the reply, `interval` fsyncs at most
@@ -85,10 +85,10 @@ public struct MacroConfig: Sendable, Equatable {
     /// Whether the dashboard may listen on an address other than loopback (`http_allow_remote`, false).
     public var httpAllowRemote: Bool = false
 
-    /// The built-in defaults: `./macros`, the seed's three channels, 5 s, `info`.
+    /// The built-in defaults: `./macros`, the three rings (inner, middle, outer), 5 s, `info`.
     public init(
         macrosDirectory: String = "macros", stateFile: String? = nil, timeLimit: Duration = .seconds(5),
-        logLevel: Logger.Level = .info, allowEval: Bool = false, channels: [ProgressChannel] = ProgressChannel.seed
+        logLevel: Logger.Level = .info, allowEval: Bool = false, channels: [ProgressChannel] = ProgressChannel.rings
     ) {
         self.macrosDirectory = macrosDirectory
         self.stateFile = stateFile

@@ -2,9 +2,9 @@
 public struct ProgressChannel: Sendable, Hashable, Codable {
     /// The channel's name (`inner`); also names its JS functions (`setInnerProgress`).
     public var name: String
-    /// The lowest value (0 in the seed).
+    /// The lowest value (0 for the default rings).
     public var minimum: Double
-    /// The highest value (10 in the seed).
+    /// The highest value (10 for the default rings).
     public var maximum: Double
     /// The value before anything is set or restored.
     public var initial: Double
@@ -17,8 +17,8 @@ public struct ProgressChannel: Sendable, Hashable, Codable {
         self.initial = initial
     }
 
-    /// The seed's three rings: inner, middle, outer, each 0...10 starting at 0.
-    public static let seed: [ProgressChannel] = [
+    /// The default channels, three rings: inner, middle, outer, each 0...10 starting at 0.
+    public static let rings: [ProgressChannel] = [
         ProgressChannel(name: "inner"), ProgressChannel(name: "middle"), ProgressChannel(name: "outer"),
     ]
 

@@ -18,7 +18,7 @@ import Synchronization
 /// let six = try engine.evaluate("double(level)")   // .number(6)
 /// ```
 public final class MacroEngine: Sendable {
-    /// The process-wide engine (the seed's `sharedInstance`).
+    /// The process-wide engine, for hosts that need only one.
     public static let shared = MacroEngine()
 
     /// The loop every JSC call runs on.
@@ -311,7 +311,7 @@ public final class MacroEngine: Sendable {
 
     // MARK: Native functions
 
-    /// Registers a Swift closure as the global function `name` (the seed's `insertBlockAsObject`).
+    /// Registers a Swift closure as the global function `name`.
     /// The general form: JS arguments in, a JS value out. A thrown ``MacroError`` becomes a JS
     /// exception of its `errorName` (`TypeError`, ...), anything else an `Error` — either way the
     /// macro can `catch` it. The global is read-only, so macros cannot replace it.
@@ -379,10 +379,10 @@ public final class MacroEngine: Sendable {
         return number
     }
 
-    // MARK: Methods (the seed's setMethod)
+    // MARK: Methods
 
     /// Evaluates `javascript` — one function expression — and registers it as the global `key`
-    /// (the seed's `setMethod`). Returns the function. Throws `.syntax` or `.notAFunction` with the
+    /// Returns the function. Throws `.syntax` or `.notAFunction` with the
     /// position in `file`, and `.invalidName` when `key` is not an identifier or is an engine global.
     @discardableResult
     public func setMethod(javascript: String, key: String, file: String? = nil) throws -> MacroFunction {
@@ -447,8 +447,9 @@ public final class MacroEngine: Sendable {
         return settled.jsonText(pretty: false)
     }
 
-    /// Removes the global `key` set by: syntax is checked first, so a broken file runs nothing
-    /// and what its previous version defined stays. Runs under the time limit.
+    /// Evaluates a lib file (a plain script whose top-level declarations every macro sees):
+    /// syntax is checked first, so a broken file runs nothing and what its previous version
+    /// defined stays. Runs under the time limit, as the file's own code (see ``CodeOwner``).
     public func evaluateLibrary(_ source: String, file: String) throws {
         try sync { runtime in
             try runtime.checkSyntax(source, file: file)

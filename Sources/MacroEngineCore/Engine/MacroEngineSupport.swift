@@ -1,4 +1,4 @@
-/// A native service that publishes functions to JavaScript, as in the seed: the engine calls
+/// A native service that publishes functions to JavaScript: the engine calls
 /// ``addMacroSupport(engine:)`` once, and the service registers what it wants macros to see.
 public protocol MacroEngineSupport {
     /// Registers this object's functions and globals with `engine`.
@@ -6,7 +6,7 @@ public protocol MacroEngineSupport {
 }
 
 extension MacroEngine {
-    /// Lets `object` register its functions (the seed's `addObject`).
+    /// Lets `object` register its functions.
     public func add(_ object: some MacroEngineSupport) throws {
         try object.addMacroSupport(engine: self)
     }

@@ -1,6 +1,6 @@
 import Synchronization
 
-/// A JavaScript function kept by source, as in the seed: it holds the source text, re-registers
+/// A JavaScript function kept by source: it holds the source text, re-registers
 /// the global `key` when the source changes, and calls the version it holds.
 ///
 /// A change that does not load (syntax error, not a function) keeps the previous version live;
@@ -87,7 +87,7 @@ public final class MacroMethod: Sendable {
         return try function.call(arguments, timeLimit: timeLimit)
     }
 
-    /// Calls the live version with variadic arguments (the seed's `call(params...)`).
+    /// Calls the live version with variadic arguments.
     @discardableResult
     public func call(_ arguments: MacroValue...) throws -> MacroValue { try call(arguments) }
 }

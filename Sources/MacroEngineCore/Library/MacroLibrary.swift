@@ -289,14 +289,15 @@ public final class MacroLibrary: Sendable {
         if removed != nil { notify(.removed(name: name)) }
     }
 
-    /// Reloads `filename` of the directory when it exists, removes its macro when it does not.
-    /// Ignored names do nothing. Returns the entry, nil when removed or ignored.
-    /// Reloads the lib after one of its files changed, then re-checks the macros.
+    /// Reloads the lib after one of its files changed, then the macros (a macro that failed
+    /// because a lib function was missing may load now).
     public func refreshLib() {
         reloadLib()
         _ = try? reload()
     }
 
+    /// Reloads `filename` of the directory when it exists, removes its macro when it does not.
+    /// Ignored names do nothing. Returns the entry, nil when removed or ignored.
     @discardableResult
     public func refresh(filename: String) -> MacroEntry? {
         guard !Self.isIgnored(filename) else { return nil }

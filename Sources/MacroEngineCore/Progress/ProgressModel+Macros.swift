@@ -6,7 +6,7 @@ extension ProgressModel: MacroEngineSupport {
     /// `setInnerProgress` for channel `inner`.
     public static func setterName(_ channel: String) -> String { "set\(channel.capitalizedFirst)Progress" }
 
-    /// Publishes the seed's globals for each channel (`getInnerProgress()`, `setInnerProgress(v)`,
+    /// Publishes the globals for each channel (`getInnerProgress()`, `setInnerProgress(v)`,
     /// ...) and a `progress` object whose properties read and write the same values
     /// (`progress.inner += 1`). Setting a non-number or non-finite value throws a TypeError
     /// naming the function and stores nothing.

@@ -22,7 +22,7 @@ public struct ProgressObserverToken: Sendable, Hashable {
     let id: Int
 }
 
-/// The native progress-model service (the seed's `Thing`): named channels clamped to their
+/// The native progress-model service: named channels clamped to their
 /// ranges, observers told of every change. Thread-safe; observers run on the thread that made
 /// the change, after the lock is released (so an observer may read or set values).
 public final class ProgressModel: Sendable {
@@ -39,7 +39,7 @@ public final class ProgressModel: Sendable {
     }
 
     /// Creates a model. Channel names must be unique and ranges non-empty.
-    public init(channels: [ProgressChannel] = ProgressChannel.seed) {
+    public init(channels: [ProgressChannel] = ProgressChannel.rings) {
         precondition(Set(channels.map(\.name)).count == channels.count, "duplicate progress channel names")
         self.channels = channels
         self.state = Mutex(State(values: channels.map { $0.clamp($0.initial) }))
