@@ -146,7 +146,9 @@ public final class MacroDaemon: Service, Sendable {
         defer { watcher.stop() }
 
         // The dashboard listens before the socket, so engine.status reports it from the first request.
+        if let descriptor = handover?.httpListener { frontends.first?.inherit(listener: descriptor) }
         try await startFrontends(host: host, group: group, resuming: handover != nil)
+        recovery.httpListener.locked { $0 = frontends.first?.listener }
         let server: any Channel
         // The socket is created 0600 (no window in which it has another mode).
         umask(0o177)

@@ -26,6 +26,14 @@ package final class DashboardServer: DaemonFrontend {
     private let files: StaticFiles
     private let logger: Logger
     private let state = Mutex<(group: MultiThreadedEventLoopGroup?, server: (any Channel)?, files: [String])>((nil, nil, []))
+    /// The listening socket handed over by a stalled process (``inherit(listener:)``).
+    private let inherited = Mutex<Int32?>(nil)
+
+    /// The listening socket, once started.
+    package var listener: (any Channel)? { state.locked { $0.server } }
+
+    /// Listen on `descriptor` (handed over by an engine restart) instead of binding again.
+    package func inherit(listener descriptor: Int32) { inherited.locked { $0 = descriptor } }
 
     /// A dashboard for the daemon on `socketPath`, with the config's limits (`max_line_bytes` is
     /// the largest message, `connection_in_flight` and `connection_buffer_bytes` as on the socket).
@@ -68,7 +76,12 @@ package final class DashboardServer: DaemonFrontend {
         state.locked { $0.group = group }
         let bootstrap = bootstrap(group: group, gateway: gateway, token: token)
         var server: (any Channel)?
-        if resuming, let port = Self.previousPort(addressFile) ?? (address.port == 0 ? nil : address.port) {
+        if let descriptor = inherited.locked({ $0 }) {
+            // The same socket, never closed: its port could not be taken by anyone meanwhile.
+            server = try? await bootstrap.withBoundSocket(descriptor).get()
+            if server == nil { close(descriptor) }
+        }
+        if server == nil, resuming, let port = Self.previousPort(addressFile) ?? (address.port == 0 ? nil : address.port) {
             let closed = InheritedSockets.closeTCP(localPort: port)
             logger.debug("dashboard: closed \(closed) socket(s) of the stalled process on port \(port)")
             if previous != nil, address.port == 0 { server = try? await bootstrap.bind(host: address.host, port: port).get() }

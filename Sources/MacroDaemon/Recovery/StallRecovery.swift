@@ -43,6 +43,8 @@ final class StallRecovery: Sendable {
     /// The listening socket, to stop accepting while the restart runs (new clients wait in the
     /// backlog for the next process).
     let listener = Mutex<(any Channel)?>(nil)
+    /// The dashboard's listening socket, handed over like the Unix one.
+    let httpListener = Mutex<(any Channel)?>(nil)
     /// Set when a graceful shutdown (SIGTERM/SIGINT) begins: it must survive the restart.
     let shutdownRequested = Atomic<Bool>(false)
     /// More restarts that no file answers for than this within ``budgetWindow`` and JavaScript is paused.
@@ -121,8 +123,13 @@ final class StallRecovery: Sendable {
         let live = connections.filter { $0.channel.eventLoop !== stuckLoop }
         // 1. Read and accept nothing more: what clients send from now on waits in the sockets
         //    (and new clients in the backlog) for the next process.
-        let server = listener.locked { $0 }.flatMap { $0.eventLoop === stuckLoop ? nil : $0 }
-        wait(live.map { $0.channel.setOption(ChannelOptions.autoRead, value: false) } + [server?.setOption(ChannelOptions.autoRead, value: false)].compactMap { $0 }, until: giveUp)
+        let servers = [listener.locked { $0 }, httpListener.locked { $0 }].compactMap { $0 }.filter { $0.eventLoop !== stuckLoop }
+        wait(live.map { $0.channel.setOption(ChannelOptions.autoRead, value: false) } + servers.map { $0.setOption(ChannelOptions.autoRead, value: false) }, until: giveUp)
+        let httpCookie = httpListener.locked { $0 }.flatMap { channel -> UInt64? in
+            guard let provider = channel as? any SocketOptionProvider else { return nil }
+            let cookie: EventLoopFuture<UInt64> = provider.unsafeGetSocketOption(level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SocketCookie.option))
+            return try? cookie.wait()
+        }
         // 2. Answer every request in flight, exactly once, or hand it to the next process.
         let names = Dictionary(host.engine.runningCalls.map { ($0.id, $0.macro) }, uniquingKeysWith: { a, _ in a })
         var replay: [Int: [UInt8]] = [:]
@@ -178,6 +185,7 @@ final class StallRecovery: Sendable {
         let descriptors = SocketCookie.descriptorsByCookie()
         let listenerCookie = listenerCookie.load(ordering: .relaxed)
         handover.listener = listenerCookie == 0 ? nil : descriptors[listenerCookie]
+        handover.httpListener = httpCookie.flatMap { descriptors[$0] }
         for connection in connections where handedOver.contains(connection.id) {
             guard let fd = descriptors[connection.cookie.load(ordering: .relaxed)] else { continue }
             if let bytes = direct[connection.id] { Self.writeAll(bytes, to: fd, until: giveUp) }

@@ -70,4 +70,10 @@ package protocol DaemonFrontend: Sendable {
     func start(gateway: RPCGateway, resuming: Bool) async throws -> String
     /// Stops listening and closes its connections.
     func stop() async
+    /// The listening socket once started: an engine restart stops accepting on it and hands it
+    /// to the next process, so no other process can take its port meanwhile.
+    var listener: (any Channel)? { get }
+    /// Before ``start(gateway:resuming:)``: listen on this descriptor, handed over by the
+    /// stalled process, instead of binding again.
+    func inherit(listener descriptor: Int32)
 }
