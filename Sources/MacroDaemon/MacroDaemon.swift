@@ -59,6 +59,7 @@ public final class MacroDaemon: Service, Sendable {
         // The user's umask decides the mode of macro files macrod creates (macro.save); a
         // re-executed macrod (engine restart) inherits it from the first one's environment.
         let userUmask = FileMode.userUmask(current: umask(0o077))
+        DescriptorLimit.raise()
         // Started by a stalled macrod re-executing itself: its sockets and quarantine come along.
         let handover = Handover.take()
         let notifier = SystemdNotifier()

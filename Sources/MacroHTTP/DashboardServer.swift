@@ -26,6 +26,15 @@ package final class DashboardServer: DaemonFrontend {
     private let files: StaticFiles
     private let logger: Logger
     private let state = Mutex<(group: MultiThreadedEventLoopGroup?, server: (any Channel)?, files: [String])>((nil, nil, []))
+    /// HTTP and WebSocket connections open now (at most ``maxConnections``).
+    private let connections = ConnectionCount()
+    /// More dashboard connections than this are closed as soon as they are accepted, so idle or
+    /// slow clients cannot use up macrod's descriptors (the Unix socket's clients need them).
+    static let maxConnections = 128
+    /// A connection that sends nothing for this long before its request is complete (slowloris),
+    /// or between keep-alive requests, is closed. A WebSocket has no such limit.
+    static let requestTimeout: TimeAmount = .seconds(10)
+
     /// The listening socket handed over by a stalled process (``inherit(listener:)``).
     private let inherited = Mutex<Int32?>(nil)
 
@@ -109,12 +118,21 @@ package final class DashboardServer: DaemonFrontend {
     private func bootstrap(group: MultiThreadedEventLoopGroup, gateway: RPCGateway, token: DashboardToken) -> ServerBootstrap {
         let guardian = RequestGuard(token: token, allowRemote: allowRemote)
         let files = files, logger = logger, maxBytes = maxMessageBytes, maxInFlight = maxInFlight, buffer = bufferBytes
+        let connections = connections
         return ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 64)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.writeBufferWaterMark, value: .init(low: buffer / 4, high: buffer))
             .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
+                guard connections.value.add(1, ordering: .relaxed).newValue <= Self.maxConnections else {
+                    connections.value.subtract(1, ordering: .relaxed)
+                    logger.debug("dashboard: more than \(Self.maxConnections) connections; closing a new one")
+                    return channel.close()
+                }
+                channel.closeFuture.whenComplete { _ in connections.value.subtract(1, ordering: .relaxed) }
+                return channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(IdleStateHandler(readTimeout: Self.requestTimeout), name: "dashboard-idle")
+                    try channel.pipeline.syncOperations.addHandler(CloseWhenIdle(), name: "dashboard-close-idle")
                     let http = HTTPHandler(guardian: guardian, gateway: gateway, files: files, maxBodyBytes: maxBytes, logger: logger)
                     let upgrader = NIOWebSocketServerUpgrader(
                         maxFrameSize: maxBytes, automaticErrorHandling: true,
@@ -134,6 +152,9 @@ package final class DashboardServer: DaemonFrontend {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(
                         withServerUpgrade: (upgraders: [upgrader], completionHandler: { context in
                             context.pipeline.syncOperations.removeHandler(name: "dashboard-http", promise: nil)
+                            // A WebSocket may stay quiet for as long as it likes (a subscriber).
+                            context.pipeline.syncOperations.removeHandler(name: "dashboard-idle", promise: nil)
+                            context.pipeline.syncOperations.removeHandler(name: "dashboard-close-idle", promise: nil)
                         }))
                     try channel.pipeline.syncOperations.addHandler(http, name: "dashboard-http")
                 }
@@ -157,4 +178,23 @@ package final class DashboardServer: DaemonFrontend {
         try? await server?.close()
         try? await group?.shutdownGracefully()
     }
+}
+
+/// Closes a connection that was idle past the ``IdleStateHandler``'s read timeout.
+final class CloseWhenIdle: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = NIOAny
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case .read? = event as? IdleStateHandler.IdleStateEvent {
+            context.close(promise: nil)
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+}
+
+/// The number of open dashboard connections, shared by the listener's initializer and each
+/// connection's close.
+final class ConnectionCount: Sendable {
+    let value = Atomic<Int>(0)
 }

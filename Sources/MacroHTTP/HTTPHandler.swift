@@ -23,6 +23,8 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var head: HTTPRequestHead?
     private var body: [UInt8] = []
     private var tooLarge = false
+    /// The request was answered from its head (refused, or too large): its body is not read.
+    private var answered = false
 
     init(guardian: RequestGuard, gateway: RPCGateway, files: StaticFiles, maxBodyBytes: Int, logger: Logger) {
         self.guardian = guardian
@@ -38,8 +40,20 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             self.head = head
             body = []
             tooLarge = false
+            answered = false
+            // Judged from its head, before any body is read: a request without the token, or
+            // with a body larger than allowed, never gets a byte of it buffered.
+            if case .refuse = guardian.check(head) {
+                answered = true
+                self.head = nil
+                respond(to: head, context: context, close: true)
+            } else if let length = head.headers.first(name: "Content-Length").flatMap(Int.init), length > maxBodyBytes {
+                answered = true
+                self.head = nil
+                send(.payloadTooLarge, text: "413 Payload Too Large: at most \(maxBodyBytes) bytes (config: max_line_bytes)\n", head: head, context: context, close: true)
+            }
         case .body(var buffer):
-            guard !tooLarge else { return }
+            guard !tooLarge, !answered else { return }
             if body.count + buffer.readableBytes > maxBodyBytes {
                 tooLarge = true
                 body = []
@@ -53,14 +67,14 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
     }
 
-    private func respond(to head: HTTPRequestHead, context: ChannelHandlerContext) {
+    private func respond(to head: HTTPRequestHead, context: ChannelHandlerContext, close: Bool = false) {
         let path = RequestGuard.path(of: head.uri)
         switch guardian.check(head) {
         case .refuse(let status, let message):
             var headers = HTTPHeaders()
             if status == .unauthorized { headers.add(name: "WWW-Authenticate", value: "Bearer realm=\"macrod\"") }
             logger.debug("dashboard: refused \(head.method) \(path): \(status.code)")
-            send(status, text: message + "\n", headers: headers, head: head, context: context)
+            send(status, text: message + "\n", headers: headers, head: head, context: context, close: close)
             return
         case .allow(let fromQuery):
             if fromQuery, head.method == .GET, path != "/ws" {

@@ -101,9 +101,14 @@ struct RequestGuard: Sendable {
     }
 
     /// The URI without its `token` query item (where a page load with `?token=` is redirected).
+    /// Only a path of this server: `//evil.example/`, `/\evil.example` and absolute-form targets
+    /// (`http://evil.example/`) would send the browser elsewhere, and become `/`.
     static func withoutToken(_ uri: String) -> String {
-        guard let question = uri.firstIndex(of: "?") else { return uri }
+        let question = uri.firstIndex(of: "?")
+        var path = String(uri[..<(question ?? uri.endIndex)])
+        if !path.hasPrefix("/") || path.hasPrefix("//") || path.hasPrefix("/\\") || path.contains("\\") { path = "/" }
+        guard let question else { return path }
         let kept = uri[uri.index(after: question)...].split(separator: "&").filter { !$0.hasPrefix("token=") && $0 != "token" }
-        return String(uri[..<question]) + (kept.isEmpty ? "" : "?" + kept.joined(separator: "&"))
+        return path + (kept.isEmpty ? "" : "?" + kept.joined(separator: "&"))
     }
 }

@@ -43,6 +43,12 @@ final class HTTPProbe {
 
     deinit { close(fd) }
 
+    /// How long a read waits before it fails with "recv failed" (10 s by default).
+    func setReceiveTimeout(seconds: Int) {
+        var timeout = timeval(tv_sec: seconds, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
     struct ProbeError: Error, CustomStringConvertible {
         var description: String
         init(_ description: String) { self.description = description }
