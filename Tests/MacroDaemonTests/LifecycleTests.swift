@@ -125,4 +125,21 @@ struct DaemonLifecycleTests {
         let ok = try BinaryRunner.run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", "-c", probe])
         #expect(ok.stdout == #"{"jsonrpc":"2.0","id":1,"result":{"inner":0,"middle":0,"outer":0}}"# + "\n", "\(ok)")
     }
+
+    /// Issue 25, item 14: a uid in allowed_uids got the dashboard's token from engine.status.
+    /// It may call macros; only the socket's owner sees the URL with the token.
+    @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"), "needs root and setpriv"))
+    func anAllowedUserDoesNotGetTheDashboardToken() throws {
+        let dir = TemporaryDirectory(prefix: "macrod")
+        chmod(dir.path, 0o755)
+        let daemon = try DaemonProcess(config: "allowed_uids: [65534]\n", extraArguments: ["--http", "127.0.0.1:0"], dir: dir)
+        chmod(daemon.socket, 0o666)
+        #expect(try daemon.client().call("engine.status")["dashboard"].stringValue?.contains("token=") == true)
+        let probe = """
+            import json, socket; s = socket.socket(socket.AF_UNIX); s.connect('\(daemon.socket)')
+            s.sendall(b'{"jsonrpc":"2.0","id":1,"method":"engine.status"}\\n'); print(json.dumps(json.loads(s.makefile().readline())["result"]["dashboard"]))
+            """
+        let other = try BinaryRunner.run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", "-c", probe])
+        #expect(other.stdout == "null\n", "\(other)")
+    }
 }

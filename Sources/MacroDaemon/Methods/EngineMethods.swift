@@ -70,7 +70,7 @@ final class EngineMethods: Sendable {
         case .unsubscribe:
             let subscribed = connection.unsubscribe(try params.events())
             return ["events": .array(EventKind.allCases.filter(subscribed.contains).map { .string($0.rawValue) })]
-        case .status: return status()
+        case .status: return status(for: connection)
         case .stats: return try stats(params)
         case .logRecent: return try recentLogs(params)
         case .eval: return try eval(params)

@@ -5,8 +5,8 @@ import MacroRPC
 /// What macrod reports and the state it holds: `engine.status`, `macro.stats`, `log.recent`,
 /// `progress.set`, `engine.eval`.
 extension EngineMethods {
-    /// `engine.status`.
-    func status() -> MacroValue {
+    /// `engine.status`; the dashboard's URL (with its token) only for macrod's own user.
+    func status(for connection: Connection) -> MacroValue {
         let entries = library.entries
         let libEntries = library.libEntries
         let uptime = ContinuousClock.now - started
@@ -25,7 +25,7 @@ extension EngineMethods {
             "seq": .number(Double(publisher.seq)),
         ]
         fields["stateError"] = persistence.stateError.map { .string($0) } ?? .null
-        fields["dashboard"] = dashboard.map { .string($0) } ?? .null
+        fields["dashboard"] = connection.peerIsOwner.load(ordering: .relaxed) ? dashboard.map { .string($0) } ?? .null : .null
         fields["quarantined"] = quarantineJSON()
         fields["javascript"] = engine.pausedReason == nil ? "running" : "paused"
         fields["paused"] = engine.pausedReason.map { .string($0) } ?? .null

@@ -69,6 +69,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         let connection = host.hub.register(context.channel, pendingInput: pendingInput)
+        connection.peerIsOwner.store(false, ordering: .relaxed)
         if !adoptedSubscriptions.isEmpty { _ = connection.subscribe(adoptedSubscriptions) }
         self.connection = connection
     }
@@ -98,7 +99,9 @@ final class ConnectionHandler: ChannelDuplexHandler {
         let own = getuid()
         let allowed = allowedUIDs
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        let connection = self.connection
         future.whenSuccess { credentials in
+            if credentials.uid == own { connection?.peerIsOwner.store(true, ordering: .relaxed) }
             guard credentials.uid != own, !allowed.contains(credentials.uid) else { return }
             let (handler, context) = loopBound.value
             handler.refuse(context: context, uid: credentials.uid)

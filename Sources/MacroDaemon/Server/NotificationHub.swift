@@ -32,6 +32,10 @@ package final class Connection: Sendable {
     let cookie = Atomic<UInt64>(0)
     /// This connection's requests waiting for or running on the engine.
     let engineRequests = Atomic<Int>(0)
+    /// True when the peer is macrod's own user (or holds the dashboard's token): only then does
+    /// `engine.status` show the dashboard's URL with its token. A socket connection starts false
+    /// and is set from its `SO_PEERCRED` (a uid in `allowed_uids` may call macros, not see the token).
+    let peerIsOwner = Atomic<Bool>(true)
     private let framing: any MessageFraming
     private let events = Mutex<Set<EventKind>>([])
     private let counts: SubscriberCounts
