@@ -216,3 +216,25 @@ struct RobustnessTests {
         #expect(daemon.log.contains("SIGHUP: keeping the current config"))
     }
 }
+
+/// Issue 25, item 4 (the log ring): a macro that logs eight 4 MiB strings, called 20 times, took
+/// macrod from 128 to 752 MiB, and `log.recent` returned one 218 MB line.
+@Suite("The log is bounded in bytes")
+struct LogBoundTests {
+    @Test func aMacroLoggingMegabytesCannotGrowTheRing() throws {
+        let daemon = try DaemonProcess(files: [
+            "noisy.js": "function() { var s = 'x'.repeat(4 << 20); for (var i = 0; i < 8; i++) console.log(s); return 1 }",
+        ])
+        let client = try daemon.client()
+        let before = try daemon.memoryKiB("VmRSS")
+        for _ in 0..<20 { #expect(try client.call("macro.call", ["name": "noisy"]) == 1) }
+        let recent = try #require(try client.call("log.recent").arrayValue)
+        let bytes = recent.reduce(0) { $0 + ($1["message"].stringValue?.utf8.count ?? 0) }
+        #expect(bytes <= 1 << 20, "log.recent holds \(bytes) bytes of messages")
+        let line = try #require(recent.last { $0["metadata"]["macro"] == "noisy" }?["message"].stringValue)
+        #expect(line.hasSuffix("\u{2026} [4128768 more characters cut]"), "\(line.suffix(60))")
+        #expect(line.count == 65536 + "\u{2026} [4128768 more characters cut]".count)
+        let grown = try daemon.memoryKiB("VmRSS") - before
+        #expect(grown < 256 * 1024, "macrod grew by \(grown / 1024) MiB")
+    }
+}

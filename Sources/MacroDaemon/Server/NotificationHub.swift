@@ -143,22 +143,40 @@ final class NotificationHub: Sendable {
     /// True when someone listens to `kind` (so callers can skip building the message).
     func hasSubscribers(_ kind: EventKind) -> Bool { counts.any(kind) }
 
-    private let recent = Mutex<[MacroValue]>([])
+    private let recent = Mutex<(records: [(record: MacroValue, bytes: Int)], bytes: Int)>(([], 0))
+    /// The ring keeps the last 200 records, and at most ``recentBytes`` of messages in all.
     static let recentLimit = 200
+    /// The ring's byte bound: a macro logging megabytes cannot grow macrod through it.
+    static let recentBytes = 1 << 20
+    /// A log message longer than this is cut (the ring, subscribers; console lines are already
+    /// cut at 65,536 characters in JavaScript).
+    static let messageLimit = 80 << 10
 
     /// Keeps a log record (`{time, level, message, metadata}`) for `log.recent` and sends it to
     /// `log` subscribers.
     func log(_ params: MacroValue) {
-        recent.locked { entries in
-            entries.append(params)
-            if entries.count > Self.recentLimit { entries.removeFirst(entries.count - Self.recentLimit) }
+        let bytes = params["message"].stringValue?.utf8.count ?? 0
+        recent.locked { ring in
+            ring.records.append((params, bytes))
+            ring.bytes += bytes
+            while ring.records.count > Self.recentLimit || (ring.bytes > Self.recentBytes && ring.records.count > 1) {
+                ring.bytes -= ring.records.removeFirst().bytes
+            }
         }
         publish(.log, "log", params)
     }
 
     /// The last `limit` log records, oldest first.
     func recentLogs(limit: Int) -> [MacroValue] {
-        recent.locked { Array($0.suffix(limit)) }
+        recent.locked { $0.records.suffix(limit).map(\.record) }
+    }
+
+    /// `message`, cut to ``messageLimit`` bytes with a note of how much was cut.
+    static func capped(_ message: String) -> String {
+        let count = message.utf8.count
+        guard count > messageLimit else { return message }
+        // A character cut in two at the end shows as U+FFFD.
+        return String(decoding: message.utf8.prefix(messageLimit), as: UTF8.self) + "\u{2026} [\(count - messageLimit) more bytes cut]"
     }
 }
 
@@ -180,7 +198,7 @@ struct HubLogHandler: LogHandler {
         }
         hub.log([
             "time": .string(LogRecordFormat.timestamp()), "level": .string(event.level.rawValue),
-            "message": .string("\(event.message)"), "metadata": .object(fields),
+            "message": .string(NotificationHub.capped("\(event.message)")), "metadata": .object(fields),
         ])
     }
 }

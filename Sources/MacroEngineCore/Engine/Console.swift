@@ -53,7 +53,13 @@ extension MacroEngine {
               var console = {};
               names.forEach(function (name, i) {
                 Object.defineProperty(console, name, {
-                  value: function () { emitters[i](format(Array.prototype.slice.call(arguments))); },
+                  value: function () {
+                    // A console line is at most 65,536 characters: the rest is cut before it
+                    // leaves JavaScript (the log, its ring and every subscriber get the short line).
+                    var line = format(Array.prototype.slice.call(arguments));
+                    if (line.length > 65536) line = line.slice(0, 65536) + "\\u2026 [" + (line.length - 65536) + " more characters cut]";
+                    emitters[i](line);
+                  },
                   enumerable: true,
                 });
               });
