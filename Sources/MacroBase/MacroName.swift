@@ -10,12 +10,28 @@ public enum MacroName {
         "private", "protected", "public", "await", "async", "arguments", "eval", "undefined", "NaN", "Infinity",
     ]
 
+    /// Names every object answers to (Object.prototype's properties), and the engine's own
+    /// prefix: a macro under such a name would shadow them (`__proto__` on the global object
+    /// is its prototype).
+    static let objectPropertyNames: Set<String> = [
+        "__proto__", "constructor", "toString", "toLocaleString", "valueOf", "hasOwnProperty",
+        "isPrototypeOf", "propertyIsEnumerable", "__defineGetter__", "__defineSetter__",
+        "__lookupGetter__", "__lookupSetter__",
+    ]
+
+    /// Why `name` cannot name a macro although it is an identifier, if it cannot.
+    public static func shadowingReason(_ name: String) -> String? {
+        if objectPropertyNames.contains(name) { return "'\(name)' is a property of every JavaScript object (Object.prototype.\(name)); rename the file" }
+        if name.hasPrefix("__macroengine") { return "'\(name)' is reserved for the engine's own functions (__macroengine...); rename the file" }
+        return nil
+    }
+
     /// True when `name` is a usable identifier (engine globals aside).
     public static func isIdentifier(_ name: String) -> Bool {
         guard let first = name.unicodeScalars.first, name.unicodeScalars.count <= 128 else { return false }
         func isStart(_ c: Unicode.Scalar) -> Bool { ("a"..."z").contains(c) || ("A"..."Z").contains(c) || c == "_" || c == "$" }
         guard isStart(first) else { return false }
         guard name.unicodeScalars.allSatisfy({ isStart($0) || ("0"..."9").contains($0) }) else { return false }
-        return !reservedWords.contains(name)
+        return !reservedWords.contains(name) && shadowingReason(name) == nil
     }
 }

@@ -194,3 +194,18 @@ struct HostileLineTests {
         #expect(try client.call("progress.get") == ["inner": 0, "middle": 0, "outer": 0])
     }
 }
+
+/// Issue 25 (minor): names every object answers to, and the engine's prefix, name no macro.
+@Suite("Macro names that would shadow object properties")
+struct ShadowingNameTests {
+    @Test(arguments: ["__proto__", "toString", "constructor", "hasOwnProperty", "__macroengine_invoke"])
+    func aSaveUnderSuchANameIsRefusedAndNothingIsWritten(_ name: String) throws {
+        let daemon = try DaemonProcess()
+        let error = try #require(throws: RPCError.self) {
+            try daemon.client().call("macro.save", ["name": .string(name), "source": "function() { return 1 }"])
+        }
+        #expect(error.code == RPCError.invalidParams)
+        #expect(error.message.contains(name.hasPrefix("__macroengine") ? "reserved for the engine's own functions" : "is a property of every JavaScript object"), "\(error.message)")
+        #expect(!FileManager.default.fileExists(atPath: daemon.macros + "/\(name).js"))
+    }
+}

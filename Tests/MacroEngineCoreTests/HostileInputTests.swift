@@ -35,7 +35,11 @@ struct HostileInputTests {
         #expect(try library.call("fine") == 2)
     }
 
-    @Test(arguments: ["progress", "console", "sleep", "setInnerProgress", "setTimeout", "Math", "JSON", "Object", "globalThis", "undefined", "eval"])
+    @Test(arguments: [
+        "progress", "console", "sleep", "setInnerProgress", "setTimeout", "Math", "JSON", "Object", "globalThis", "undefined", "eval",
+        // Issue 25 (minor): these were accepted.
+        "__proto__", "toString", "constructor", "hasOwnProperty", "__macroengine_invoke", "valueOf",
+    ])
     func aFileNamedLikeAGlobalIsRefusedAndTheGlobalStillWorks(_ name: String) throws {
         let dir = TemporaryDirectory()
         try dir.write("\(name).js", "function() { return 'shadow' }")

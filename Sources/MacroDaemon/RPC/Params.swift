@@ -60,6 +60,7 @@ struct Params {
     /// The `name` param: a macro name (an identifier: no path separators, not a keyword).
     func macroName() throws -> String {
         let name = try string("name")
+        if let reason = MacroName.shadowingReason(name) { throw invalid("name", "not a valid macro name: " + reason) }
         guard MacroName.isIdentifier(name) else {
             throw invalid("name", "'\(name)' is not a valid macro name (letters, digits, _ or $; no path separators)")
         }

@@ -378,6 +378,9 @@ public final class MacroLibrary: Sendable {
     }
 
     private func checkLocation(_ path: String, name: String, requireInsideDirectory: Bool) throws {
+        if let reason = MacroName.shadowingReason(name) {
+            throw MacroError(code: .invalidName, message: reason + "; file skipped", macro: name, file: path)
+        }
         guard MacroName.isIdentifier(name) else {
             throw MacroError(
                 code: .invalidName,

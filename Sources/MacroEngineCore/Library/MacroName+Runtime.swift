@@ -3,6 +3,7 @@
 extension MacroName {
     /// Throws `.invalidName` when `name` is not an identifier or shadows an engine global.
     static func validate(_ name: String, runtime: JSRuntime) throws {
+        if let reason = shadowingReason(name) { throw MacroError(code: .invalidName, message: reason, macro: name) }
         guard isIdentifier(name) else {
             throw MacroError(
                 code: .invalidName,
