@@ -50,6 +50,46 @@ enum Lockdown {
         var c = g.Intl[name];
         if (typeof c === "function" && c.prototype) roots.push(["Intl." + name + ".prototype", c.prototype]);
       });
+      // The intrinsics no property leads to (SES's getIntrinsics lists them): reached through
+      // an instance only, each tried on its own (an engine may lack one).
+      var getProto = Object.getPrototypeOf;
+      [["StringIterator.prototype", function () { return getProto(""[Symbol.iterator]()); }],
+       ["MapIterator.prototype", function () { return getProto(new Map()[Symbol.iterator]()); }],
+       ["SetIterator.prototype", function () { return getProto(new Set()[Symbol.iterator]()); }],
+       ["RegExpStringIterator.prototype", function () { return getProto(/a/[Symbol.matchAll]("a")); }],
+       ["AsyncIterator.prototype", function () { return getProto(asyncGeneratorFunction.prototype); }],
+       ["IteratorHelper.prototype", function () { return getProto([].values().map(function (x) { return x; })); }],
+       ["WrapForValidIterator.prototype", function () { return getProto(g.Iterator.from({ next: function () {} })); }],
+       ["Segments.prototype", function () { return getProto(new Intl.Segmenter().segment("")); }],
+       ["SegmentIterator.prototype", function () { return getProto(new Intl.Segmenter().segment("")[Symbol.iterator]()); }],
+       ["Iterator", function () { return g.Iterator; }], ["Iterator.prototype", function () { return g.Iterator.prototype; }],
+       ["WebAssembly", function () { return g.WebAssembly; }]
+      ].forEach(function (entry) {
+        var found;
+        try { found = entry[1](); } catch (e) { return; }
+        if (found && (typeof found === "object" || typeof found === "function")) roots.push([entry[0], found]);
+      });
+      // Then everything reachable from them: property values, accessors' functions and
+      // prototypes (WebAssembly.Module, a getter's function, %ThrowTypeError% ...), so no
+      // intrinsic stays writable because nobody listed it.
+      var reached = new WeakSet(), walk = roots.slice();
+      roots.forEach(function (root) { reached.add(root[1]); });
+      for (var i = 0; i < walk.length; i++) {
+        var path = walk[i][0], object = walk[i][1];
+        var next = [["[[Prototype]]", getProto(object)]];
+        var own = Object.getOwnPropertyDescriptors(object);
+        Reflect.ownKeys(own).forEach(function (key) {
+          var d = own[key], name = path + "." + (typeof key === "symbol" ? "[" + String(key) + "]" : String(key));
+          if ("value" in d) next.push([name, d.value]); else next.push([name + " getter", d.get], [name + " setter", d.set]);
+        });
+        next.forEach(function (candidate) {
+          var v = candidate[1];
+          if (v === null || (typeof v !== "object" && typeof v !== "function") || v === g || reached.has(v)) return;
+          reached.add(v);
+          walk.push(candidate);
+          roots.push(candidate);
+        });
+      }
       var descriptors = Object.getOwnPropertyDescriptors, ownKeys = Reflect.ownKeys, define = Object.defineProperty;
       var preventExtensions = Object.preventExtensions, isFrozen = Object.isFrozen, TypeErrorCtor = TypeError;
       var paths = new WeakMap();
@@ -87,7 +127,7 @@ enum Lockdown {
         preventExtensions(object);
       }
       roots.forEach(function (root) { harden(root[0], root[1]); });
-      constructors.concat(namespaces).forEach(function (name) {
+      constructors.concat(namespaces, ["Iterator", "WebAssembly"]).forEach(function (name) {
         if (name in g) define(g, name, { writable: false, configurable: false });
       });
       define(g, "globalThis", { writable: false, configurable: false });
