@@ -61,7 +61,8 @@ struct StateJournalRemovedTests {
     @Test func aJournalRemovedByAnotherWriterIsStartedAgain() throws {
         let dir = TemporaryDirectory(prefix: "journal")
         let store = StateStore(path: dir.url("state.json"))
-        let journal = StateJournal(store: store)
+        // Checked at every append here (macrod checks at most every 100 ms: no fstat per append).
+        let journal = StateJournal(store: store, removalCheck: 0)
         try journal.append(["inner": 1], durable: false)
         // Another writer (macro run --local) saves the file and removes the journal.
         try store.save(["inner": 5])

@@ -26,10 +26,23 @@ public final class StateJournal: Sendable {
         var fd: Int32 = -1
         var size = 0
         var unsynced = false
+        /// When the file was last checked for removal (uptime nanoseconds).
+        var checkedAt: UInt64 = 0
     }
 
+    /// How often an append checks that the journal was not removed under it: an `fstat` per
+    /// append was a system call Redis does not make; a removal is seen within this time.
+    public static let removalCheckNanoseconds: UInt64 = 100_000_000
+
+    /// Nanoseconds between two removal checks (``removalCheckNanoseconds``; 0: every append).
+    private let removalCheck: UInt64
+
     /// A journal for `store`'s state file; the file is opened on the first append.
-    public init(store: StateStore) { self.store = store }
+    /// `removalCheck`: how often (nanoseconds) an append checks that the file is still there.
+    public init(store: StateStore, removalCheck: UInt64 = StateJournal.removalCheckNanoseconds) {
+        self.store = store
+        self.removalCheck = removalCheck
+    }
 
     deinit { file.locked { if $0.fd >= 0 { Glibc.close($0.fd) } } }
 
@@ -40,7 +53,10 @@ public final class StateJournal: Sendable {
         try file.locked { file in
             // Removed under us (e.g. `macro run --local` saved the same state file): start a new
             // journal rather than append to a file nobody will read.
-            if file.fd >= 0 {
+            // (Checked at most every 100 ms: reading the monotonic clock is no system call.)
+            let now = DispatchTime.now().uptimeNanoseconds
+            if file.fd >= 0, now &- file.checkedAt >= removalCheck {
+                file.checkedAt = now
                 var info = stat()
                 if fstat(file.fd, &info) == 0, info.st_nlink == 0 {
                     Glibc.close(file.fd)
@@ -98,6 +114,7 @@ public final class StateJournal: Sendable {
         fstat(fd, &info)
         file.fd = fd
         file.size = Int(info.st_size)
+        file.checkedAt = removalCheck == 0 ? 0 : DispatchTime.now().uptimeNanoseconds
         // A torn last line (no newline) must not swallow the next one.
         var last: UInt8 = 0
         if file.size > 0, pread(fd, &last, 1, off_t(file.size - 1)) == 1, last != UInt8(ascii: "\n") {
