@@ -56,10 +56,16 @@ public enum SocketPath {
         guard info.st_uid == getuid() else {
             throw DirectoryError(description: "refusing to use \(directory): it is owned by uid \(info.st_uid), not by you (uid \(getuid())); remove it or set --socket / MACROENGINE_SOCKET")
         }
-        // Only the socket's own private directory (…/macroengine, /tmp/macroengine-UID) must be
-        // 0700; a directory named explicitly may be shared with the user's group.
+        // Whoever may write to the directory may remove the socket and put their own in its
+        // place: refused when every user may, or the group may without the sticky bit (which
+        // keeps others from removing what they do not own). A directory only readable by the
+        // group may be shared with it.
+        let mode = String(info.st_mode & 0o7777, radix: 8)
         if info.st_mode & 0o002 != 0 {
-            throw DirectoryError(description: "refusing to use \(directory): it is writable by every user (mode \(String(info.st_mode & 0o777, radix: 8))); chmod 700 it")
+            throw DirectoryError(description: "refusing to use \(directory): it is writable by every user (mode \(mode)); chmod 700 it")
+        }
+        if info.st_mode & 0o020 != 0, info.st_mode & 0o1000 == 0 {
+            throw DirectoryError(description: "refusing to use \(directory): its group may write to it (mode \(mode)) and could replace the socket; chmod g-w it (or chmod +t to keep group members from removing your files)")
         }
     }
 }

@@ -102,6 +102,18 @@ struct DaemonLifecycleTests {
         try FileManager.default.createDirectory(atPath: open, withIntermediateDirectories: true)
         chmod(open, 0o777)
         #expect(throws: SocketPath.DirectoryError.self) { try SocketPath.prepareDirectory(for: open + "/macrod.sock") }
+        // Issue 25 (minor): the full mode is named (1777 was reported as 777), and a directory
+        // the group may write to without the sticky bit is refused too (0775 was accepted).
+        chmod(open, 0o1777)
+        let sticky = #expect(throws: SocketPath.DirectoryError.self) { try SocketPath.prepareDirectory(for: open + "/macrod.sock") }
+        #expect(sticky?.description == "refusing to use \(open): it is writable by every user (mode 1777); chmod 700 it")
+        chmod(open, 0o775)
+        let group = #expect(throws: SocketPath.DirectoryError.self) { try SocketPath.prepareDirectory(for: open + "/macrod.sock") }
+        #expect(group?.description.hasPrefix("refusing to use \(open): its group may write to it (mode 775)") == true)
+        chmod(open, 0o1770)
+        #expect(throws: Never.self) { try SocketPath.prepareDirectory(for: open + "/macrod.sock") }
+        chmod(open, 0o750)
+        #expect(throws: Never.self) { try SocketPath.prepareDirectory(for: open + "/macrod.sock") }
     }
 
     /// Needs root (to connect as another user with setpriv); CI runs as root. Elsewhere it is
