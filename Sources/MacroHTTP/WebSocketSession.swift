@@ -24,6 +24,11 @@ final class WebSocketSession: ChannelDuplexHandler {
     private let logger: Logger
     private var connection: Connection?
     private var inFlight = 0
+    /// Replies written whose bytes the kernel has not taken (the client is not reading).
+    private var unsent = 0
+    /// A pong is on its way: more pings while it is unsent get none (RFC 6455 lets a server
+    /// answer only the latest ping), so unread pongs cannot pile up.
+    private var pongPending = false
     private var readHeld = false
     private var closing = false
 
@@ -55,17 +60,21 @@ final class WebSocketSession: ChannelDuplexHandler {
             let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
             gateway.handle(bytes, from: connection).hop(to: context.eventLoop).whenComplete { result in
                 let (session, context) = loopBound.value
-                if case .success(let reply?) = result { WebSocketFraming().write(reply, to: context.channel) }
                 session.inFlight -= 1
-                if session.readHeld, session.inFlight < session.maxInFlight {
-                    session.readHeld = false
-                    context.read()
-                }
+                if case .success(let reply?) = result { session.writeReply(reply, context: context) }
+                session.resumeReadingIfAllowed(context: context)
             }
         case .ping:
+            guard !pongPending else { return }
+            pongPending = true
             var payload = frame.unmaskedData
             let pong = WebSocketFrame(fin: true, opcode: .pong, data: payload.readSlice(length: payload.readableBytes) ?? context.channel.allocator.buffer(capacity: 0))
-            context.writeAndFlush(wrapOutboundOut(pong), promise: nil)
+            let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            context.writeAndFlush(wrapOutboundOut(pong)).whenComplete { _ in
+                let (session, context) = loopBound.value
+                session.pongPending = false
+                session.resumeReadingIfAllowed(context: context)
+            }
         case .connectionClose:
             close(context: context, code: .normalClosure)
         default:
@@ -90,9 +99,39 @@ final class WebSocketSession: ChannelDuplexHandler {
         context.write(wrapOutboundOut(WebSocketFrame(fin: true, opcode: buffer.readableBytes == 0 ? .pong : .text, data: buffer)), promise: promise)
     }
 
-    // Reads are requested by NIO (autoRead); hold them while too many requests are unanswered.
+    /// Writes a reply as a text message and counts it until the kernel has taken it.
+    private func writeReply(_ reply: RPCMessage, context: ChannelHandlerContext) {
+        var buffer = context.channel.allocator.buffer(capacity: 256)
+        reply.encode(into: &buffer)
+        unsent += 1
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .text, data: buffer))).whenComplete { _ in
+            let (session, context) = loopBound.value
+            session.unsent -= 1
+            session.resumeReadingIfAllowed(context: context)
+        }
+    }
+
+    /// The same bounds as the Unix socket's: `connection_in_flight` requests unanswered or replies
+    /// unsent, `connection_buffer_bytes` of output waiting (the channel's high watermark), or a
+    /// pong unsent, and nothing more is read from this client.
+    private var mayRead: Bool { inFlight + unsent < maxInFlight && !pongPending }
+
+    private func resumeReadingIfAllowed(context: ChannelHandlerContext) {
+        if readHeld, mayRead, context.channel.isWritable {
+            readHeld = false
+            context.read()
+        }
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        resumeReadingIfAllowed(context: context)
+        context.fireChannelWritabilityChanged()
+    }
+
+    // Reads are requested by NIO (autoRead); hold them while the bounds above are reached.
     func read(context: ChannelHandlerContext) {
-        if inFlight >= maxInFlight {
+        if !mayRead || !context.channel.isWritable {
             readHeld = true
             return
         }

@@ -74,3 +74,38 @@ struct DashboardFloodTests {
         #expect(reply.header("Location") == "/")
     }
 }
+
+/// Issue 25, items 5 and 13: with the token, 1,000,000 `macro.list` frames sent without reading
+/// were all accepted (RSS 63 -> 1,163 MiB), and 2 M pings whose pongs were never read took RSS
+/// to 811 MiB. The WebSocket now has the socket's bounds.
+@Suite("The WebSocket has the socket's backpressure", .serialized)
+struct WebSocketBackpressureTests {
+    /// Sends `frame` up to `count` times in chunks until the server stops reading (a send
+    /// that waits 2 s); returns how many were sent.
+    func flood(_ probe: HTTPProbe, _ frame: [UInt8], count: Int) -> Int {
+        probe.setSendTimeout(seconds: 2)
+        let chunk = Array(repeating: frame, count: 1000).flatMap { $0 }
+        var sent = 0
+        while sent < count {
+            guard (try? probe.write(chunk)) != nil else { break }
+            sent += 1000
+        }
+        return sent
+    }
+
+    @Test(arguments: [("text", UInt8(0x1)), ("ping", UInt8(0x9))])
+    func aClientThatDoesNotReadIsNotReadFrom(_ kind: String, _ opcode: UInt8) throws {
+        let dashboard = try DashboardDaemon()
+        let before = try dashboard.daemon.memoryKiB("VmRSS")
+        let probe = try HTTPProbe(port: dashboard.port)
+        #expect(try probe.upgrade(port: dashboard.port, headers: [dashboard.bearer]).status == 101)
+        let payload = opcode == 0x1 ? Array(#"{"jsonrpc":"2.0","id":1,"method":"macro.list"}"#.utf8) : Array("ping".utf8)
+        let sent = flood(probe, HTTPProbe.frame(opcode: opcode, payload), count: 1_000_000)
+        // Replies pile up unread, so reading stops; pings are answered by one pong at a time
+        // and may all be read (they cost nothing but the reading).
+        if opcode == 0x1 { #expect(sent < 1_000_000, "macrod read all of a \(kind) flood from a client that never reads") }
+        let grown = try dashboard.daemon.memoryKiB("VmRSS") - before
+        #expect(grown < 64 * 1024, "macrod grew by \(grown / 1024) MiB after \(sent) \(kind) frames")
+        #expect(try dashboard.daemon.client().call("progress.get")["inner"] == 0)
+    }
+}

@@ -43,6 +43,18 @@ final class HTTPProbe {
 
     deinit { close(fd) }
 
+    /// How long a write waits for room before it fails (forever by default).
+    func setSendTimeout(seconds: Int) {
+        var timeout = timeval(tv_sec: seconds, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    /// One masked client frame with `opcode` (0x1 text, 0x9 ping) and a short payload (< 126 bytes).
+    static func frame(opcode: UInt8, _ payload: [UInt8]) -> [UInt8] {
+        let mask: [UInt8] = [0x12, 0x34, 0x56, 0x78]
+        return [0x80 | opcode, 0x80 | UInt8(payload.count)] + mask + payload.enumerated().map { $0.element ^ mask[$0.offset % 4] }
+    }
+
     /// How long a read waits before it fails with "recv failed" (10 s by default).
     func setReceiveTimeout(seconds: Int) {
         var timeout = timeval(tv_sec: seconds, tv_usec: 0)
