@@ -60,6 +60,7 @@ final class EngineMethods: Sendable {
         case .list: return list()
         case .source: return try source(params)
         case .save: return try save(params)
+        case .check: return try check(params)
         case .delete: return try delete(params)
         case .types: return try types()
         case .progressGet: return publisher.values()

@@ -5,6 +5,7 @@ package enum RPCMethod: String, CaseIterable, Sendable {
     case list = "macro.list"
     case source = "macro.source"
     case save = "macro.save"
+    case check = "macro.check"
     case delete = "macro.delete"
     case types = "macro.types"
     case running = "macro.running"
@@ -25,7 +26,7 @@ package enum RPCMethod: String, CaseIterable, Sendable {
         switch self {
         case .call: ["name", "args", "timeoutMs"]
         case .source, .delete: ["name"]
-        case .save: ["name", "source"]
+        case .save, .check: ["name", "source"]
         case .cancel: ["call"]
         case .subscribe, .unsubscribe: ["events"]
         case .eval: ["source", "timeoutMs"]
@@ -44,7 +45,7 @@ package enum RPCMethod: String, CaseIterable, Sendable {
     /// its own batch.
     package var defersCommit: Bool {
         switch self {
-        case .call, .progressGet, .progressSet, .list, .source, .types, .running, .status, .logRecent: true
+        case .call, .progressGet, .progressSet, .list, .source, .check, .types, .running, .status, .logRecent: true
         default: false
         }
     }
