@@ -47,6 +47,7 @@ final class EngineMethods: Sendable {
             switch method {
             case .call: return try call(params, callID: callID, id: request.id, connection: connection)
             case .profile: return try profile(params)
+            case .eval: return try eval(params, id: request.id, connection: connection)
             default: return engine.eventLoop.makeSucceededFuture(try dispatch(method, params, connection))
             }
         } catch {
@@ -74,8 +75,7 @@ final class EngineMethods: Sendable {
         case .status: return status()
         case .stats: return try stats(params)
         case .logRecent: return try recentLogs(params)
-        case .eval: return try eval(params)
-        case .call, .running, .cancel, .profile:
+        case .call, .running, .cancel, .profile, .eval:
             throw RPCError(code: RPCError.internalError, message: "internal error: \(method.rawValue) is not dispatched here")
         }
     }

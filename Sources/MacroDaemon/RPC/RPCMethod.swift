@@ -29,7 +29,7 @@ package enum RPCMethod: String, CaseIterable, Sendable {
         case .save, .check: ["name", "source"]
         case .cancel: ["call"]
         case .subscribe, .unsubscribe: ["events"]
-        case .eval: ["source", "timeoutMs"]
+        case .eval: ["source", "timeoutMs", "call"]
         case .logRecent: ["limit"]
         case .stats: ["name", "reset"]
         case .profile: ["name", "args", "runs", "timeoutMs"]
