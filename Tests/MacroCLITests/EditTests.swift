@@ -35,8 +35,19 @@ struct EditTests {
             let closeAll = #"for fd in /proc/$$/fd/*; do n=${fd##*/}; [ "$n" -gt 2 ] && eval "exec $n>&-"; done; exec "$@""#
             let argv = (["/bin/bash", "-c", closeAll, "bash"] + arguments).map { strdup($0) } + [nil]
             defer { argv.forEach { free($0) } }
+            // Nothing blocked or ignored: the test runner blocks SIGTERM, and a tmux server that
+            // inherited that never ends (kill-server is tmux sending itself SIGTERM).
+            var attributes = posix_spawnattr_t()
+            posix_spawnattr_init(&attributes)
+            defer { posix_spawnattr_destroy(&attributes) }
+            var empty = sigset_t(), defaults = sigset_t()
+            sigemptyset(&empty)
+            sigfillset(&defaults)
+            posix_spawnattr_setsigmask(&attributes, &empty)
+            posix_spawnattr_setsigdefault(&attributes, &defaults)
+            posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
             var pid: pid_t = 0
-            let spawned = posix_spawn(&pid, "/bin/bash", &actions, nil, argv, environ)
+            let spawned = posix_spawn(&pid, "/bin/bash", &actions, &attributes, argv, environ)
             guard spawned == 0 else { throw ToolMissing(description: "cannot start \(arguments[0]): \(String(cString: strerror(spawned)))") }
             var status: Int32 = 0
             while waitpid(pid, &status, 0) < 0 {
