@@ -234,6 +234,7 @@ private struct Scanner {
                 tokens.append(token)
             }
         }
+        index = bytes.count
         unterminated = true
     }
 
