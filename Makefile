@@ -9,7 +9,7 @@ ACORN      := /usr/share/nodejs/acorn/dist/acorn.js
 SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 STATE_DIR  := .run
 
-.PHONY: all release-check deps test-deps tool-deps browser-deps codemirror-deps build release run demo test bench bench-deps fuzz sanitize soak completions install-user clean help
+.PHONY: install-user-files all release-check deps test-deps tool-deps browser-deps codemirror-deps build release run demo test bench bench-deps fuzz sanitize soak completions install-user clean help
 
 all: build
 
@@ -138,8 +138,9 @@ test-deps:
 
 
 # Tools the tests drive as a user would: TypeScript's checker on the shipped macros (tsc, from
-# node-typescript) and `macro edit` with vim in a real terminal (tmux). Installed when missing.
-TEST_TOOLS := tsc:node-typescript vim:vim tmux:tmux
+# node-typescript), `macro edit` with vim in a real terminal (tmux), and systemd-analyze on the
+# shipped unit (SystemdUnitTests). Installed when missing.
+TEST_TOOLS := tsc:node-typescript vim:vim tmux:tmux systemd-analyze:systemd
 tool-deps: deps
 	@missing=""; for pair in $(TEST_TOOLS); do \
 		command -v $${pair%%:*} >/dev/null || missing="$$missing $${pair#*:}"; \
@@ -215,13 +216,19 @@ completions: release
 # macro (with macro-local, which it runs for in-process commands) and macrod into ~/.local/bin, the config into ~/.config/macroengine (where both read it
 # without --config), the shipped macros into ~/.local/share/macroengine/macros (the installed
 # config's macros_dir; existing files are kept), the systemd user unit.
-USER_MACROS := $(HOME)/.local/share/macroengine/macros
-USER_CONFIG := $(HOME)/.config/macroengine/macroengine.yaml
 install-user: release
-	@BIN=$$($(SWIFT) build -c release --show-bin-path); \
-	install -Dm755 $$BIN/macro $(HOME)/.local/bin/macro; \
-	install -Dm755 $$BIN/macro-local $(HOME)/.local/bin/macro-local; \
-	install -Dm755 $$BIN/macrod $(HOME)/.local/bin/macrod; \
+	@$(MAKE) -s install-user-files BIN="$$($(SWIFT) build -c release --show-bin-path)"
+	@echo "then: systemctl --user enable --now macrod"
+
+# What install-user installs, from the binaries in BIN, under HOME. SystemdUnitTests installs a
+# debug build into a temporary HOME with it, and runs the unit's command in the unit's sandbox.
+USER_MACROS = $(HOME)/.local/share/macroengine/macros
+USER_CONFIG = $(HOME)/.config/macroengine/macroengine.yaml
+install-user-files:
+	@[ -n "$(BIN)" ] && [ -x "$(BIN)/macrod" ] || { echo "error: BIN must name the directory of the built binaries" >&2; exit 1; }
+	@install -Dm755 "$(BIN)/macro" $(HOME)/.local/bin/macro; \
+	install -Dm755 "$(BIN)/macro-local" $(HOME)/.local/bin/macro-local; \
+	install -Dm755 "$(BIN)/macrod" $(HOME)/.local/bin/macrod; \
 	mkdir -p $(USER_MACROS)/lib; \
 	for f in macros/*.js macros/lib/*.js macros/globals.d.ts macros/jsconfig.json; do \
 		[ -e "$(USER_MACROS)/$${f#macros/}" ] || install -Dm644 "$$f" "$(USER_MACROS)/$${f#macros/}"; \
@@ -232,8 +239,7 @@ install-user: release
 		chmod 644 $(USER_CONFIG); \
 	fi; \
 	install -Dm644 config/macrod.service $(HOME)/.config/systemd/user/macrod.service; \
-	echo "installed: macro, macro-local, macrod in ~/.local/bin; config $(USER_CONFIG) (macros_dir: $$(sed -n 's/^macros_dir: //p' $(USER_CONFIG)))"; \
-	echo "then: systemctl --user enable --now macrod"
+	echo "installed: macro, macro-local, macrod in $(HOME)/.local/bin; config $(USER_CONFIG) (macros_dir: $$(sed -n 's/^macros_dir: //p' $(USER_CONFIG)))"
 
 clean:
 	rm -rf .build $(STATE_DIR)

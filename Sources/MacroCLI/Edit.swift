@@ -18,7 +18,8 @@ package struct Edit: ParsableCommand {
 
             edited in a temporary file: it appears in the macros directory only when you save \
             something else, so quitting without saving creates nothing. Then, with a daemon, \
-            waits until it has loaded the file; without one, loads it in-process.
+            has it judge the text you saved (macro.check) and, when it loads, waits until the \
+            daemon has loaded it; without one, loads it in-process.
 
             Exit codes: 0 loaded (or no changes), 65 the saved file does not load (with or \
             without a daemon; the daemon keeps the previous version), 64 the name is not \

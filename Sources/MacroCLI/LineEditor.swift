@@ -5,9 +5,19 @@ import Glibc
 #endif
 
 /// A small line editor for the REPL: arrows, Home/End, Ctrl-A/E/U/K/W/L, history (Up/Down),
-/// Ctrl-C (clear the line), Ctrl-D (end on an empty line). On a non-terminal stdin it reads
-/// plain lines.
+/// Ctrl-C (the read is interrupted: the REPL clears its input), Ctrl-D (end on an empty line).
+/// On a non-terminal stdin it reads plain lines.
 package final class LineEditor {
+    /// What one read gave.
+    package enum Read: Equatable {
+        /// A line (without its line break).
+        case line(String)
+        /// Ctrl-C: the line typed so far is dropped.
+        case interrupted
+        /// End of input (Ctrl-D on an empty line).
+        case end
+    }
+
     private(set) var history: [String] = []
     private let historyFile: String?
     private let interactive = isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1
@@ -20,10 +30,10 @@ package final class LineEditor {
         }
     }
 
-    /// Reads one line; nil at end of input.
-    package func readLine(prompt: String) -> String? {
+    /// Reads one line.
+    package func readLine(prompt: String) -> Read {
         guard interactive else {
-            return Swift.readLine(strippingNewline: true)
+            return Swift.readLine(strippingNewline: true).map { .line($0) } ?? .end
         }
         var original = termios()
         tcgetattr(STDIN_FILENO, &original)
@@ -44,7 +54,7 @@ package final class LineEditor {
         }
         write(prompt)
         while true {
-            guard let byte = readByte() else { return nil }
+            guard let byte = readByte() else { return .end }
             switch byte {
             case 13, 10:  // Enter
                 write("\r\n")
@@ -54,13 +64,12 @@ package final class LineEditor {
                     // Saved at once, so every way out (Ctrl-D, .exit, a signal, a crash) keeps it.
                     save()
                 }
-                return text
+                return .line(text)
             case 3:  // Ctrl-C
                 write("^C\r\n")
-                line = []; cursor = 0
-                write(prompt)
+                return .interrupted
             case 4:  // Ctrl-D
-                if line.isEmpty { write("\r\n"); return nil }
+                if line.isEmpty { write("\r\n"); return .end }
                 if cursor < line.count { line.remove(at: cursor); redraw() }
             case 127, 8:  // Backspace
                 if cursor > 0 { line.remove(at: cursor - 1); cursor -= 1; redraw() }

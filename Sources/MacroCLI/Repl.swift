@@ -17,12 +17,13 @@ package struct Repl: ParsableCommand {
         discussion: """
             Line editing (arrows, Home/End, Ctrl-A/E/U/K/W/L) and history (Up/Down, saved after \
             every line in $XDG_STATE_HOME/macroengine/repl_history). Input continues on a "..." \
-            line while it is incomplete. Results are printed like console.log; a returned \
-            promise is awaited, and `await` works at the top level (`await sleep(100)`, \
-            `x = await animate()`; a `var` declared in such a line stays local to it). \
-            Errors show their position. Ctrl-C clears the line; while code runs it cancels the \
-            call (a macro or an awaited promise; a synchronous loop typed at the prompt stops at \
-            the time limit) and the session goes on. Ctrl-D or .exit quits; .help lists this.
+            line while it is incomplete (an open bracket, template or comment, or an expression \
+            cut short); any other syntax error is shown at once. Ctrl-C or .break clears the \
+            input; while code runs, Ctrl-C cancels it (a macro, an awaited promise, a loop) and \
+            the session goes on. Results are printed like console.log, and console output as it \
+            happens. A returned promise is awaited, and `await` works at the top level \
+            (`var x = await animate(); x + 1`); top-level var, let, const, function and class \
+            declarations stay for the next lines. Ctrl-D or .exit quits; .help lists this.
 
             In-process with --local (or when no daemon answers); against the daemon only when its \
             config enables engine_eval (a development switch). Exits 69 when the daemon goes away.
@@ -41,8 +42,9 @@ package struct Repl: ParsableCommand {
 
     static let help = """
         .help     this text
+        .break    clear the input typed so far (or Ctrl-C)
         .exit     quit (or Ctrl-D)
-        Ctrl-C    clear the line; while code runs, cancel it
+        Ctrl-C    clear the input; while code runs, cancel it
         progress  the progress values; macros are globals by name (bump('inner', 1))
         await     works at the top level: await sleep(100)
         """
@@ -62,7 +64,7 @@ package struct Repl: ParsableCommand {
 
     private func runOnDaemon(_ client: RPCClient, _ editor: LineEditor) throws {
         do {
-            _ = try client.call("engine.eval", ["source": "undefined"])
+            _ = try client.call("engine.eval", ["source": "(function () {})", "call": true])
         } catch let error as RPCError where error.code == RPCError.forbidden {
             Console.error("""
                 macro repl: the daemon at \(client.path) does not allow engine.eval (it runs any JavaScript).
@@ -71,63 +73,47 @@ package struct Repl: ParsableCommand {
             throw Failure(exit: 77, kind: "refused", message: "engine.eval is disabled on the daemon", printed: true)
         } catch let error as RPCError { throw DaemonLink.report(error) }
         banner("macrod at \(client.path)")
-        let interrupted = InterruptFlag()
-        let interrupts = Interrupts { interrupted.set() }
-        let failure = loop(editor) { source in
-            do {
-                return .success(try interrupts.during { try DaemonEval(client: client, interrupted: interrupted).evaluate(source) })
-            } catch let error as RPCError {
-                if DaemonLink.isDisconnect(error) {
-                    return .stop(Failure(exit: 69, kind: "unavailable", message: "macro repl: macrod at \(client.path) went away (\(error.message))"))
-                }
-                if error.code == RPCError.syntaxError || error.message.contains("Unexpected EOF") { return nil }
-                return .failure(Self.describe(error))
-            } catch {
-                return .failure("\(error)")
-            }
-        }
-        if let failure { throw failure }
+        let name = ReplEvaluator.functionName(pid: getpid())
+        let backend = DaemonRepl(client: client, functionName: name, timeoutMs: options.timeoutMs)
+        if let failure = loop(editor, ReplEvaluator(backend: backend, functionName: name)) { throw failure }
     }
 
-    /// A daemon's error: `file:line:col: error: Name: message` when it names a place in a file
-    /// (a macro that threw), the message alone for the REPL's own input.
-    static func describe(_ error: RPCError) -> String {
-        guard let data = error.data else { return "error: \(error.message)" }
-        let name = data["errorName"].stringValue.map { "\($0): " } ?? ""
-        let message = data["message"].stringValue ?? error.message
-        if let file = data["file"].stringValue, file != "<eval>", let line = data["line"].intValue {
-            return "\(file):\(line):\(data["column"].intValue ?? 0): error: \(name)\(message)"
-        }
-        if let line = data["line"].intValue {
-            // The input starts on the wrapper's second line.
-            return "<repl>:\(max(1, line - 1)):\(data["column"].intValue ?? 0): error: \(name)\(message)"
-        }
-        return "error: \(name)\(message)"
-    }
-
-    /// Reads (multi-line) input, evaluates it with `evaluate` (nil: incomplete), prints. Returns
-    /// the failure that ended the session, if one did.
-    package func loop(_ editor: LineEditor, _ evaluate: (String) -> ReplOutcome?) -> Failure? {
+    /// Reads (multi-line) input, evaluates it (nil: incomplete, read more), prints. Ctrl-C and
+    /// `.break` clear what was typed; while code runs, Ctrl-C cancels it. Returns the failure
+    /// that ended the session, if one did.
+    package func loop(_ editor: LineEditor, _ evaluator: ReplEvaluator) -> Failure? {
+        let interrupts = Interrupts(evaluator.backend.cancel)
         var buffer = ""
-        while let line = editor.readLine(prompt: buffer.isEmpty ? "> " : "... ") {
-            let command = line.trimmingCharacters(in: .whitespaces)
-            if buffer.isEmpty, command == ".exit" { break }
-            if buffer.isEmpty, command == ".help" {
+        while true {
+            let line: String
+            switch editor.readLine(prompt: buffer.isEmpty ? "> " : "... ") {
+            case .end: return nil
+            case .interrupted:
+                buffer = ""
+                continue
+            case .line(let text): line = text
+            }
+            switch line.trimmingCharacters(in: .whitespaces) {
+            case ".exit": return nil
+            case ".break":
+                buffer = ""
+                continue
+            case ".help":
                 print(Self.help)
                 continue
+            default: break
             }
             buffer += buffer.isEmpty ? line : "\n" + line
-            if buffer.trimmingCharacters(in: .whitespaces).isEmpty { buffer = ""; continue }
-            guard let result = evaluate(buffer) else { continue }
+            if buffer.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty { buffer = ""; continue }
+            guard let result = interrupts.during({ evaluator.evaluate(buffer) }) else { continue }
             buffer = ""
             switch result {
-            case .success(let text): if !text.isEmpty { print(text) }
+            case .success(let text): print(text)
             case .failure(let message): print(Terminal.red(message))
             case .stop(let failure): return failure
             }
             fflush(nil)
         }
-        return nil
     }
 
     /// `$XDG_STATE_HOME/macroengine/repl_history` (`~/.local/state/...`).

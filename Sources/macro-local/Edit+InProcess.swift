@@ -14,12 +14,13 @@ extension Edit: InProcessCommand {
         try refuseUnusableName()
         var client = try DaemonLink.connect(options)
         let directory: String
-        var versionBefore: Int?
+        // The daemon's entry before the editor opens: what it says then is not about this save.
+        var entryBefore: MacroValue?
         if let connected = client {
             do {
                 directory = try connected.call("engine.status")["macrosDir"].stringValue ?? "macros"
                 let entries = try connected.call("macro.list").arrayValue ?? []
-                versionBefore = entries.first { $0["name"] == .string(name) }?["version"].intValue
+                entryBefore = entries.first { $0["name"] == .string(name) }
             } catch let error as RPCError { throw DaemonLink.report(error) }
         } else {
             directory = try options.resolvedConfig().macrosDirectory
@@ -49,7 +50,7 @@ extension Edit: InProcessCommand {
         let unchanged = draft.map { after == Data($0.template.utf8) || after == nil } ?? (after == before)
         if unchanged {
             draft?.discard()
-            report(status: "unchanged", path: path, version: versionBefore, text: draft == nil ? "\(path): no changes" : "\(name): nothing saved, no macro created")
+            report(status: "unchanged", path: path, version: entryBefore?["version"].intValue, text: draft == nil ? "\(path): no changes" : "\(name): nothing saved, no macro created")
             return
         }
         if let draft, let after {
@@ -61,7 +62,7 @@ extension Edit: InProcessCommand {
             draft.discard()
         }
         if let reconnected = try DaemonLink.connect(options) {
-            try awaitReload(reconnected, path: path, versionBefore: versionBefore)
+            try reportDaemonVerdict(reconnected, path: path, saved: after, before: entryBefore)
         } else {
             let session = try Session(options: options, loadState: false)
             _ = session.library.reloadLib()
@@ -102,27 +103,40 @@ extension Edit: InProcessCommand {
         return current
     }
 
-    /// Waits until the daemon has loaded the file: a version other than before, or an error.
-    private func awaitReload(_ client: RPCClient, path: String, versionBefore: Int?) throws {
+    /// The daemon's verdict on exactly the text that was saved. `macro.check` judges that text
+    /// (a text that does not load is reported at once, whatever the daemon's list still says);
+    /// a text that loads is then waited for until the daemon has loaded it.
+    private func reportDaemonVerdict(_ client: RPCClient, path: String, saved: Data?, before: MacroValue?) throws {
+        if let saved, let source = String(data: saved, encoding: .utf8) {
+            do {
+                _ = try client.call("macro.check", ["name": .string(name), "source": .string(source)])
+            } catch let error as RPCError where error.code == RPCError.syntaxError {
+                let data = error.data ?? .undefined
+                let headline = data["errorName"].stringValue.map { "\($0): " + (data["message"].stringValue ?? "") } ?? error.message
+                throw failure(file: data["file"].stringValue ?? path, line: data["line"].intValue, column: data["column"].intValue, message: headline, before: before)
+            } catch let error as RPCError { throw DaemonLink.report(error) }
+        }
+        try awaitLoad(client, path: path, before: before)
+    }
+
+    /// Waits until the daemon has loaded the file: its entry `ok` with a version other than
+    /// before the editor opened, or `error` with an error other than before (the load failed
+    /// for a reason `macro.check` does not see, such as a file over 1 MiB). The entry as it was
+    /// before is an earlier save's, and never the answer.
+    private func awaitLoad(_ client: RPCClient, path: String, before: MacroValue?) throws {
         let deadline = Date().addingTimeInterval(Double(waitMs) / 1000)
         _ = try? client.call("subscribe", ["events": ["macros"]])
         while Date() < deadline {
             let entries: [MacroValue]
             do { entries = try client.call("macro.list").arrayValue ?? [] } catch let error as RPCError { throw DaemonLink.report(error) }
             if let entry = entries.first(where: { $0["name"] == .string(name) }) {
-                if entry["status"] == "error" {
-                    let error = entry["error"]
-                    let line = "\(entry["file"].stringValue ?? path):\(error["line"].intValue ?? 0):\(error["column"].intValue ?? 0): error: \(error["message"].stringValue ?? "")"
-                    Console.error(line)
-                    Console.error(versionBefore == nil ? "\(name) is not registered until the file loads" : "the previous version stays live until the file loads")
-                    var details: OrderedFields = ["macro": .string(name), "file": .string(entry["file"].stringValue ?? path)]
-                    if let l = error["line"].intValue { details["line"] = .number(Double(l)) }
-                    if let c = error["column"].intValue { details["column"] = .number(Double(c)) }
-                    throw Failure(exit: 65, kind: "syntax", message: error["message"].stringValue ?? "", details: details, printed: true)
-                }
-                if entry["version"].intValue != versionBefore {
+                if entry["status"] == "ok", entry["version"] != (before?["version"] ?? .undefined) {
                     report(status: "loaded", path: path, version: entry["version"].intValue, text: Terminal.green("\(name) loaded") + " (version \(entry["version"].intValue ?? 0))")
                     return
+                }
+                if entry["status"] == "error", entry["error"] != (before?["error"] ?? .undefined) {
+                    let error = entry["error"]
+                    throw failure(file: entry["file"].stringValue ?? path, line: error["line"].intValue, column: error["column"].intValue, message: error["message"].stringValue ?? "", before: before)
                 }
             }
             // Wakes at the daemon's next macros notification, or after 0.1 s.
@@ -131,6 +145,17 @@ extension Edit: InProcessCommand {
             client.setReceiveTimeout(seconds: 0)
         }
         throw Failure(exit: 75, kind: "timeout", message: "the daemon did not report \(name) within \(waitMs) ms")
+    }
+
+    /// Prints `file:line:column: error: message` and what stays live, and returns the exit-65 failure.
+    private func failure(file: String, line: Int?, column: Int?, message: String, before: MacroValue?) -> Failure {
+        Console.error("\(file):\(line ?? 0):\(column ?? 0): error: \(message)")
+        let live = (before?["version"].intValue ?? 0) > 0
+        Console.error(live ? "the previous version stays live until the file loads" : "\(name) is not registered until the file loads")
+        var details: OrderedFields = ["macro": .string(name), "file": .string(file)]
+        if let line { details["line"] = .number(Double(line)) }
+        if let column { details["column"] = .number(Double(column)) }
+        return Failure(exit: 65, kind: "syntax", message: message, details: details, printed: true)
     }
 
     private func report(status: String, path: String, version: Int?, text: String) {

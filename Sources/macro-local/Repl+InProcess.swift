@@ -2,7 +2,8 @@ import Foundation
 import MacroCLI
 import MacroEngineCore
 
-/// `macro repl` in this process: an engine with the macros directory and the state file.
+/// `macro repl` in this process: an engine with the macros directory and the state file, and the
+/// same evaluation as against macrod (``ReplEvaluator``).
 extension Repl: InProcessCommand {
     func runInProcess() throws {
         let editor = LineEditor(historyFile: historyFile())
@@ -10,54 +11,33 @@ extension Repl: InProcessCommand {
         let session = try Session(options: options)
         _ = try? session.library.reload()
         session.engine.exceptionHandler = { _ in }
+        // Console output among the results, as against macrod.
+        session.engine.consoleHandler = { message in ReplConsole.print(level: message.method, message: message.message) }
         banner("in-process, macros from \(session.library.directory)")
-        let interrupts = Interrupts { [engine = session.engine] in
-            // Cancels what is registered as a call: a macro's promise, an awaited value.
-            for call in engine.runningCalls { engine.cancel(call: call.id) }
-        }
-        let channels = session.config.channels.map(\.name)
-        let failure = loop(editor) { source in
-            do {
-                if try session.engine.isIncomplete(source) { return nil }
-                let trimmed = source.trimmingCharacters(in: .whitespacesAndNewlines)
-                // `progress` alone: its values (the object's properties are accessors).
-                let shown = trimmed == "progress" || trimmed == "progress;"
-                    ? "({" + channels.map { "\($0): progress.\($0)" }.joined(separator: ", ") + "})" : source
-                return .success(try interrupts.during { try Self.evaluate(shown, session.engine) })
-            } catch let error as MacroError {
-                return .failure(error.code == .cancelled ? "interrupted (the call was cancelled)" : error.description)
-            } catch {
-                return .failure("\(error)")
-            }
-        }
+        let name = ReplEvaluator.functionName(pid: getpid())
+        let backend = LocalRepl(engine: session.engine, deadline: options.timeoutMs.map { .milliseconds($0) })
+        let failure = loop(editor, ReplEvaluator(backend: backend, functionName: name))
         try? session.store.save(session.model.valuesByName)
         if let failure { throw failure }
     }
+}
 
-    /// Evaluates like Node's REPL: a script, and when `await` makes it invalid as a script, the
-    /// same text in an async function (as an expression first, so its value is shown).
-    static func evaluate(_ source: String, _ engine: MacroEngine) throws -> String {
-        do {
-            return try engine.evaluateForDisplay(source)
-        } catch let error as MacroError where error.code == .syntax && source.contains("await") {
-            let forms = [
-                "(async function () { var v = await (\n" + source + "\n); return v === undefined ? \(undefinedMarker) : v })()",
-                "(async function () {\n" + source + "\n; return \(undefinedMarker) })()",
-            ]
-            for form in forms {
-                do {
-                    // An awaited value comes back as JSON: shown like any other value.
-                    let json = try engine.evaluateForDisplay(form)
-                    guard let value = try? MacroValue(jsonText: json) else { return json }
-                    return value == .string(undefinedMarkerText) ? "undefined" : ReplFormat.inspect(value)
-                } catch let inner as MacroError where inner.code == .syntax {
-                    continue
-                }
-            }
-            throw error
+/// The REPL's code run by an engine in this process, as a call (awaited, cancellable).
+struct LocalRepl: ReplBackend {
+    let engine: MacroEngine
+    /// The call deadline (`--timeout-ms`), else the config's.
+    let deadline: Duration?
+
+    var cancel: @Sendable () -> Void {
+        { [engine] in
+            for call in engine.runningCalls { engine.cancel(call: call.id) }
         }
     }
 
-    private static let undefinedMarkerText = "__macroengine_repl_undefined__"
-    private static let undefinedMarker = "\"__macroengine_repl_undefined__\""
+    func run(_ script: String) throws -> MacroValue {
+        guard case .function(let callable) = try engine.evaluate(script, file: "<repl>"), let function = callable as? MacroFunction else {
+            throw MacroError(code: .notAFunction, message: "the REPL's script did not evaluate to a function")
+        }
+        return try function.callFuture([], deadline: deadline).wait()
+    }
 }

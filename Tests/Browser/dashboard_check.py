@@ -249,6 +249,37 @@ def run_checks(driver, args):
         assert text.startswith(os.path.join(args.macros_dir, "oops.js") + ":2:"), text
     broken_file()
 
+    @check("lib files are listed as shared code, not as macros to run or edit, and the picker shows each macro's own text")
+    def lib_files():
+        Select = __import__("selenium.webdriver.support.select", fromlist=["Select"]).Select
+        names = [candidate.accessible_name for candidate in driver.find_elements(By.TAG_NAME, "button")]
+        assert "Run bump" in names and not [name for name in names if "lib/" in name], names
+        wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, '[data-lib="lib/rings"]'))
+        assert not driver.find_elements(By.CSS_SELECTOR, '[data-macro="lib/rings"]')
+        text = driver.find_element(By.CSS_SELECTOR, '[data-lib="lib/rings"]').text
+        assert text.startswith("lib/rings\nshared code\n"), text
+        values = [o.get_attribute("value") for o in driver.find_elements(By.CSS_SELECTOR, "#editor-macro option")]
+        assert "lib/rings" not in values and "bump" in values, values
+        for name in values:
+            Select(driver.find_element(By.ID, "editor-macro")).select_by_value(name)
+            with open(os.path.join(args.macros_dir, f"{name}.js")) as handle:
+                expected = handle.read()
+            wait.until(lambda d: d.execute_script("return window.dashboard.editor.getValue()") == expected)
+            assert driver.find_element(By.ID, "editor-macro").get_attribute("value") == name
+        # A broken lib file is marked with its diagnostic; fixed, it is not.
+        rings = os.path.join(args.macros_dir, "lib", "rings.js")
+        with open(rings) as handle:
+            good = handle.read()
+        with open(rings, "w") as handle:
+            handle.write("function setAll(v) {\n    progress.inner = v +;\n}\n")
+        wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, '[data-lib="lib/rings"].broken .macro-error'))
+        error = driver.find_element(By.CSS_SELECTOR, '[data-lib="lib/rings"] .macro-error').text
+        assert error.startswith(f"{rings}:2:"), error
+        with open(rings, "w") as handle:
+            handle.write(good)
+        wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, '[data-lib="lib/rings"]:not(.broken)'))
+    lib_files()
+
     @check("create, rename and delete a macro from the editor")
     def lifecycle():
         click(driver, "New…")

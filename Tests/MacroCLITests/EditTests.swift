@@ -35,8 +35,19 @@ struct EditTests {
             let closeAll = #"for fd in /proc/$$/fd/*; do n=${fd##*/}; [ "$n" -gt 2 ] && eval "exec $n>&-"; done; exec "$@""#
             let argv = (["/bin/bash", "-c", closeAll, "bash"] + arguments).map { strdup($0) } + [nil]
             defer { argv.forEach { free($0) } }
+            // Nothing blocked or ignored: the test runner blocks SIGTERM, and a tmux server that
+            // inherited that never ends (kill-server is tmux sending itself SIGTERM).
+            var attributes = posix_spawnattr_t()
+            posix_spawnattr_init(&attributes)
+            defer { posix_spawnattr_destroy(&attributes) }
+            var empty = sigset_t(), defaults = sigset_t()
+            sigemptyset(&empty)
+            sigfillset(&defaults)
+            posix_spawnattr_setsigmask(&attributes, &empty)
+            posix_spawnattr_setsigdefault(&attributes, &defaults)
+            posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
             var pid: pid_t = 0
-            let spawned = posix_spawn(&pid, "/bin/bash", &actions, nil, argv, environ)
+            let spawned = posix_spawn(&pid, "/bin/bash", &actions, &attributes, argv, environ)
             guard spawned == 0 else { throw ToolMissing(description: "cannot start \(arguments[0]): \(String(cString: strerror(spawned)))") }
             var status: Int32 = 0
             while waitpid(pid, &status, 0) < 0 {
@@ -145,6 +156,55 @@ struct EditTests {
         let result = try BinaryRunner.macro("edit", "keep", "--macros", local.url("macros"), environment: ["EDITOR": editor])
         #expect(result.status == 65, "\(result)")
         #expect(result.stderr.hasPrefix("\(local.url("macros"))/keep.js:1:"))
+    }
+
+    static let bumpGood = "function bump(c, n) {\n    progress[c] += (n === undefined ? 1 : n)\n    return progress[c]\n}\n"
+    static let bumpBroken = "function bump(c, n) {\n    progress[c] += (n === undefined ? 1 : n)\n    return progress[c] +\n}\n"
+
+    /// Issue 23: the fix after a broken save was reported as still broken (exit 65 with the old
+    /// error), because the wait read the daemon's entry before it had reloaded the file. The
+    /// verdict is now about the text saved: `macro.check` of it, then the load waited for.
+    @Test func aFixAfterABrokenSaveIsReportedLoadedNotTheOldError() throws {
+        let daemon = try DaemonProcess(files: ["bump.js": Self.bumpGood])
+        let dir = TemporaryDirectory()
+        let breaking = try dir.write("break.sh", "#!/bin/sh\nprintf '%s' '\(Self.bumpBroken)' > \"$1\"\n")
+        let fixing = try dir.write("fix.sh", "#!/bin/sh\nprintf '%s' '\(Self.bumpGood)' > \"$1\"\n")
+        chmod(breaking, 0o755)
+        chmod(fixing, 0o755)
+        for round in 1...3 {
+            let broken = try BinaryRunner.macro("edit", "bump", "--socket", daemon.socket, environment: ["EDITOR": breaking])
+            #expect(broken.status == 65, "round \(round): \(broken)")
+            #expect(broken.stdout == "")
+            #expect(broken.stderr == "\(daemon.macros)/bump.js:4:1: error: SyntaxError: Unexpected token '}'\nthe previous version stays live until the file loads\n")
+            let fixed = try BinaryRunner.macro("edit", "bump", "--socket", daemon.socket, environment: ["EDITOR": fixing])
+            #expect(fixed.status == 0, "round \(round): \(fixed)")
+            #expect(fixed.stdout == "bump loaded (version \(round + 1))\n")
+            #expect(fixed.stderr == "")
+            let entry = try daemon.client().call("macro.list").arrayValue?.first { $0["name"] == "bump" }
+            #expect(entry?["status"] == "ok")
+            #expect(entry?["version"] == .number(Double(round + 1)))
+        }
+    }
+
+    /// The same with vim in a real terminal: break the file in one `macro edit`, fix it in the next.
+    @Test func vimBreaksThenFixesAMacroAndTheSecondEditSaysLoaded() throws {
+        let daemon = try DaemonProcess(files: ["bump.js": Self.bumpGood])
+        let first = TemporaryDirectory()
+        let breaking = try Pane(dir: first, command: try Self.editCommand(first, "bump", socket: daemon.socket))
+        _ = try breaking.waitForScreen("vim showing bump.js") { $0.contains("function bump(c, n)") }
+        try breaking.keys("3G", "A", " +", "Escape", ":wq", "Enter")
+        #expect(try breaking.waitForFile(first.url("status")) == "65\n")
+        #expect(try first.read("stderr") == "\(daemon.macros)/bump.js:4:1: error: SyntaxError: Unexpected token '}'\nthe previous version stays live until the file loads\n")
+        #expect(try String(contentsOfFile: daemon.macros + "/bump.js", encoding: .utf8) == Self.bumpBroken)
+
+        let second = TemporaryDirectory()
+        let fixing = try Pane(dir: second, command: try Self.editCommand(second, "bump", socket: daemon.socket))
+        _ = try fixing.waitForScreen("vim showing the broken bump.js") { $0.contains("return progress[c] +") }
+        try fixing.keys("3G", "$", "x", "x", ":wq", "Enter")
+        #expect(try fixing.waitForFile(second.url("status")) == "0\n")
+        #expect(try second.read("stderr") == "")
+        #expect(try fixing.screen().contains("bump loaded (version 2)"))
+        #expect(try String(contentsOfFile: daemon.macros + "/bump.js", encoding: .utf8) == Self.bumpGood)
     }
 
     @Test func theEditorInheritsNoSocketAndItsFailureExits71() throws {

@@ -115,7 +115,7 @@ struct ConformanceTests {
         ("subscribe", ["events": ["log"], "filter": "x"], "unknown param 'filter' (subscribe takes events)"),
         ("unsubscribe", ["event": ["log"]], "unknown param 'event' (unsubscribe takes events)"),
         ("engine.status", ["x": 1], "unknown param 'x' (engine.status takes no params)"),
-        ("engine.eval", ["source": "1", "file": "x"], "unknown param 'file' (engine.eval takes source, timeoutMs)"),
+        ("engine.eval", ["source": "1", "file": "x"], "unknown param 'file' (engine.eval takes source, timeoutMs, call)"),
         ("log.recent", ["limit": 1, "level": "error"], "unknown param 'level' (log.recent takes limit)"),
         ("macro.stats", ["name": "bump", "sort": "calls"], "unknown param 'sort' (macro.stats takes name, reset)"),
         ("macro.profile", ["name": "bump", "interval": 1], "unknown param 'interval' (macro.profile takes name, args, runs, timeoutMs)"),

@@ -123,6 +123,43 @@ struct ConsoleForwardingTests {
         #expect(daemon.log[record.upperBound...].drop { $0.isNumber }.hasPrefix("\n        at stack@\(daemon.macros)/stack.js:2:20\n"))
     }
 
+    /// `engine.eval` with `call: true` (what `macro repl` sends) runs the source's function as a
+    /// call: console output to the caller before the reply, a promise awaited, listed by
+    /// `macro.running` under the function's name and cancelled by `macro.cancel`.
+    @Test func anEvalRunAsACallForwardsItsConsoleAwaitsAndCanBeCancelled() throws {
+        let daemon = try DaemonProcess(config: "engine_eval: true\n")
+        let client = try daemon.client()
+        client.setReceiveTimeout(seconds: 10)
+        let source = #"(async function () { console.log('hey'); await sleep(5); console.warn('later'); return 5 })"#
+        try client.send(raw: #"{"jsonrpc":"2.0","id":7,"method":"engine.eval","params":{"source":\#(MacroValue.string(source).jsonText()),"call":true}}"#)
+        let (before, reply) = try Self.linesUntilReply(client, id: "7")
+        #expect(reply == #"{"jsonrpc":"2.0","id":7,"result":5}"#)
+        #expect(try before.map { try MacroValue(jsonText: $0)["params"]["message"] } == ["hey", "later"])
+        #expect(try before.map { try MacroValue(jsonText: $0)["method"] } == ["macro.console", "macro.console"])
+
+        // Not a function: refused before anything is called.
+        let refused = try #require(throws: RPCError.self) { try client.call("engine.eval", ["source": "42", "call": true]) }
+        #expect(refused.code == -32602)
+        #expect(refused.message == "Invalid params: source must evaluate to a function when call is true")
+
+        // A runaway loop, listed under its name, cancelled from another connection.
+        try client.send(raw: #"{"jsonrpc":"2.0","id":8,"method":"engine.eval","params":{"source":"(function spin() { while (true) {} })","call":true}}"#)
+        let other = try daemon.client()
+        var running: [MacroValue] = []
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline, running.isEmpty {
+            running = try other.call("macro.running").arrayValue ?? []
+            if running.isEmpty { usleep(20_000) }
+        }
+        #expect(running.map { $0["name"] } == ["spin"])
+        let cancelled = try other.call("macro.cancel", ["call": running[0]["call"]])
+        #expect(cancelled["cancelled"] == true)
+        let (_, stopped) = try Self.linesUntilReply(client, id: "8")
+        let error = try MacroValue(jsonText: stopped)["error"]
+        #expect(error["code"] == -32001)
+        #expect(error["data"]["reason"] == "cancelled")
+    }
+
     static func exchange(_ client: RPCClient, _ line: String) throws -> String {
         try client.send(raw: line)
         return try #require(try client.readLine())

@@ -58,7 +58,7 @@ import Testing
     /// commit: a restart answers a held reply -32006 "nothing of it was kept".
     @Test func onlyModelOnlyMethodsDeferTheirCommit() {
         let deferring = RPCMethod.allCases.filter(\.defersCommit).map(\.rawValue).sorted()
-        #expect(deferring == ["engine.status", "log.recent", "macro.call", "macro.list", "macro.running", "macro.source", "macro.types", "progress.get", "progress.set"])
+        #expect(deferring == ["engine.status", "log.recent", "macro.call", "macro.check", "macro.list", "macro.running", "macro.source", "macro.types", "progress.get", "progress.set"])
     }
 
     @Test func aCommitIsDeferredAtMost32BatchesInARow() {

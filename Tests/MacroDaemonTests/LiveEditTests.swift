@@ -156,4 +156,32 @@ struct LiveEditTests {
         let missing = try #require(throws: RPCError.self) { try client.call("macro.delete", ["name": "fresh"]) }
         #expect(missing.code == -32002)
     }
+
+    /// `macro.check` judges a text as `macro.save` would, and writes, loads and tells nothing.
+    @Test func checkJudgesATextWithoutSavingOrLoadingIt() throws {
+        let daemon = try DaemonProcess(files: ["m.js": "function m() { return 1 }\n"])
+        let client = try subscribed(daemon)
+        #expect(try client.call("macro.check", ["name": "m", "source": "function m() { return 2 }"]) == ["name": "m", "ok": true])
+        #expect(try client.call("macro.check", ["name": "fresh", "source": "function fresh() {}"]) == ["name": "fresh", "ok": true])
+        let refused = try #require(throws: RPCError.self) {
+            try client.call("macro.check", ["name": "m", "source": "function m() {\n  return 1 *;\n}"])
+        }
+        #expect(refused.code == -32003)
+        #expect(refused.message == "SyntaxError: Unexpected token ';'")
+        #expect(refused.data?["file"] == .string(daemon.macros + "/m.js"))
+        #expect(refused.data?["line"] == 2)
+        #expect(refused.data?["column"] == 13)
+        let notAFunction = try #require(throws: RPCError.self) { try client.call("macro.check", ["name": "m", "source": "42"]) }
+        #expect(notAFunction.code == -32003)
+        for name in ["../x", "Math"] {
+            let error = try #require(throws: RPCError.self) { try client.call("macro.check", ["name": .string(name), "source": "function() {}"]) }
+            #expect([-32602, -32003].contains(error.code), "\(name)")
+        }
+        // Nothing changed: the file, the list, the live version; no notification was sent.
+        #expect(try String(contentsOfFile: daemon.macros + "/m.js", encoding: .utf8) == "function m() { return 1 }\n")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: daemon.macros) == ["m.js"])
+        #expect(try client.call("macro.list").arrayValue?.map { [$0["name"], $0["status"], $0["version"]] } == [["m", "ok", 1]])
+        #expect(try client.call("macro.call", ["name": "m"]) == 1)
+        #expect(client.pendingNotifications.isEmpty, "\(client.pendingNotifications)")
+    }
 }

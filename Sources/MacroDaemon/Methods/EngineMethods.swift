@@ -47,6 +47,7 @@ final class EngineMethods: Sendable {
             switch method {
             case .call: return try call(params, callID: callID, id: request.id, connection: connection)
             case .profile: return try profile(params)
+            case .eval: return try eval(params, id: request.id, connection: connection)
             default: return engine.eventLoop.makeSucceededFuture(try dispatch(method, params, connection))
             }
         } catch {
@@ -60,6 +61,7 @@ final class EngineMethods: Sendable {
         case .list: return list()
         case .source: return try source(params)
         case .save: return try save(params)
+        case .check: return try check(params)
         case .delete: return try delete(params)
         case .types: return try types()
         case .progressGet: return publisher.values()
@@ -73,10 +75,9 @@ final class EngineMethods: Sendable {
         case .status: return status(for: connection)
         case .stats: return try stats(params)
         case .logRecent: return try recentLogs(params)
-        case .eval: return try eval(params)
         case .unquarantine: return try unquarantine(params)
         case .resume: return resume()
-        case .call, .running, .cancel, .profile:
+        case .call, .running, .cancel, .profile, .eval:
             throw RPCError(code: RPCError.internalError, message: "internal error: \(method.rawValue) is not dispatched here")
         }
     }

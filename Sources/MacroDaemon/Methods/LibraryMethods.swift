@@ -2,7 +2,8 @@ import Foundation
 import MacroEngineCore
 import MacroRPC
 
-/// The macro files: `macro.list`, `macro.source`, `macro.save`, `macro.delete`, `macro.types`.
+/// The macro files: `macro.list`, `macro.source`, `macro.save`, `macro.check`, `macro.delete`,
+/// `macro.types`.
 extension EngineMethods {
     /// `macro.list`: every macro, then every lib file.
     func list() -> MacroValue {
@@ -37,6 +38,17 @@ extension EngineMethods {
         }
         let entry = library.load(file: path)
         return ["name": .string(name), "file": .string(path), "version": .number(Double(entry.version))]
+    }
+
+    /// `macro.check {name, source}`: whether `source` would load as macro `name`, judged exactly as
+    /// `macro.save` judges it, without writing or loading anything: `{name, ok: true}`, or -32003
+    /// with the line and column. `macro edit` asks it about the text the user saved, so its
+    /// verdict is about that text and not about an earlier save the list still shows.
+    func check(_ params: Params) throws -> MacroValue {
+        let name = try params.macroName(in: engine)
+        let source = try params.string("source")
+        try engine.checkMacro(javascript: source, key: name, file: "\(library.directory)/\(name).js")
+        return ["name": .string(name), "ok": true]
     }
 
     /// `macro.delete {name}`.

@@ -1,6 +1,7 @@
 import Foundation
 import MacroEngineCore
 import MacroRPC
+import NIOCore
 
 /// What macrod reports and the state it holds: `engine.status`, `macro.stats`, `log.recent`,
 /// `progress.set`, `engine.eval`.
@@ -89,12 +90,33 @@ extension EngineMethods {
         return publisher.values()
     }
 
-    /// `engine.eval {source, timeoutMs?}` (only with `engine_eval: true`).
-    func eval(_ params: Params) throws -> MacroValue {
+    /// `engine.eval {source, timeoutMs?, call?}` (only with `engine_eval: true`): the value of the
+    /// script `source`, under the time limit (`timeoutMs`). With `call: true` that value must be
+    /// a function, which is then called as a macro call is (what `macro repl` sends): a promise
+    /// it returns is awaited within the call deadline (`timeoutMs`), its console output goes to
+    /// this connection as `macro.console` notifications, `macro.running` lists it under the
+    /// function's name and `macro.cancel` stops it; the answer is the settled value.
+    func eval(_ params: Params, id: RPCID?, connection: Connection) throws -> EventLoopFuture<MacroValue> {
         guard settings.read({ $0.engineEval }) else {
             throw RPCError(code: RPCError.forbidden, message: "engine.eval is disabled; set engine_eval: true in the config (development only)")
         }
         let source = try params.string("source")
-        return try engine.evaluate(source, file: "<eval>", timeLimit: try params.timeLimit())
+        let limit = try params.timeLimit()
+        let asCall: Bool
+        switch params.value["call"] {
+        case .undefined, .null: asCall = false
+        case .bool(let value): asCall = value
+        default: throw params.invalid("call", "must be true or false")
+        }
+        let value = try engine.evaluate(source, file: "<eval>", timeLimit: asCall ? nil : limit)
+        guard asCall else { return engine.eventLoop.makeSucceededFuture(value) }
+        guard case .function(let callable) = value, let function = callable as? MacroFunction else {
+            throw params.invalid("source", "must evaluate to a function when call is true")
+        }
+        let callID = engine.reserveCallID()
+        guard let id else { return function.callFuture([], deadline: limit, callID: callID) }
+        return consoleRoutes.routing(call: callID, to: connection, id: id) {
+            function.callFuture([], deadline: limit, callID: callID)
+        }
     }
 }

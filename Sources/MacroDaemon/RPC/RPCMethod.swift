@@ -5,6 +5,7 @@ package enum RPCMethod: String, CaseIterable, Sendable {
     case list = "macro.list"
     case source = "macro.source"
     case save = "macro.save"
+    case check = "macro.check"
     case delete = "macro.delete"
     case types = "macro.types"
     case running = "macro.running"
@@ -27,10 +28,10 @@ package enum RPCMethod: String, CaseIterable, Sendable {
         switch self {
         case .call: ["name", "args", "timeoutMs"]
         case .source, .delete, .unquarantine: ["name"]
-        case .save: ["name", "source"]
+        case .save, .check: ["name", "source"]
         case .cancel: ["call"]
         case .subscribe, .unsubscribe: ["events"]
-        case .eval: ["source", "timeoutMs"]
+        case .eval: ["source", "timeoutMs", "call"]
         case .logRecent: ["limit"]
         case .stats: ["name", "reset"]
         case .profile: ["name", "args", "runs", "timeoutMs"]
@@ -46,7 +47,7 @@ package enum RPCMethod: String, CaseIterable, Sendable {
     /// its own batch.
     package var defersCommit: Bool {
         switch self {
-        case .call, .progressGet, .progressSet, .list, .source, .types, .running, .status, .logRecent: true
+        case .call, .progressGet, .progressSet, .list, .source, .check, .types, .running, .status, .logRecent: true
         default: false
         }
     }

@@ -200,8 +200,11 @@ function parameters(source) {
 
 async function loadMacros() {
   const list = await rpc('macro.list');
-  app.macros = list;
-  await Promise.all(list.map(async (entry) => {
+  // Lib files (macros/lib/*.js) are shared code, not macros: nothing to run, and the protocol
+  // has no method to read or save them. They are listed apart, with their status.
+  app.macros = list.filter((entry) => entry.kind !== 'lib');
+  app.libs = list.filter((entry) => entry.kind === 'lib');
+  await Promise.all(app.macros.map(async (entry) => {
     const known = app.sources.get(entry.name);
     if (known && known.version === entry.version) return;
     try {
@@ -241,6 +244,17 @@ function renderMacros() {
         ' (the previous version, if any, still runs)') : null,
       outcome);
     container.appendChild(item);
+  }
+  for (const entry of app.libs || []) {
+    container.appendChild(element('li', { class: `macro lib${entry.status === 'error' ? ' broken' : ''}`, 'data-lib': entry.name },
+      element('div', { class: 'macro-head' },
+        element('span', { class: 'macro-name' }, entry.name),
+        element('span', { class: 'badge' }, 'shared code'),
+        entry.status === 'error' ? element('span', { class: 'badge error' }, 'broken') : null),
+      element('p', { class: 'muted lib-note' }, `${entry.file}: functions every macro can use; not a macro to run. Edit the file itself.`),
+      entry.error ? element('p', { class: 'macro-error' },
+        `${entry.file}:${entry.error.line ?? '?'}:${entry.error.column ?? '?'}: ${entry.error.message}` +
+        ' (what its previous version defined stays)') : null));
   }
   for (const [id, value] of typed) { const input = $(id); if (input) input.value = value; }
   if (focused && $(focused)) $(focused).focus();
@@ -322,7 +336,15 @@ function updateEditorButtons() {
 }
 
 async function openMacro(name, focus) {
-  const { source } = await rpc('macro.source', { name });
+  let source;
+  try {
+    ({ source } = await rpc('macro.source', { name }));
+  } catch (error) {
+    // The picker goes on naming the text the editor shows.
+    $('editor-macro').value = app.current || '';
+    showDiagnostic('error', `Cannot open ${name}: ${describeError(error)}`);
+    return;
+  }
   app.current = name;
   app.draft = false;
   $('editor-macro').value = name;
@@ -491,7 +513,7 @@ function every(ms, body) {
 }
 
 document.addEventListener('DOMContentLoaded', () => {
-  $('editor-macro').addEventListener('change', (event) => openMacro(event.target.value, false).catch(() => {}));
+  $('editor-macro').addEventListener('change', (event) => openMacro(event.target.value, false));
   $('editor-save').addEventListener('click', () => save());
   $('editor-new').addEventListener('click', () => askName('new'));
   $('editor-rename').addEventListener('click', () => askName('rename'));
