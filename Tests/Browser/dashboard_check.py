@@ -285,6 +285,9 @@ def run_checks(driver, args):
         click(driver, "New…")
         driver.find_element(By.ID, "editor-name").send_keys("twice")
         click(driver, "Create")
+        # The template uses the named form, which tsc accepts (issue 23, item 8).
+        template = driver.execute_script("return window.dashboard.editor.getValue()")
+        assert "\nfunction twice() {\n" in template, template
         set_editor(driver, "function(x) {\n    return x * 2;\n}\n")
         click(driver, "Save")
         wait.until(lambda d: d.find_elements(By.ID, "arg-twice-x"))
@@ -342,6 +345,22 @@ def run_checks(driver, args):
         click(driver, "Run chatty")
         wait.until(lambda d: "hello from chatty" in d.find_element(By.ID, "log").text)
     log()
+
+    @check("the log shows each record's own time, not the time the page received it")
+    def log_times():
+        # The page's history comes from log.recent at load; each entry shows its record's time.
+        entries = driver.execute_script(
+            "return Array.from(document.querySelectorAll('#log li[data-time]')).map(function (e) {"
+            " return [e.getAttribute('data-time'), e.querySelector('.time').textContent,"
+            " new Date(e.getAttribute('data-time')).toLocaleTimeString()]; })")
+        lines = subprocess.run([args.macro, "logs", "--lines", "200", "--socket", args.socket, "--json"],
+                               capture_output=True, text=True, timeout=30).stdout.splitlines()
+        recent = [json.loads(line)["time"] for line in lines if line.strip()]
+        assert entries, "no log entries with their time"
+        for iso, text, expected in entries:
+            assert text == expected, (iso, text, expected)
+        assert entries[0][0] in recent, (entries[0], recent[:3])
+    log_times()
 
     @check("the status shows calls, errors and clients")
     def status():

@@ -388,7 +388,7 @@ async function save() {
   }
 }
 
-const TEMPLATE = (name) => `// ${name}(): describe what it does.\nfunction() {\n    progress.inner += 1;\n    return progress.inner;\n}\n`;
+const TEMPLATE = (name) => `// ${name}(): describe what it does.\nfunction ${name}() {\n    progress.inner += 1;\n    return progress.inner;\n}\n`;
 
 function askName(mode) {
   app.nameMode = mode;
@@ -494,8 +494,10 @@ function appendLog(record) {
   const atBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 30;
   const metadata = record.metadata || {};
   const source = metadata.macro || metadata.name || '';
-  const time = new Date().toLocaleTimeString();
-  log.appendChild(element('li', {},
+  // The record's own time (log.recent's history too), not the moment the page received it.
+  const when = record.time ? new Date(record.time) : new Date();
+  const time = (isNaN(when) ? new Date() : when).toLocaleTimeString();
+  log.appendChild(element('li', record.time ? { 'data-time': record.time } : {},
     element('span', { class: 'time' }, time),
     element('span', { class: `level level-${record.level}` }, record.level),
     element('span', { class: 'message' }, (source ? `[${source}] ` : '') + record.message)));
