@@ -25,8 +25,8 @@ struct Status: ParsableCommand {
             let text = "lib          \(status["lib"]["ok"].intValue ?? 0) ok, \(broken) broken"
             print(broken > 0 ? Terminal.red(text) : text)
         }
-        print("calls        \(status["calls"].intValue ?? 0)")
-        print("errors       \(status["errors"].intValue ?? 0)")
+        print("calls        \(status["calls"].intValue ?? 0) macro calls")
+        print("errors       \(status["errors"].intValue ?? 0) failed requests, of every method")
         print("connections  \(status["connections"].intValue ?? 0)")
         if let stateError = status["stateError"].stringValue { print(Terminal.red("state        cannot be saved: \(stateError)")) }
         if let paused = status["paused"].stringValue { print(Terminal.red("javascript   paused: \(paused)")) }
@@ -222,6 +222,9 @@ struct Cancel: ParsableCommand {
         do {
             _ = try client.call("macro.cancel", ["call": .number(Double(call))])
             if options.json { Console.printJSON(["cancelled": .number(Double(call))]) } else { print("cancelled call \(call)") }
+        } catch let error as RPCError where error.code == RPCError.invalidParams && error.message.contains("no call \(call) is running") {
+            // Not a usage error: the call is not (or no longer) running, like a macro that does not exist.
+            throw Failure(exit: 66, kind: "noSuchCall", message: "no call \(call) is running (see `macro running`)")
         } catch let error as RPCError { throw DaemonLink.report(error) }
     }
 }

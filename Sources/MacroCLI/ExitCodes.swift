@@ -42,7 +42,7 @@ package enum Exit {
           1   `macro check` found errors
           64  usage error (bad option or argument)
           65  the macro threw, or its file does not load
-          66  no such macro, or no macros directory
+          66  no such macro or call, or no macros directory
           69  no daemon answers, it went away, or its JavaScript is paused
           70  internal error
           71  `macro edit`: the editor could not run or failed

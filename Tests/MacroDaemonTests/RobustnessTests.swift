@@ -188,7 +188,10 @@ struct RobustnessTests {
         #expect(try control.call("progress.get") == ["inner": 0, "middle": 0, "outer": 0])
         let unknown = try #require(throws: RPCError.self) { try control.call("macro.cancel", ["call": 99999]) }
         #expect(unknown.code == -32602)
-        #expect(try BinaryRunner.macro("cancel", "99999", "--socket", daemon.socket).status == 64)
+        // Issue 23 (smaller): a call that is not running is not found (66), not a usage error (64).
+        let notRunning = try BinaryRunner.macro("cancel", "99999", "--socket", daemon.socket)
+        #expect(notRunning.status == 66, "\(notRunning)")
+        #expect(notRunning.stderr == "macro: no call 99999 is running (see `macro running`)\n")
     }
 
     @Test func sighupRereadsTheConfigAndRescans() throws {
