@@ -15,8 +15,31 @@ enum ArgumentLayout {
         return Double(word) != nil
     }
 
-    /// `arguments` (without the program name) rearranged when they start with one of `subcommands`.
+    /// Options every command takes, which may also come before the command's name
+    /// (`macro --socket S run bump`), as README promises.
+    static let leadingOptions: Set<String> = ["--socket", "--config"]
+
+    /// `arguments` (without the program name) rearranged when they start with one of `subcommands`
+    /// (after any of ``leadingOptions`` and `--json`, which move behind it).
     static func arrange(_ arguments: [String], subcommands: Set<String>) -> [String] {
+        var leading: [String] = [], rest = arguments[...]
+        while let word = rest.first {
+            let name = String(word.split(separator: "=", maxSplits: 1).first ?? "")
+            if leadingOptions.contains(name) {
+                if word.contains("=") { leading.append(word); rest = rest.dropFirst(); continue }
+                guard rest.count >= 2 else { break }
+                leading += Array(rest.prefix(2))
+                rest = rest.dropFirst(2)
+            } else if word == "--json" {
+                leading.append(word)
+                rest = rest.dropFirst()
+            } else {
+                break
+            }
+        }
+        if !leading.isEmpty, let command = rest.first, subcommands.contains(command) {
+            return arrange([command] + leading + Array(rest.dropFirst()), subcommands: subcommands)
+        }
         guard let command = arguments.first, subcommands.contains(command) else { return arguments }
         var options: [String] = [], values: [String] = []
         var index = 1

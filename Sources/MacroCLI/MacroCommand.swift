@@ -48,13 +48,14 @@ package struct MacroCommand: ParsableCommand {
         let raw = Array(CommandLine.arguments.dropFirst())
         let json = (raw.firstIndex(of: "--").map { raw[..<$0] } ?? raw[...]).contains("--json")
         let names = configuration.subcommands.map { $0._commandName }
-        if let first = raw.first, !first.hasPrefix("-"), first != "help", !names.contains(first) {
+        let arranged = ArgumentLayout.arrange(raw, subcommands: Set(names))
+        if let first = arranged.first, !first.hasPrefix("-"), first != "help", !names.contains(first) {
             var message = "unknown command '\(first)'"
             if let near = ArgumentLayout.nearest(first, in: names) { message += "; did you mean '\(near)'?" }
             finish(Failure(exit: 64, kind: "usage", message: message + " (see `macro --help`)"), json: json)
         }
         do {
-            var command = try parseAsRoot(ArgumentLayout.arrange(raw, subcommands: Set(names)))
+            var command = try parseAsRoot(arranged)
             try command.run()
             Foundation.exit(0)
         } catch let failure as Failure {

@@ -38,6 +38,20 @@ struct DaemonCLITests {
         #expect(types.stdout.contains("declare function setInnerProgress(value: number): void;"))
     }
 
+    /// Issue 23 (smaller): `macro --socket S run x` was refused, though every command takes
+    /// --socket; options every command takes may come before its name.
+    @Test func optionsEveryCommandTakesMayComeFirst() throws {
+        let daemon = try DaemonProcess(files: Self.files)
+        let run = try BinaryRunner.macro("--socket", daemon.socket, "--json", "run", "talk", "7")
+        #expect(run.status == 0, "\(run)")
+        #expect(try MacroValue(jsonText: run.stdout)["result"] == 7)
+        let status = try BinaryRunner.macro("--socket=\(daemon.socket)", "status")
+        #expect(status.status == 0, "\(status)")
+        #expect(status.stdout.contains("calls        1 macro calls"), "\(status.stdout)")
+        let bogus = try BinaryRunner.macro("--bogus", "run", "talk")
+        #expect(bogus.status == 64)
+    }
+
     @Test func consoleOutputOfADaemonCallIsPrintedOnStderr() throws {
         let daemon = try DaemonProcess(files: Self.files)
         let result = try BinaryRunner.macro("run", "talk", "5", "--socket", daemon.socket)
