@@ -45,16 +45,26 @@ package struct Run: ParsableCommand {
     }
 
     private func runOnDaemon(_ client: RPCClient, args: [MacroValue]) throws {
-        var params: OrderedFields = ["name": .string(name), "args": .array(args)]
+        var params: OrderedFields = ["name": .string(name), "args": .array(args), "announce": true]
         if let timeoutMs = options.timeoutMs { params["timeoutMs"] = .number(Double(timeoutMs)) }
+        // Ctrl-C cancels the call in the daemon (as in the REPL), instead of leaving it running
+        // after the client has gone: the call's id comes first as macro.started.
+        let cancel = RunCancellation(socket: client.path)
+        let interrupts = Interrupts { cancel.interrupt() }
+        defer { withExtendedLifetime(interrupts) {} }
         do {
             // console.* of the call arrives as macro.console notifications before the reply.
             let result = try client.call("macro.call", .object(params)) { note, id in
+                if note["method"] == "macro.started", note["params"]["id"] == id, let call = note["params"]["call"].intValue {
+                    cancel.started(call)
+                }
                 ConsoleForwarding.print(note, id: id, macro: name)
             }
             let progress = try client.call("progress.get")
             let values = (progress.objectValue ?? [:]).map { ($0.key, $0.value.doubleValue ?? 0) }
             printResult(result, values: values)
+        } catch let error as RPCError where cancel.interrupted && error.code == RPCError.timeout {
+            throw Failure(exit: 130, kind: "interrupted", message: "\(name): cancelled (Ctrl-C); its changes were rolled back")
         } catch let error as RPCError {
             let failure = DaemonLink.report(error)
             if error.code == RPCError.macroThrew, let entries = try? client.call("macro.list").arrayValue {

@@ -170,3 +170,28 @@ struct ReplTests {
         _ = try pane.waitForScreen("the exit") { $0.contains("EXIT=0") }
     }
 }
+
+/// Issue 23, item 6: Ctrl-C on `macro run` ended the client and left the call running until its
+/// limit. Now the call is cancelled in the daemon (its changes rolled back) and `run` exits 130.
+@Suite("macro run and Ctrl-C", .serialized)
+struct RunInterruptTests {
+    @Test func ctrlCOnRunCancelsTheCallInTheDaemon() throws {
+        let daemon = try DaemonProcess(
+            files: ["spin.js": "function spin() { progress.inner = 7; var t = Date.now(); while (Date.now() - t < 30000) {} return 1 }"],
+            config: "time_limit_ms: 60000\ncall_deadline_ms: 60000\n")
+        let dir = TemporaryDirectory()
+        let macro = BinaryRunner.binDirectory + "/macro"
+        let pane = try EditTests.Pane(dir: dir, command: "\(macro) run spin --socket '\(daemon.socket)'; echo EXIT=$?; sleep 600")
+        let client = try daemon.client()
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline, (try client.call("macro.running").arrayValue ?? []).isEmpty { usleep(20_000) }
+        #expect(try client.call("macro.running").arrayValue?.first?["name"] == "spin")
+        try pane.keys("C-c")
+        let screen = try pane.waitForScreen("the cancel") { $0.contains("EXIT=") }
+        #expect(screen.contains("macro: spin: cancelled (Ctrl-C); its changes were rolled back"), "\(screen)")
+        #expect(screen.contains("EXIT=130"), "\(screen)")
+        // Stopped in the daemon, not left running after the client went away.
+        #expect(try client.call("macro.running") == [])
+        #expect(try client.call("progress.get")["inner"] == 0)
+    }
+}

@@ -11,6 +11,16 @@ extension EngineMethods {
         let name = try params.macroName(in: engine)
         let arguments = try params.array("args") ?? []
         let deadline = try params.timeLimit()
+        switch params.value["announce"] {
+        case .undefined, .bool(false): break
+        case .bool(true):
+            // The caller learns the call's id before it runs, to cancel it (`macro run`'s Ctrl-C).
+            if let id, let callID {
+                // The id exactly as the client wrote it, as in every reply.
+                connection.send(RPCMessage(text: #"{"jsonrpc":"2.0","method":"macro.started","params":{"id":"# + id.json + #","call":\#(callID)}}"#))
+            }
+        default: throw params.invalid("announce", "must be true or false")
+        }
         counters.countCall()
         let statistics = statistics
         let start = NIODeadline.now().uptimeNanoseconds

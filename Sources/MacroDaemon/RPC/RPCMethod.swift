@@ -26,7 +26,7 @@ package enum RPCMethod: String, CaseIterable, Sendable {
     /// (`progress.set` takes the configured channel names).
     package var paramNames: [String]? {
         switch self {
-        case .call: ["name", "args", "timeoutMs"]
+        case .call: ["name", "args", "timeoutMs", "announce"]
         case .source, .delete, .unquarantine: ["name"]
         case .save, .check: ["name", "source"]
         case .cancel: ["call"]
