@@ -95,6 +95,12 @@ package final class DashboardServer: DaemonFrontend {
             logger.debug("dashboard: closed \(closed) socket(s) of the stalled process on port \(port)")
             if previous != nil, address.port == 0 { server = try? await bootstrap.bind(host: address.host, port: port).get() }
         }
+        // A new macrod with port 0 takes the port the last one had, when it is free.
+        let portFile = DashboardToken.portPath(forSocket: socketPath)
+        if server == nil, address.port == 0, let text = try? String(contentsOfFile: portFile, encoding: .utf8),
+           let port = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)), (1...65535).contains(port) {
+            server = try? await bootstrap.bind(host: address.host, port: port).get()
+        }
         do {
             if server == nil { server = try await bootstrap.bind(host: address.host, port: address.port).get() }
         } catch {
@@ -106,6 +112,7 @@ package final class DashboardServer: DaemonFrontend {
         state.locked { $0.files = [tokenFile, addressFile] }
         try token.write(to: tokenFile)
         try DashboardToken.writePrivate(base + "\n", to: addressFile)
+        try? DashboardToken.writePrivate("\(port)\n", to: portFile)
         let url = "\(base)?token=\(token.value)"
         logger.info("dashboard on \(base) (token in \(tokenFile); `macro dashboard` prints the URL and opens it)")
         // On a terminal (make run), print the URL itself; never into logs, which others may read.
@@ -166,6 +173,12 @@ package final class DashboardServer: DaemonFrontend {
         guard let text = try? String(contentsOfFile: path, encoding: .utf8),
               let components = URLComponents(string: text.trimmingCharacters(in: .whitespacesAndNewlines)) else { return nil }
         return components.port
+    }
+
+    /// For a macrod that serves no dashboard: removes the token and address files a macrod
+    /// that ended without its shutdown (exit 70, `kill -9`) left beside `socketPath`.
+    package static func removeStaleFiles(forSocket socketPath: String) {
+        DashboardToken.removeStale(forSocket: socketPath)
     }
 
     /// Closes the listener and its connections, and removes the token file.

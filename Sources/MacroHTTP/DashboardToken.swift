@@ -53,6 +53,20 @@ struct DashboardToken: Sendable {
         String(filePath(forSocket: socketPath).dropLast(".token".count)) + ".dashboard"
     }
 
+    /// Where the port the dashboard last listened on is kept (`macrod.port`, no secret, kept
+    /// across restarts): with `http: "127.0.0.1:0"` the next macrod takes the same port when it
+    /// is free, so an open page finds it again.
+    static func portPath(forSocket socketPath: String) -> String {
+        String(filePath(forSocket: socketPath).dropLast(".token".count)) + ".port"
+    }
+
+    /// Removes the token and address files a macrod that ended without its shutdown (exit 70,
+    /// `kill -9`) left beside `socketPath`, when this one serves no dashboard.
+    static func removeStale(forSocket socketPath: String) {
+        unlink(filePath(forSocket: socketPath))
+        unlink(addressPath(forSocket: socketPath))
+    }
+
     /// Writes the token to `path`, mode 0600 (an existing file is replaced, not followed if it is a symlink).
     func write(to path: String) throws(DashboardError) {
         try Self.writePrivate(value + "\n", to: path)

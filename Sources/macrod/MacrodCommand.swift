@@ -90,6 +90,8 @@ struct MacrodCommand: AsyncParsableCommand {
         // MACROENGINE_CODEMIRROR_DIR: another copy of CodeMirror 5 than Debian's (or none: a plain editor).
         let codeMirror = ProcessInfo.processInfo.environment["MACROENGINE_CODEMIRROR_DIR"].flatMap { $0.isEmpty ? nil : $0 }
             ?? "/usr/share/javascript/codemirror"
+        // Left by a macrod that did not shut down (exit 70, kill -9): not while one still answers.
+        if settings.http == nil, (try? RPCClient(path: socketPath)) == nil { DashboardServer.removeStaleFiles(forSocket: socketPath) }
         let dashboard = settings.http.map {
             DashboardServer(address: $0, config: settings, socketPath: socketPath, logger: logger, codeMirrorRoot: codeMirror)
         }

@@ -57,3 +57,27 @@ struct DashboardHandoverTests {
         #expect(dashboard.daemon.log.contains("restarting the engine"))
     }
 }
+
+/// Issue 23, item 5: with `http: 127.0.0.1:0` every start picked a new port, and an open page
+/// reconnected to the old one forever. Issue 25 (minor): a start without the dashboard left a
+/// killed macrod's token and address files behind.
+@Suite("The dashboard keeps its port across restarts", .serialized)
+struct DashboardPortTests {
+    @Test func aNewMacrodTakesTheLastPortWhenFreeAndAStartWithoutHTTPRemovesStaleFiles() throws {
+        let dir = TemporaryDirectory(prefix: "macrod")
+        let first = try DaemonProcess(extraArguments: ["--http", "127.0.0.1:0"], dir: dir)
+        let firstURL = try #require(try first.client().call("engine.status")["dashboard"].stringValue)
+        let port = try #require(URLComponents(string: firstURL)?.port)
+        #expect(first.stop() == 0)
+        let second = try DaemonProcess(extraArguments: ["--http", "127.0.0.1:0"], dir: dir)
+        let secondURL = try #require(try second.client().call("engine.status")["dashboard"].stringValue)
+        #expect(URLComponents(string: secondURL)?.port == port, "\(firstURL) then \(secondURL)")
+        // kill -9 leaves the token and address files; a start without --http removes them.
+        second.stop(signal: SIGKILL)
+        #expect(FileManager.default.fileExists(atPath: dir.url("macrod.token")))
+        let third = try DaemonProcess(dir: dir)
+        #expect(!FileManager.default.fileExists(atPath: dir.url("macrod.token")))
+        #expect(!FileManager.default.fileExists(atPath: dir.url("macrod.dashboard")))
+        #expect(try third.client().call("engine.status")["dashboard"] == .null)
+    }
+}

@@ -483,7 +483,8 @@ async function refreshStatus() {
 }
 
 function showUptime() {
-  if (!app.status) return;
+  // Not while the daemon is away: its uptime is unknown, not growing.
+  if (!app.status || !app.online) return;
   const seconds = Math.floor(app.status.uptime + (performance.now() - app.statusAt) / 1000);
   const h = Math.floor(seconds / 3600), m = Math.floor((seconds % 3600) / 60), s = seconds % 60;
   $('status-uptime').textContent = h ? `${h}h ${m}m` : m ? `${m}m ${s}s` : `${s}s`;
