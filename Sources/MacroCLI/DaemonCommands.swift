@@ -82,6 +82,7 @@ package struct Progress: ParsableCommand {
     package func run() throws {
         if watch {
             let client = try DaemonLink.require(options, for: "progress --watch")
+            if !options.json { Console.error("watching macrod's progress (Ctrl-C to quit)") }
             try follow(client)
             return
         }

@@ -21,7 +21,7 @@ package struct MacroCommand: ParsableCommand {
 
             Every command uses the daemon (macrod) when one answers on the socket (--socket, \
             else the config's socket, else $MACROENGINE_SOCKET, else the default path); run, \
-            set, progress, list, show, check, types, edit and repl work in-process otherwise, \
+            set, progress, list, show, check, types, edit, profile and repl work in-process otherwise, \
             and --local forces that. The in-process work (the JavaScript engine) is done by \
             macro-local, installed beside macro, which macro runs in its place.
 
