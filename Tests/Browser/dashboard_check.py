@@ -393,6 +393,20 @@ def run_checks(driver, args):
         assert macro(args, "stats", "flaky")[0]["calls"] == 0
     statistics()
 
+    @check("at 400 px and at 1,200 px the page does not scroll sideways, and a statistics row stays short")
+    def narrow():
+        try:
+            for width in (400, 1200):
+                driver.set_window_size(width, 1400)
+                wait.until(lambda d: d.execute_script("return document.documentElement.clientWidth") <= width)
+                sizes = driver.execute_script("return [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+                assert sizes[0] <= sizes[1], f"at {width} px the page is {sizes[0]} px wide ({sizes[1]} px visible)"
+            heights = driver.execute_script("return Array.from(document.querySelectorAll('#stats tr')).map(function (r) { return r.getBoundingClientRect().height; })")
+            assert heights and max(heights) < 120, f"statistics rows are {heights} px tall"
+        finally:
+            driver.set_window_size(1280, 1400)
+    narrow()
+
     @check("profiling a macro draws a flame graph whose widest frame under the macro is its hot function")
     def profile():
         Select = __import__("selenium.webdriver.support.select", fromlist=["Select"]).Select

@@ -38,7 +38,7 @@ input, select { background: var(--code-bg); border: 1px solid var(--line); borde
 }
 .top { display: flex; flex-wrap: wrap; align-items: center; gap: 1em 2em; padding: 0.8em 1.2em; border-bottom: 1px solid var(--line); background: var(--card); }
 .top h1 { font-size: 1.25em; margin: 0; }
-.status { display: flex; gap: 1.5em; margin: 0; }
+.status { display: flex; flex-wrap: wrap; gap: 0.3em 1.5em; margin: 0; }
 .status div { display: flex; gap: 0.4em; }
 .status dt { color: var(--muted); }
 .status dd { margin: 0; font-variant-numeric: tabular-nums; font-weight: 600; }
@@ -102,11 +102,13 @@ input, select { background: var(--code-bg); border: 1px solid var(--line); borde
 .diagnostic { min-height: 1.4em; margin: 0.5em 0 0; font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 0.9em; white-space: pre-wrap; }
 .diagnostic.ok { color: var(--ok); }
 .running { width: 100%; border-collapse: collapse; font-variant-numeric: tabular-nums; }
-.table-scroll { overflow-x: auto; }
+/* position: relative contains the absolutely positioned (visually hidden) header text, which
+   otherwise escaped the scroller and widened the whole page to 1,240 px (issue 23). */
+.table-scroll { overflow-x: auto; position: relative; max-width: 100%; }
 .stats { width: 100%; border-collapse: collapse; font-variant-numeric: tabular-nums; font-size: 0.9em; }
 .stats th, .stats td { text-align: right; padding: 0.25em 0.4em; border-bottom: 1px solid var(--line); white-space: nowrap; }
 .stats th[scope="row"], .stats .last-error { text-align: left; }
-.stats .last-error { white-space: normal; color: var(--danger); }
+.stats .last-error { white-space: normal; color: var(--danger); min-width: 14em; }
 .flame { width: 100%; height: auto; display: block; margin-top: 0.5em; font: 11px ui-monospace, "DejaVu Sans Mono", monospace; }
 .flame text { fill: #111; pointer-events: none; }
 .flame .frame:hover rect { stroke: var(--fg, #000); stroke-width: 1; }
