@@ -183,9 +183,7 @@ struct RunInterruptTests {
         let macro = BinaryRunner.binDirectory + "/macro"
         let pane = try EditTests.Pane(dir: dir, command: "\(macro) run spin --socket '\(daemon.socket)'; echo EXIT=$?; sleep 600")
         let client = try daemon.client()
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline, (try client.call("macro.running").arrayValue ?? []).isEmpty { usleep(20_000) }
-        #expect(try client.call("macro.running").arrayValue?.first?["name"] == "spin")
+        #expect(try client.runningCalls().first?["name"] == "spin")
         try pane.keys("C-c")
         let screen = try pane.waitForScreen("the cancel") { $0.contains("EXIT=") }
         #expect(screen.contains("macro: spin: cancelled (Ctrl-C); its changes were rolled back"), "\(screen)")

@@ -18,13 +18,7 @@ struct DaemonLifecycleTests {
         try client.send(raw: #"{"jsonrpc":"2.0","id":1,"method":"macro.call","params":{"name":"slow"}}"#)
         // The call is in flight once macro.running lists it (bounded poll, not a sleep; 10 s for a
         // loaded machine: the signal must not come before the call started).
-        let control = try daemon.client()
-        var running: [MacroValue] = []
-        let deadline = Date().addingTimeInterval(10)
-        while running.isEmpty, Date() < deadline {
-            running = try control.call("macro.running").arrayValue ?? []
-            if running.isEmpty { usleep(2_000) }
-        }
+        let running = try daemon.client().runningCalls()
         try #require(running.first?["name"] == "slow")
         daemon.signal(SIGTERM)
         #expect(try client.readMessage() == ["jsonrpc": "2.0", "id": 1, "result": "finished"])
@@ -41,13 +35,7 @@ struct DaemonLifecycleTests {
             config: "shutdown_grace_ms: 200\ncall_deadline_ms: 120000\n")
         let client = try daemon.client()
         try client.send(raw: #"{"jsonrpc":"2.0","id":1,"method":"macro.call","params":{"name":"long"}}"#)
-        let control = try daemon.client()
-        var running: [MacroValue] = []
-        let deadline = Date().addingTimeInterval(10)
-        while running.isEmpty, Date() < deadline {
-            running = try control.call("macro.running").arrayValue ?? []
-            if running.isEmpty { usleep(2_000) }
-        }
+        let running = try daemon.client().runningCalls()
         try #require(running.first?["name"] == "long")
         daemon.signal(SIGTERM)
         client.setReceiveTimeout(seconds: 10)

@@ -259,13 +259,7 @@ struct StallQuarantineTests {
         let daemon = try DaemonProcess(files: ["bump.js": Self.bump, "wedge.js": Self.shapes[0]], config: "time_limit_ms: 300\nstall_grace_ms: 1500\n")
         let caller = try daemon.client()
         try caller.send(raw: #"{"jsonrpc":"2.0","id":1,"method":"macro.call","params":{"name":"wedge"}}"#)
-        let control = try daemon.client()
-        var running: [MacroValue] = []
-        for _ in 0..<300 where running.isEmpty {
-            running = try control.call("macro.running").arrayValue ?? []
-            if running.isEmpty { usleep(10_000) }
-        }
-        #expect(!running.isEmpty)
+        #expect(!(try daemon.client().runningCalls()).isEmpty)
         // The call is inside its endless chain: the shutdown waits for it, then the stall restart
         // comes, and the shutdown must survive it.
         daemon.signal(SIGTERM)

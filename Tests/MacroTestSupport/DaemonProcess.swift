@@ -125,3 +125,17 @@ extension RPCClient {
         throw RPCError(code: -1, message: "no \(method) notification within \(seconds) s")
     }
 }
+
+extension RPCClient {
+    /// The calls `macro.running` lists, polled (every 2 ms, `seconds` at most) until there is
+    /// one: a test that must act while a call runs (a signal, a Ctrl-C) waits for this first.
+    public func runningCalls(waitingUpTo seconds: Double = 10) throws -> [MacroValue] {
+        let deadline = Date().addingTimeInterval(seconds)
+        var running: [MacroValue] = []
+        while running.isEmpty, Date() < deadline {
+            running = try call("macro.running").arrayValue ?? []
+            if running.isEmpty { usleep(2_000) }
+        }
+        return running
+    }
+}
