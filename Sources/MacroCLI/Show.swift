@@ -18,8 +18,10 @@ struct Show: ParsableCommand {
     var options: EngineOptions { EngineOptions(daemon, local) }
 
     func run() throws {
-        guard MacroName.isIdentifier(name) else {
-            throw Failure(exit: 66, kind: "noSuchMacro", message: "'\(name)' is not a valid macro name")
+        // A macro, or a lib file as `macro list` names it (`lib/rings`).
+        let isLib = name.hasPrefix("lib/")
+        guard MacroName.isIdentifier(isLib ? String(name.dropFirst(4)) : name) else {
+            throw Failure(exit: 66, kind: "noSuchMacro", message: "'\(name)' is not a valid macro name (or lib/NAME for a lib file)")
         }
         let source: String, file: String
         if let client = try DaemonLink.connect(options) {
@@ -31,7 +33,7 @@ struct Show: ParsableCommand {
             } catch let error as RPCError { throw DaemonLink.report(error) }
         } else {
             let config = try options.resolvedConfig()
-            file = "\(config.macrosDirectory)/\(name).js"
+            file = isLib ? "\(config.macrosDirectory)/lib/\(name.dropFirst(4)).js" : "\(config.macrosDirectory)/\(name).js"
             guard let data = FileManager.default.contents(atPath: file) else {
                 throw Failure(exit: 66, kind: "noSuchMacro", message: "no macro named '\(name)' (no file \(file))")
             }

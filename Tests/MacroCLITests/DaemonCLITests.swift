@@ -52,6 +52,17 @@ struct DaemonCLITests {
         #expect(bogus.status == 64)
     }
 
+    /// Issue 23 (smaller): `macro show lib/rings` was refused, though `macro list` lists it.
+    @Test func showPrintsALibFileAsListNamesIt() throws {
+        let daemon = try DaemonProcess(files: Self.files)
+        let shown = try BinaryRunner.macro("show", "lib/rings", "--socket", daemon.socket)
+        #expect(shown.status == 0, "\(shown)")
+        #expect(shown.stdout == Self.files["lib/rings.js"])
+        let missing = try BinaryRunner.macro("show", "lib/nope", "--socket", daemon.socket)
+        #expect(missing.status == 66)
+        #expect(missing.stderr == "macro: no lib file named 'lib/nope'\n")
+    }
+
     @Test func consoleOutputOfADaemonCallIsPrintedOnStderr() throws {
         let daemon = try DaemonProcess(files: Self.files)
         let result = try BinaryRunner.macro("run", "talk", "5", "--socket", daemon.socket)

@@ -12,6 +12,10 @@ extension EngineMethods {
 
     /// `macro.source {name}`.
     func source(_ params: Params) throws -> MacroValue {
+        // A lib file as macro.list names it: lib/NAME.
+        if case .string(let name) = params.value["name"], name.hasPrefix("lib/") {
+            return ["name": .string(name), "source": .string(try library.libSource(of: name))]
+        }
         let name = try params.macroName()
         return ["name": .string(name), "source": .string(try library.source(of: name))]
     }

@@ -322,6 +322,19 @@ public final class MacroLibrary: Sendable {
         return try SourceFile.read(path, macro: name)
     }
 
+    /// The source of lib file `name` (`lib/NAME`, as `macro.list` names it) as the file holds it now.
+    public func libSource(of name: String) throws -> String {
+        let base = String(name.dropFirst(4))
+        guard name.hasPrefix("lib/"), MacroName.isIdentifier(base) else {
+            throw MacroError(code: .invalidName, message: "'\(name)' is not a lib file name (lib/NAME)", macro: name)
+        }
+        let path = "\(libDirectory)/\(base).js"
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw MacroError(code: .noSuchMacro, message: "no lib file named '\(name)'", macro: name)
+        }
+        return try SourceFile.read(path, macro: name)
+    }
+
     /// Removes every macro (the directory is gone).
     public func removeAll() {
         for name in state.locked({ Array($0.keys) }) { remove(name) }
