@@ -76,6 +76,9 @@ struct LiveEditTests {
         #expect(entry["status"] == "error")
         #expect(entry["version"] == 1)
         #expect(entry["error"] == ["message": "SyntaxError: Unexpected token ';'", "line": 2, "column": 17])
+        // Issue 23 (smaller): one broken save wrote two log records (the library's and the engine's).
+        let records = try #require(try client.call("log.recent").arrayValue)
+        #expect(records.filter { $0["message"].stringValue?.contains("Unexpected token ';'") == true }.count == 1, "\(records)")
 
         try Data("function() { return 'fixed' }".utf8).write(to: URL(fileURLWithPath: path))
         #expect(try loaded(client, "m") == 2)

@@ -386,6 +386,12 @@ public final class MacroEngine: Sendable {
     /// position in `file`, and `.invalidName` when `key` is not an identifier or is an engine global.
     @discardableResult
     public func setMethod(javascript: String, key: String, file: String? = nil) throws -> MacroFunction {
+        try setMethod(javascript: javascript, key: key, file: file, report: true)
+    }
+
+    /// ``setMethod(javascript:key:file:)``; `report: false` leaves a failure to the caller (the
+    /// library logs a file that does not load once, with its entry).
+    func setMethod(javascript: String, key: String, file: String?, report: Bool) throws -> MacroFunction {
         try sync { runtime in
             do {
                 try MacroName.validate(key, runtime: runtime)
@@ -396,7 +402,7 @@ public final class MacroEngine: Sendable {
                 return MacroFunction(engine: self, object: function.objectRef!, runtime: runtime)
             } catch var error as MacroError {
                 if error.macro == nil { error.macro = key }
-                self.exceptionHandler(error)
+                if report { self.exceptionHandler(error) }
                 throw error
             }
         }

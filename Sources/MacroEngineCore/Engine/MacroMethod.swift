@@ -30,8 +30,22 @@ public final class MacroMethod: Sendable {
         self.key = key
         self.file = file ?? "\(key).js"
         self.state = Mutex(State(javascript: javascript))
+        self.reportsErrors = true
         _ = try? update(javascript: javascript)
     }
+
+    /// A method whose load errors its owner reports (the library logs each once, with its entry).
+    init(javascript: String, key: String, file: String, engine: MacroEngine, reportsErrors: Bool) {
+        self.engine = engine
+        self.key = key
+        self.file = file
+        self.state = Mutex(State(javascript: javascript))
+        self.reportsErrors = reportsErrors
+        _ = try? update(javascript: javascript)
+    }
+
+    /// Whether a version that does not load goes to the engine's exception handler too.
+    private let reportsErrors: Bool
 
     /// The source. Setting it re-registers the function (see ``update(javascript:)``).
     public var javascript: String {
@@ -57,7 +71,7 @@ public final class MacroMethod: Sendable {
     @discardableResult
     public func update(javascript: String) throws -> Int {
         do {
-            let function = try engine.setMethod(javascript: javascript, key: key, file: file)
+            let function = try engine.setMethod(javascript: javascript, key: key, file: file, report: reportsErrors)
             return state.locked { state in
                 state.javascript = javascript
                 state.liveJavaScript = javascript

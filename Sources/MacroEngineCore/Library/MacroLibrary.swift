@@ -259,7 +259,7 @@ public final class MacroLibrary: Sendable {
             if let method {
                 entry.version = try method.update(javascript: source)
             } else {
-                let created = MacroMethod(javascript: source, key: name, file: path, engine: engine)
+                let created = MacroMethod(javascript: source, key: name, file: path, engine: engine, reportsErrors: false)
                 if let error = created.lastError { throw error }
                 method = created
                 entry.version = created.version
