@@ -21,6 +21,12 @@ extension EngineMethods {
             }
         default: throw params.invalid("announce", "must be true or false")
         }
+        // The file does not load but an earlier version does: it runs, and the caller is told.
+        if let id, let callID, let entry = library.entry(named: name), entry.status == .error, entry.version > 0,
+           entry.error?.code != .quarantined, let error = entry.error {
+            let message = "\(error.location.map { "\($0): " } ?? "")\(error.headline); the file does not load, so version \(entry.version), the last that did, runs"
+            connection.send(RPCMessage(.console(id: id, call: callID, level: "warn", message: message)))
+        }
         counters.countCall()
         let statistics = statistics
         let start = NIODeadline.now().uptimeNanoseconds
