@@ -57,6 +57,8 @@ package struct Profile: ParsableCommand {
         guard let client = try DaemonLink.connect(options) else { return try InProcess.run(self) }
         var params: OrderedFields = ["name": .string(name), "args": .array(values), "runs": .number(Double(runs))]
         if let timeoutMs = options.timeoutMs { params["timeoutMs"] = .number(Double(timeoutMs)) }
+        // Runs can take seconds: say what is going on (on a terminal only, so scripts read the result line alone).
+        if isatty(STDERR_FILENO) != 0 { Console.error("profiling \(name): \(runs) run(s) in macrod...") }
         do {
             try write(client.call("macro.profile", .object(params)))
         } catch let error as RPCError { throw DaemonLink.report(error) }
