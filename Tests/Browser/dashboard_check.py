@@ -217,7 +217,14 @@ def run_checks(driver, args):
         assert driver.execute_script("return window.dashboard.editor.kind") == "codemirror"
         set_editor(driver, "// broken on purpose\nfunction(channel, amount) {\n    progress[channel] += ;\n}\n")
         click(driver, "Save")
-        wait.until(lambda d: d.find_element(By.ID, "editor-diagnostic").get_attribute("data-line") == "3")
+        try:
+            wait.until(lambda d: d.find_element(By.ID, "editor-diagnostic").get_attribute("data-line") == "3")
+        except Exception:
+            # Say what the page showed instead (a flake in CI once: the cause was not visible).
+            shown = driver.execute_script(
+                "return [document.getElementById('editor-diagnostic').textContent, document.getElementById('banner').hidden,"
+                " document.getElementById('banner').textContent, window.dashboard.online, window.dashboard.connects]")
+            raise AssertionError(f"no diagnostic at line 3; the page showed {shown}")
         text = driver.find_element(By.ID, "editor-diagnostic").text
         assert f"{os.path.join(args.macros_dir, 'bump.js')}:3:" in text, text
         marked = driver.find_element(By.CSS_SELECTOR, "#editor .error-line .CodeMirror-linenumber").text
