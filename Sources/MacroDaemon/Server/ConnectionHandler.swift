@@ -238,11 +238,14 @@ final class ConnectionHandler: ChannelDuplexHandler {
     }
 
     /// Flushes, and counts the replies flushed until the kernel has taken them: an empty write's
-    /// promise completes once everything written before it has been (one promise per flush).
+    /// promise completes once everything written before it has been (only when some is left).
     private func flushCounting(context: ChannelHandlerContext) {
         let count = unflushedReplies
         unflushedReplies = 0
-        guard count > 0 else { return context.flush() }
+        context.flush()
+        // The kernel took everything (the client reads): nothing to count, and no promise on
+        // the common path. Otherwise the replies count until an empty write behind them completes.
+        guard count > 0, (try? context.channel.syncOptions?.getOption(ChannelOptions.bufferedWritableBytes)) ?? 1 > 0 else { return }
         unsentReplies += count
         let sent = context.eventLoop.makePromise(of: Void.self)
         context.write(wrapOutboundOut(context.channel.allocator.buffer(capacity: 0)), promise: sent)
