@@ -14,12 +14,16 @@ static bool applied = false;
  *
  * Not setenv: it moves `environ` to the heap, and a statically linked Swift runtime finds argv by
  * walking back from the original `environ`, so every release binary lost its arguments. */
+/* useWasm off: macros get no WebAssembly. Its code runs where the watchdog never looks (a
+ * `(loop (br 0))` holds the engine until the stall restart), its memory is outside the heap
+ * that memory_limit_mb counts (Memory.grow), and a shared WebAssembly.Memory brings back the
+ * SharedArrayBuffer JavaScriptCore leaves out, and with it a blocking Atomics.wait. Unlike the
+ * polling traps, a JSC_useWasm in the environment does not turn it back on: it is a sandbox
+ * boundary, not a tuning knob. */
 __attribute__((constructor)) static void macroengine_apply_jsc_options(void) {
-    if (getenv("JSC_usePollingTraps") == NULL) {
-        applied = jsc_options_set_boolean("usePollingTraps", 1) != 0;
-    } else {
-        applied = true;
-    }
+    bool traps = getenv("JSC_usePollingTraps") != NULL || jsc_options_set_boolean("usePollingTraps", 1) != 0;
+    bool wasm = jsc_options_set_boolean("useWasm", 0) != 0;
+    applied = traps && wasm;
 }
 
 bool macroengine_jsc_options_applied(void) { return applied; }

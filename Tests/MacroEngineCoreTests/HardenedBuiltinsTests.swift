@@ -25,8 +25,8 @@ struct HardenedBuiltinsTests {
             == [2, 4, "number", "{\"a\":1}"])
     }
 
-    /// Issue 25, item 9: the hidden intrinsics (iterator prototypes no property names) and
-    /// WebAssembly's were writable: one macro setting two of them to null broke other macros'
+    /// Issue 25, item 9: the hidden intrinsics (iterator prototypes no property names) were
+    /// writable (WebAssembly's too, which macros no longer have: `EngineShapesTests`): one macro setting two of them to null broke other macros'
     /// `[..."abc"]`, `Array.from`, `matchAll` and for-of over Maps until the next restart.
     @Test(arguments: [
         "Object.getPrototypeOf(''[Symbol.iterator]()).next = null",
@@ -34,8 +34,6 @@ struct HardenedBuiltinsTests {
         "Object.getPrototypeOf(new Set()[Symbol.iterator]()).next = null",
         "Object.getPrototypeOf(/a/[Symbol.matchAll]('a')).next = null",
         "Object.getPrototypeOf(Object.getPrototypeOf(async function* () {}).prototype)[Symbol.asyncIterator] = null",
-        "WebAssembly.Module = null",
-        "WebAssembly.instantiate = null",
     ])
     func hiddenIntrinsicsAreFrozenToo(_ source: String) throws {
         let (engine, _, _) = try makeEngine()
@@ -48,10 +46,9 @@ struct HardenedBuiltinsTests {
               var m = new Map([[1, 2]]), out = [];
               for (var [k, v] of m) out.push(k + v);
               for (var x of new Set([4])) out.push(x);
-              return [[..."ab"].length, Array.from("xyz").length, [..."a1b2".matchAll(/\\d/g)].length, out.join(","),
-                      typeof WebAssembly.Module, typeof WebAssembly.instantiate];
+              return [[..."ab"].length, Array.from("xyz").length, [..."a1b2".matchAll(/\\d/g)].length, out.join(",")];
             })()
-            """) == [2, 3, 2, "3,4", "function", "function"])
+            """) == [2, 3, 2, "3,4"])
     }
 
     @Test func freezingDoesNotBreakOrdinaryCode() throws {

@@ -179,6 +179,7 @@ extension MacroEngine {
             guard let self else { throw MacroError.engineGone }
             let reason = args.count > 1 ? args[1] : runtime.context.undefined
             var error = runtime.macroError(fromException: reason.ref, macro: runtime.currentCall?.macro, file: nil)
+            if runtime.watchdog.fired != nil { error = runtime.stopError(error, macro: runtime.currentCall?.macro) }
             error.message = "unhandled promise rejection: \(error.message)"
             self.exceptionHandler(error)
             return runtime.context.undefined
@@ -278,7 +279,10 @@ extension MacroEngine {
                 let reason = args.first ?? runtime.context.undefined
                 // The turn in which the promise rejected is the failing one: undo its writes.
                 runtime.turnFailed = true
-                self.finish(context, .failure(runtime.macroError(fromException: reason.ref, macro: context.macro, file: nil)), runtime: runtime)
+                var error = runtime.macroError(fromException: reason.ref, macro: context.macro, file: nil)
+                // Reading the reason ran its getters; a stop there is the call's outcome.
+                if runtime.watchdog.fired != nil { error = runtime.stopError(error, macro: context.macro) }
+                self.finish(context, .failure(error), runtime: runtime)
                 return runtime.context.undefined
             }
         }

@@ -25,6 +25,17 @@ public final class EngineOccupancy: Sendable {
         /// and `engine.eval`.
         public var owner: CodeOwner? = nil
 
+        /// When the watchdog last reached the running JavaScript (uptime nanoseconds; nil: never
+        /// in this entry), or `.max` while it judges memory (a full collection can take a while).
+        public var watchdogSeen: UInt64? = nil
+
+        /// Whether the watchdog reaches the entry: it ticked within `window` nanoseconds of `now`,
+        /// or is judging memory now. Its own memory verdict, in-process, then comes first.
+        public func watchdogReaches(now: UInt64, window: UInt64) -> Bool {
+            guard let seen = watchdogSeen else { return false }
+            return seen == .max || now &- seen <= window
+        }
+
         /// Creates a reading (the engine makes them; tests too).
         public init(since: UInt64?, budgetNanoseconds: UInt64, call: Int, loadingFile: String?, cancelledAt: UInt64?) {
             self.since = since
@@ -43,6 +54,7 @@ public final class EngineOccupancy: Sendable {
     private let owner = Mutex<CodeOwner?>(nil)
     private let lastEntryNanoseconds = Atomic<UInt64>(0)
     private let lastEntryCall = Atomic<Int>(0)
+    private let watchdogSeen = Atomic<UInt64>(0)
 
     /// Creates an idle record.
     public init() {}
@@ -63,6 +75,8 @@ public final class EngineOccupancy: Sendable {
             cancelledAt: cancelled == 0 ? nil : cancelled)
         reading.loadingHash = hash
         reading.owner = owner.locked { $0 }
+        let seen = watchdogSeen.load(ordering: .relaxed)
+        if start != 0, seen != 0 { reading.watchdogSeen = seen }
         return reading
     }
 
@@ -72,7 +86,14 @@ public final class EngineOccupancy: Sendable {
         budget.store(nanoseconds, ordering: .relaxed)
         call.store(id, ordering: .relaxed)
         cancelledAt.store(0, ordering: .relaxed)
+        watchdogSeen.store(0, ordering: .relaxed)
         since.store(max(1, Self.now()), ordering: .releasing)
+    }
+
+    /// The watchdog reached the running JavaScript (engine thread, at a tick): `judging` while
+    /// it runs its memory verdict, false once done.
+    func watchdogTick(judging: Bool = false) {
+        watchdogSeen.store(judging ? .max : max(1, Self.now()), ordering: .relaxed)
     }
 
     /// The outermost entry returned to Swift (engine thread).

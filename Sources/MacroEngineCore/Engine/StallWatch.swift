@@ -77,6 +77,11 @@ public final class StallWatch: Sendable {
         resident > ceiling && resident - baseline > ceiling / 3
     }
 
+    /// How recently the watchdog must have ticked for the memory ceiling to leave the entry to
+    /// it: 30 of its 10 ms ticks (one native step, such as a Map of millions growing its table,
+    /// can hold it for tens of milliseconds; JavaScript it never reaches shows no tick at all).
+    static let watchdogWindow: UInt64 = 300_000_000
+
     private func loop() {
         // The resident size at the previous tick, and the entry it belongs to.
         var previousResident = 0
@@ -94,9 +99,12 @@ public final class StallWatch: Sendable {
                 defer { previousResident = resident }
                 if let since = reading.since {
                     if since != entry { (entry, baseline) = (since, previousResident == 0 ? resident : previousResident) }
-                    if stall == nil, Self.blamesEntry(resident: resident, baseline: baseline, ceiling: ceiling) {
+                    // While the watchdog still reaches the entry, its in-process verdict (which
+                    // stops the call, not the engine) comes first.
+                    let watchdogActs = reading.watchdogReaches(now: EngineOccupancy.now(), window: Self.watchdogWindow)
+                    if stall == nil, !watchdogActs, Self.blamesEntry(resident: resident, baseline: baseline, ceiling: ceiling) {
                         stall = Stall(occupancy: reading, stuckMilliseconds: Int((EngineOccupancy.now() - since) / 1_000_000), cancelled: false, residentBytes: resident)
-                    } else if resident > ceiling, EngineOccupancy.now() &- lastUnblamed > 60_000_000_000 {
+                    } else if resident > ceiling, !watchdogActs, EngineOccupancy.now() &- lastUnblamed > 60_000_000_000 {
                         lastUnblamed = EngineOccupancy.now()
                         onMemoryNotBlamed?(resident)
                     }

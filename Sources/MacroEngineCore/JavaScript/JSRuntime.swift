@@ -59,7 +59,7 @@ final class JSRuntime {
         group = JSContextGroupCreate()
         globalContext = JSGlobalContextCreateInGroup(group, nil)
         context = JSContext(globalContext)
-        watchdog = Watchdog(group: group)
+        watchdog = Watchdog(group: group, occupancy: occupancy)
         withJSString(name) { JSGlobalContextSetName(globalContext, $0) }
         builtinGlobals = Set(ownPropertyNames(of: context.globalObject))
     }
@@ -196,29 +196,41 @@ final class JSRuntime {
             }
             return result
         } catch let error as MacroError where entryDepth == 1 && watchdog.fired != nil {
-            let code: MacroError.Code, message: String
-            switch watchdog.fired! {
-            case .cancelled: (code, message) = (.cancelled, "cancelled")
-            case .timeout: (code, message) = (.timeout, "timed out after \(timeLimit.milliseconds) ms")
-            case .memory(let used):
-                // Collect what the stopped macro held before anything else runs, so the next
-                // macro starts from live memory only.
-                watchdog.collectAfterStop(context.ref)
-                let mib = { (bytes: Int) in bytes / (1 << 20) }
-                (code, message) = (.memoryLimit, "stopped: the engine's memory reached \(mib(used)) MiB, over the \(mib(watchdog.memoryLimit ?? 0)) MiB limit (memory_limit_mb)")
-            }
-            // The termination itself has no position: take it from where the watchdog found the
-            // script (the innermost frame of ours, the engine's helpers left out).
-            var (file, line, column, stack) = (error.file, error.line, error.column, error.stack)
-            let frames = (watchdog.firedBacktrace ?? []).filter { !$0.function.hasPrefix("__macroengine_") && $0.file != nil && $0.file != "" }
-            if line == nil, let top = frames.first {
-                (file, line, column) = (top.file, top.line, nil)
-                stack = frames.map(\.stackLine).joined(separator: "\n")
-            }
-            throw MacroError(
-                code: code, message: message,
-                macro: macro ?? error.macro, file: file, line: line, column: column, stack: stack)
+            throw stopError(error, macro: macro)
         }
+    }
+
+    /// The error a watchdog stop becomes (call only once ``Watchdog/fired`` is set): timeout,
+    /// cancel or memory, at the position where the watchdog found the script, since the
+    /// termination itself carries none. Also used where JavaScriptCore hands a stopped
+    /// job's exception to a native callback instead of to the entry (a rejection read while
+    /// promise jobs drain).
+    func stopError(_ error: MacroError, macro: String?) -> MacroError {
+        let code: MacroError.Code, message: String
+        switch watchdog.fired {
+        case .cancelled: (code, message) = (.cancelled, "cancelled")
+        case .timeout, nil: (code, message) = (.timeout, "timed out after \(watchdog.armedLimit.milliseconds) ms")
+        case .memory(let used):
+            // Collect what the stopped macro held before anything else runs, so the next
+            // macro starts from live memory only.
+            watchdog.collectAfterStop(context.ref)
+            let mib = { (bytes: Int) in bytes / (1 << 20) }
+            (code, message) = (.memoryLimit, "stopped: the engine's memory reached \(mib(used)) MiB, over the \(mib(watchdog.memoryLimit ?? 0)) MiB limit (memory_limit_mb)")
+        case .processMemory(let resident):
+            watchdog.collectAfterStop(context.ref)
+            let mib = { (bytes: Int) in bytes / (1 << 20) }
+            (code, message) = (.memoryLimit, "stopped: the process reached \(mib(resident)) MiB, most of it grown by this macro, over 1.25 x the \(mib(watchdog.memoryLimit ?? 0)) MiB limit (memory_limit_mb)")
+        }
+        // The innermost frame of ours, the engine's helpers left out.
+        var (file, line, column, stack) = (error.file, error.line, error.column, error.stack)
+        let frames = (watchdog.firedBacktrace ?? []).filter { !$0.function.hasPrefix("__macroengine_") && $0.file != nil && $0.file != "" }
+        if line == nil, let top = frames.first {
+            (file, line, column) = (top.file, top.line, nil)
+            stack = frames.map(\.stackLine).joined(separator: "\n")
+        }
+        return MacroError(
+            code: code, message: message,
+            macro: macro ?? error.macro, file: file, line: line, column: column, stack: stack)
     }
 
     /// Evaluates `source` without the watchdog bookkeeping; throws the JS exception as a MacroError.

@@ -62,15 +62,14 @@ enum Lockdown {
        ["WrapForValidIterator.prototype", function () { return getProto(g.Iterator.from({ next: function () {} })); }],
        ["Segments.prototype", function () { return getProto(new Intl.Segmenter().segment("")); }],
        ["SegmentIterator.prototype", function () { return getProto(new Intl.Segmenter().segment("")[Symbol.iterator]()); }],
-       ["Iterator", function () { return g.Iterator; }], ["Iterator.prototype", function () { return g.Iterator.prototype; }],
-       ["WebAssembly", function () { return g.WebAssembly; }]
+       ["Iterator", function () { return g.Iterator; }], ["Iterator.prototype", function () { return g.Iterator.prototype; }]
       ].forEach(function (entry) {
         var found;
         try { found = entry[1](); } catch (e) { return; }
         if (found && (typeof found === "object" || typeof found === "function")) roots.push([entry[0], found]);
       });
       // Then everything reachable from them: property values, accessors' functions and
-      // prototypes (WebAssembly.Module, a getter's function, %ThrowTypeError% ...), so no
+      // prototypes (a getter's function, %ThrowTypeError% ...), so no
       // intrinsic stays writable because nobody listed it.
       var reached = new WeakSet(), walk = roots.slice();
       roots.forEach(function (root) { reached.add(root[1]); });
@@ -127,7 +126,7 @@ enum Lockdown {
         preventExtensions(object);
       }
       roots.forEach(function (root) { harden(root[0], root[1]); });
-      constructors.concat(namespaces, ["Iterator", "WebAssembly"]).forEach(function (name) {
+      constructors.concat(namespaces, ["Iterator"]).forEach(function (name) {
         if (name in g) define(g, name, { writable: false, configurable: false });
       });
       define(g, "globalThis", { writable: false, configurable: false });

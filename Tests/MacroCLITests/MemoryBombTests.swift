@@ -1,0 +1,39 @@
+import Foundation
+import MacroEngineCore
+import MacroTestSupport
+import Testing
+
+/// Issue 25, item 12: bombs of many small objects cost the process 1.5x to 3x what the heap
+/// reports live, so they reached the stall watch's 1.5 x `memory_limit_mb` (an engine restart,
+/// exit 75 "in JavaScript the watchdog cannot reach") before the watchdog's memory verdict. In
+/// their own process (macro-local, as a user runs them), they end in-process now: exit 65, kind
+/// memoryLimit, nothing saved.
+@Suite("Memory bombs end in-process")
+struct MemoryBombTests {
+    @Test(arguments: [
+        "var m = new Map(); for (var i = 0; ; i++) m.set(i, {i: i});",
+        "var s = new Set(); for (var i = 0; ; i++) s.add('s' + i);",
+        "var a = []; for (var i = 0; ; i++) a.push({a: i, b: [i]});",
+        "var o = {}; for (var i = 0; ; i++) o['k' + i] = i;",
+        "var keys = []; for (var i = 0; i < 2e6; i++) keys.push('k' + i); for (;;) Object.keys(new Proxy({}, { ownKeys: function () { return keys; } }));",
+    ])
+    func aBombOfSmallObjectsIsStoppedByTheMemoryLimitNotAnEngineRestart(_ bomb: String) throws {
+        let dir = TemporaryDirectory(prefix: "bomb")
+        try dir.write("macros/bomb.js", "function bomb() {\n  progress.inner = 3;\n  \(bomb)\n}\n")
+        // Long time limit and grace: only memory can end it.
+        try dir.write("config.yaml", "memory_limit_mb: 128\ntime_limit_ms: 120000\ncall_deadline_ms: 120000\nstall_grace_ms: 60000\n")
+        let run = try BinaryRunner.macro(arguments: [
+            "run", "bomb", "--local", "--json", "--macros", dir.url("macros"), "--config", dir.url("config.yaml"), "--state", dir.url("state.json"),
+        ])
+        #expect(run.status == 65, "\(run)")
+        let error = try MacroValue(jsonText: run.stdout)["error"]
+        #expect(error["kind"] == "memoryLimit", "\(run)")
+        #expect(error["file"] == .string(dir.url("macros/bomb.js")), "\(run)")
+        // The heap's own verdict or the process's (1.25 x), never the stall watch's 1.5 x.
+        let message = error["message"].stringValue ?? ""
+        #expect(message.hasPrefix("stopped: the "), "\(run)")
+        #expect(message.hasSuffix(" 128 MiB limit (memory_limit_mb)"), "\(run)")
+        let progress = try BinaryRunner.macro(arguments: ["progress", "--local", "--json", "--macros", dir.url("macros"), "--config", dir.url("config.yaml"), "--state", dir.url("state.json")])
+        #expect(try MacroValue(jsonText: progress.stdout)["inner"] == 0, "\(progress)")
+    }
+}
