@@ -75,7 +75,7 @@ public final class MacroDaemon: Service, Sendable {
         let engine = MacroEngine(
             configuration: .init(
                 timeLimit: config.timeLimit, callDeadline: config.callDeadline, evalEnabled: config.allowEval,
-                name: "macrod", memoryLimit: config.memoryLimitMB << 20, hardenBuiltins: config.hardenBuiltins, ownsProcess: true),
+                name: "macrod", memoryLimit: config.memoryLimitMB << 20, hardenBuiltins: config.hardenBuiltins),
             eventLoop: config.ioThread == .engine ? group.next() : nil,
             logger: logger)
         let model = ProgressModel(channels: config.channels)

@@ -24,7 +24,7 @@ struct Session {
         engine = MacroEngine(
             configuration: .init(
                 timeLimit: config.timeLimit, callDeadline: config.callDeadline, evalEnabled: config.allowEval,
-                memoryLimit: config.memoryLimitMB << 20, hardenBuiltins: config.hardenBuiltins, ownsProcess: true),
+                memoryLimit: config.memoryLimitMB << 20, hardenBuiltins: config.hardenBuiltins),
             logger: logger)
         engine.exceptionHandler = { [logger] error in MacroEngine.report(error, to: logger) }
         // console.* of the macro goes to stderr, so a person running it sees it.

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import NIOCore
 import Synchronization
 
@@ -25,15 +28,17 @@ public final class EngineOccupancy: Sendable {
         /// and `engine.eval`.
         public var owner: CodeOwner? = nil
 
-        /// When the watchdog last reached the running JavaScript (uptime nanoseconds; nil: never
-        /// in this entry), or `.max` while it judges memory (a full collection can take a while).
+        /// The engine thread's CPU time (nanoseconds) when the watchdog last reached the running
+        /// JavaScript (nil: never in this entry), or `.max` while it judges memory.
         public var watchdogSeen: UInt64? = nil
 
-        /// Whether the watchdog reaches the entry: it ticked within `window` nanoseconds of `now`,
-        /// or is judging memory now. Its own memory verdict, in-process, then comes first.
-        public func watchdogReaches(now: UInt64, window: UInt64) -> Bool {
+        /// Whether the watchdog reaches the entry: it ticked within the last `window` nanoseconds
+        /// of the engine thread's CPU time (`engineCPU`), or is judging memory now. Its own
+        /// memory verdict, in-process, then comes first. CPU time, like JavaScriptCore's own
+        /// limit: while a collection makes the thread wait, neither counts.
+        public func watchdogReaches(engineCPU: UInt64, window: UInt64) -> Bool {
             guard let seen = watchdogSeen else { return false }
-            return seen == .max || now &- seen <= window
+            return seen == .max || engineCPU &- seen <= window
         }
 
         /// Creates a reading (the engine makes them; tests too).
@@ -55,9 +60,32 @@ public final class EngineOccupancy: Sendable {
     private let lastEntryNanoseconds = Atomic<UInt64>(0)
     private let lastEntryCall = Atomic<Int>(0)
     private let watchdogSeen = Atomic<UInt64>(0)
+    private let memoryStop = Atomic<Int>(0)
+
+    /// The CPU-time clock of the engine's thread (set once, when its runtime is made there).
+    private let engineClock = Atomic<Int32>(-1)
 
     /// Creates an idle record.
     public init() {}
+
+    /// Records the calling thread as the engine's (its CPU-time clock).
+    func adoptEngineThread() {
+        var clock = clockid_t()
+        if pthread_getcpuclockid(pthread_self(), &clock) == 0 { engineClock.store(clock, ordering: .relaxed) }
+    }
+
+    /// The engine thread's CPU time in nanoseconds, readable from any thread (0: unknown).
+    public var engineCPUNanoseconds: UInt64 {
+        let clock = engineClock.load(ordering: .relaxed)
+        guard clock != -1 else { return 0 }
+        return Self.cpuNanoseconds(clock)
+    }
+
+    static func cpuNanoseconds(_ clock: clockid_t) -> UInt64 {
+        var time = timespec()
+        guard clock_gettime(clock, &time) == 0 else { return 0 }
+        return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+    }
 
     /// Uptime in nanoseconds (the clock every field uses).
     public static func now() -> UInt64 { UInt64(NIODeadline.now().uptimeNanoseconds) }
@@ -87,13 +115,26 @@ public final class EngineOccupancy: Sendable {
         call.store(id, ordering: .relaxed)
         cancelledAt.store(0, ordering: .relaxed)
         watchdogSeen.store(0, ordering: .relaxed)
+        memoryStop.store(0, ordering: .relaxed)
         since.store(max(1, Self.now()), ordering: .releasing)
+    }
+
+    /// Asks the watchdog to stop the current entry for the memory it grew (any thread; the stall
+    /// watch, which measures the process): `resident` is the process's size, for the message.
+    func requestMemoryStop(resident: Int) {
+        memoryStop.store(max(1, resident), ordering: .relaxed)
+    }
+
+    /// The resident size a memory stop of the current entry was requested at (nil: none).
+    var requestedMemoryStop: Int? {
+        let resident = memoryStop.load(ordering: .relaxed)
+        return resident == 0 ? nil : resident
     }
 
     /// The watchdog reached the running JavaScript (engine thread, at a tick): `judging` while
     /// it runs its memory verdict, false once done.
     func watchdogTick(judging: Bool = false) {
-        watchdogSeen.store(judging ? .max : max(1, Self.now()), ordering: .relaxed)
+        watchdogSeen.store(judging ? .max : max(1, Self.cpuNanoseconds(CLOCK_THREAD_CPUTIME_ID)), ordering: .relaxed)
     }
 
     /// The outermost entry returned to Swift (engine thread).

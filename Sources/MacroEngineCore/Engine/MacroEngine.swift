@@ -62,18 +62,12 @@ public final class MacroEngine: Sendable {
         public var memoryLimit: Int?
         /// Freeze the JavaScript built-ins before any macro runs (see `Lockdown`).
         public var hardenBuiltins: Bool
-        /// The engine is its process's one JavaScript engine (macrod, macro-local): the memory
-        /// limit then also judges the process's resident size, which small objects grow far
-        /// past the heap's own count (see `Watchdog`). Off for an engine sharing its process.
-        public var ownsProcess: Bool
 
         /// Creates a configuration.
         public init(
             timeLimit: Duration = .seconds(5), callDeadline: Duration = .seconds(30), evalEnabled: Bool = false,
-            name: String = "MacroEngine", memoryLimit: Int? = 512 << 20, hardenBuiltins: Bool = true,
-            ownsProcess: Bool = false
+            name: String = "MacroEngine", memoryLimit: Int? = 512 << 20, hardenBuiltins: Bool = true
         ) {
-            self.ownsProcess = ownsProcess
             self.memoryLimit = memoryLimit
             self.hardenBuiltins = hardenBuiltins
             self.timeLimit = timeLimit
@@ -105,7 +99,6 @@ public final class MacroEngine: Sendable {
         let makeRuntime: @Sendable () -> NIOLoopBound<JSRuntime> = {
             let runtime = JSRuntime(name: configuration.name, occupancy: occupancy)
             runtime.watchdog.memoryLimit = configuration.memoryLimit
-            runtime.watchdog.judgesProcessMemory = configuration.ownsProcess
             withJSString("eval and new Function are disabled in macros (config: allow_eval)") {
                 JSGlobalContextSetEvalEnabled(runtime.globalContext, configuration.evalEnabled, $0)
             }

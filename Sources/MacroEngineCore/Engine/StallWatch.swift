@@ -77,10 +77,18 @@ public final class StallWatch: Sendable {
         resident > ceiling && resident - baseline > ceiling / 3
     }
 
-    /// How recently the watchdog must have ticked for the memory ceiling to leave the entry to
-    /// it: 30 of its 10 ms ticks (one native step, such as a Map of millions growing its table,
-    /// can hold it for tens of milliseconds; JavaScript it never reaches shows no tick at all).
-    static let watchdogWindow: UInt64 = 300_000_000
+    /// Whether the entry grew the process enough for the watchdog to stop it (in-process, the
+    /// call fails with the memory limit's error): past 1.25 x memory_limit_mb (5/6 of the
+    /// ceiling), a quarter of the limit of it since just before the entry began.
+    public static func asksWatchdog(resident: Int, baseline: Int, ceiling: Int) -> Bool {
+        resident > ceiling / 6 * 5 && resident - baseline > ceiling / 6
+    }
+
+    /// How recently (in the engine thread's CPU time) the watchdog must have ticked for the
+    /// ceiling to leave the entry to it: 50 of its 10 ms ticks (JavaScriptCore's own
+    /// collections run on the engine thread between ticks). JavaScript it never reaches
+    /// (promise jobs) shows no tick at all.
+    static let watchdogWindow: UInt64 = 500_000_000
 
     private func loop() {
         // The resident size at the previous tick, and the entry it belongs to.
@@ -99,12 +107,19 @@ public final class StallWatch: Sendable {
                 defer { previousResident = resident }
                 if let since = reading.since {
                     if since != entry { (entry, baseline) = (since, previousResident == 0 ? resident : previousResident) }
-                    // While the watchdog still reaches the entry, its in-process verdict (which
-                    // stops the call, not the engine) comes first.
-                    let watchdogActs = reading.watchdogReaches(now: EngineOccupancy.now(), window: Self.watchdogWindow)
-                    if stall == nil, !watchdogActs, Self.blamesEntry(resident: resident, baseline: baseline, ceiling: ceiling) {
+                    let blamed = Self.blamesEntry(resident: resident, baseline: baseline, ceiling: ceiling)
+                    // Grown past 1.25 x memory_limit_mb by this entry (many small objects cost the
+                    // process 1.5x to 3x what the heap counts live): the watchdog stops the call
+                    // in-process at its next tick, long before the ceiling restarts the engine.
+                    if Self.asksWatchdog(resident: resident, baseline: baseline, ceiling: ceiling) {
+                        occupancy.requestMemoryStop(resident: resident)
+                    }
+                    // While the watchdog still reaches the entry, its stop comes first; the
+                    // ceiling is for JavaScript it never reaches (promise jobs).
+                    let watchdogActs = reading.watchdogReaches(engineCPU: occupancy.engineCPUNanoseconds, window: Self.watchdogWindow)
+                    if stall == nil, blamed, !watchdogActs {
                         stall = Stall(occupancy: reading, stuckMilliseconds: Int((EngineOccupancy.now() - since) / 1_000_000), cancelled: false, residentBytes: resident)
-                    } else if resident > ceiling, !watchdogActs, EngineOccupancy.now() &- lastUnblamed > 60_000_000_000 {
+                    } else if resident > ceiling, !blamed, EngineOccupancy.now() &- lastUnblamed > 60_000_000_000 {
                         lastUnblamed = EngineOccupancy.now()
                         onMemoryNotBlamed?(resident)
                     }

@@ -56,6 +56,7 @@ final class JSRuntime {
     init(name: String, occupancy: EngineOccupancy) {
         precondition(JSCOptions.applied)
         self.occupancy = occupancy
+        occupancy.adoptEngineThread()
         group = JSContextGroupCreate()
         globalContext = JSGlobalContextCreateInGroup(group, nil)
         context = JSContext(globalContext)

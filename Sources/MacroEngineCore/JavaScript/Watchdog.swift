@@ -15,7 +15,8 @@ final class Watchdog {
         case timeout, cancelled
         /// The heap's live bytes passed the limit.
         case memory(Int)
-        /// The process's resident bytes passed 1.25 x the limit, grown by this entry.
+        /// The process's resident bytes passed 1.25 x the limit, grown by this entry (the stall
+        /// watch asked for the stop: ``EngineOccupancy/requestMemoryStop(resident:)``).
         case processMemory(Int)
     }
 
@@ -28,16 +29,12 @@ final class Watchdog {
     private var deadline: NIODeadline = .distantFuture
     /// The time limit of the outermost entry armed last (what a timeout reports).
     private(set) var armedLimit: Duration = .zero
-    /// The resident size at the entry's first tick: what the entry grew is measured from here.
-    private var entryResident: Int?
     /// Call ids whose cancellation was requested; checked at every tick.
     let cancellations = CancellationRequests()
     /// The call whose JavaScript is running now (0: none).
     var runningCall = 0
     /// Stop a script once the heap (plus memory its objects hold outside it) passes this.
     var memoryLimit: Int?
-    /// Whether the process's resident size is this engine's to answer for (``overMemoryLimit``).
-    var judgesProcessMemory = false
     /// The resident size past which the next tick measures live memory (see ``overMemoryLimit``).
     private var memoryGate = 0
     static let tick = 0.01
@@ -54,7 +51,6 @@ final class Watchdog {
     func arm(_ limit: Duration) {
         fired = nil
         armedLimit = limit
-        entryResident = nil
         deadline = .now() + .nanoseconds(limit.components.seconds * 1_000_000_000 + limit.components.attoseconds / 1_000_000_000)
         let seconds = Double(limit.components.seconds) + Double(limit.components.attoseconds) / 1e18
         rearm(min(seconds, Self.tick))
@@ -77,6 +73,11 @@ final class Watchdog {
         // keep stopping: nothing after a stop runs longer than a tick.
         if fired != nil { return stop(nil) }
         occupancy?.watchdogTick()
+        // The stall watch, which measures the process, found this entry grew it too far.
+        if let resident = occupancy?.requestedMemoryStop {
+            fired = .processMemory(resident)
+            return stop(ctx)
+        }
         if let memoryLimit, let ctx, overMemoryLimit(ctx, limit: memoryLimit) { return stop(ctx) }
         if runningCall != 0, cancellations.contains(runningCall) {
             fired = .cancelled
@@ -114,37 +115,15 @@ final class Watchdog {
     /// stop the next macro.
     private func overMemoryLimit(_ ctx: JSContextRef, limit: Int) -> Bool {
         let resident = Self.residentBytes()
-        let baseline = entryResident ?? resident
-        if entryResident == nil { entryResident = resident }
         guard resident > max(limit, memoryGate) else { return false }
         occupancy?.watchdogTick(judging: true)
         defer { occupancy?.watchdogTick() }
         JSSynchronousGarbageCollectForDebugging(ctx)
         let live = Self.liveBytes(ctx)
-        let after = Self.residentBytes()
-        memoryGate = after + Self.gateMargin(limit)
-        if live > limit {
-            fired = .memory(live)
-            return true
-        }
-        // Many small objects (a Map, a Set or an array of objects, an object with millions of
-        // keys) cost the process about 1.5x to 3x what the heap reports live: their strings and
-        // tables live outside the counted heap. Left alone, such a bomb reaches the stall
-        // watch's 1.5 x memory_limit_mb first, which costs an engine restart. Stop it here,
-        // cleanly, once the process is past 1.25 x the limit after a full collection and this
-        // entry grew it by a quarter of the limit or more (only where the engine owns its
-        // process): memory that is not JavaScript's (connections' buffers) does not grow with
-        // the entry and is never blamed on it.
-        if judgesProcessMemory, Self.blamesEntry(resident: after, baseline: baseline, limit: limit) {
-            fired = .processMemory(after)
-            return true
-        }
-        return false
-    }
-
-    /// Whether the process memory is the entry's to answer for (see ``overMemoryLimit``).
-    static func blamesEntry(resident: Int, baseline: Int, limit: Int) -> Bool {
-        resident > limit + limit / 4 && resident - baseline > limit / 4
+        memoryGate = Self.residentBytes() + Self.gateMargin(limit)
+        guard live > limit else { return false }
+        fired = .memory(live)
+        return true
     }
 
     /// After a memory stop (outside JavaScript): collect what the stopped macro held and move the
