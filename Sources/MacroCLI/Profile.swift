@@ -11,7 +11,7 @@ import Glibc
 /// runs the macro under JavaScriptCore's sampling profiler, in the daemon (`macro.profile`) or
 /// in-process (`--local`, or no daemon: `macro-local`, `Profile+InProcess.swift`), and writes a
 /// flame graph (SVG, default `NAME.profile.svg`), the folded stacks, or a `.cpuprofile`. Both
-/// ways give the same answer (`{name, runs, samples, folded, macrosDir}`), written by ``write(_:)``.
+/// ways give the same answer (`{name, runs, samples, dropped, folded, macrosDir}`), written by ``write(_:)``.
 package struct Profile: ParsableCommand {
     package static let configuration = CommandConfiguration(
         commandName: "profile",
@@ -25,7 +25,7 @@ package struct Profile: ParsableCommand {
             helpers (the hardened built-ins' accessors, its call and console wrappers, `(program)`) \
             are folded into their callers. Default output: NAME.profile.svg, NAME.profile.folded \
             or NAME.cpuprofile; --output - writes to stdout; --json prints the answer of \
-            macro.profile ({name, runs, samples, folded, macrosDir}) instead.
+            macro.profile ({name, runs, samples, dropped, folded, macrosDir}) instead.
 
             \(Exit.helpTable)
             """)
@@ -83,7 +83,10 @@ package struct Profile: ParsableCommand {
             return
         }
         try Self.writeFile(path, text)
-        Console.error("\(result["samples"].intValue ?? 0) samples of \(runs) run(s) written to \(path)")
+        // Samples JavaScriptCore drew above a caller that was not calling (a stale frame): left out.
+        let dropped = result["dropped"].intValue ?? 0
+        let note = dropped > 0 ? " (\(dropped) more left out: JavaScriptCore could not place them)" : ""
+        Console.error("\(result["samples"].intValue ?? 0) samples of \(runs) run(s) written to \(path)\(note)")
     }
 
     /// Writes `text` to `path` with open(2)/write(2), so a failure names its reason as the

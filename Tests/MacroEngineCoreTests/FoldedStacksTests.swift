@@ -18,8 +18,9 @@ struct FoldedStacksTests {
         function hot(n) {
             var s = 0;
             for (var i = 0; i < n; i++) s += Math.sqrt(i);
-            return s;
+            return s + (n > 1e9 ? cold() : 0);
         }
+        function cold() { return 0; }
         """
     static let sources = [
         FoldedStacks.Source(url: "/m/heavy.js", name: "heavy.js", source: heavy, topLevelName: "heavy"),
@@ -27,11 +28,12 @@ struct FoldedStacksTests {
     ]
 
     /// A frame as JavaScriptCore writes it; `line: nil` is its "no line" (UInt32.max), `code`
-    /// the function's code block hash.
-    static func frame(_ name: String, _ sourceID: UInt32, line: Int? = nil, code: String? = nil, flags: Int = 0, tier: String = "Baseline") -> String {
+    /// the function's code block hash, `bytecode: false` a code block without the bytecode it
+    /// was at.
+    static func frame(_ name: String, _ sourceID: UInt32, line: Int? = nil, code: String? = nil, bytecode: Bool = true, flags: Int = 0, tier: String = "Baseline") -> String {
         let none = UInt32.max
         let shownLine = line.map(String.init) ?? String(none)
-        let location = code.map { "#\($0):FTL:bc#7" } ?? "#<nil>:None:<nil>"
+        let location = code.map { "#\($0):\(tier):" + (bytecode ? "bc#7" : "<nil>") } ?? "#<nil>:None:<nil>"
         return ##"{"sourceID":\##(sourceID),"name":"\##(name)","location":"\##(location)","line":\##(shownLine),"column":\##(none),"category":"\##(tier)","flags":\##(flags)}"##
     }
 
@@ -58,8 +60,14 @@ struct FoldedStacksTests {
             [invoke, program],  // the engine settling the call: no frame of a file
             [heavy, frame("promiseReactionJob", 4, line: 1, flags: 1)],  // an async continuation
             [frame("mystery", 9, line: 7), heavy, invoke, program],  // a source not listed
-            // A stale interpreted frame over optimized code (a sample in C code it called).
-            [frame("", 2, line: 3, code: "AAAAAA", tier: "LLInt"), frame("hot", 6, code: "CCCCCC", tier: "FTL"), heavy, invoke, program],
+            // A stale frame over optimized code that was not calling (a sample in C code it
+            // called; its bytecode unknown), interpreted or baseline: dropped.
+            [frame("", 2, line: 3, code: "AAAAAA", tier: "LLInt"), frame("hot", 6, code: "CCCCCC", bytecode: false, tier: "FTL"), heavy, invoke, program],
+            [frame("", 2, line: 3, code: "AAAAAA", tier: "Baseline"), frame("hot", 6, code: "CCCCCC", bytecode: false, tier: "FTL"), heavy, invoke, program],
+            // An interpreted callee of optimized code that is at a call: kept.
+            [frame("cold", 6, line: 6, code: "DDDDDD", tier: "LLInt"), frame("hot", 6, code: "CCCCCC", tier: "FTL"), heavy, invoke, program],
+            // The top frame may lack its bytecode (optimized code JavaScriptCore could not map).
+            [frame("hot", 6, code: "CCCCCC", bytecode: false, tier: "FTL"), heavy, invoke, program],
         ]
         let body = traces.map { #"{"timestamp":1.5,"frames":[\#($0.joined(separator: ","))]}"# }.joined(separator: ",")
         return #"{"interval":0.001,"traces":[\#(body)],"sources":[{"sourceID":2,"url":"/m/heavy.js"},{"sourceID":5},{"sourceID":4},{"sourceID":6,"url":"/m/lib/work.js"},{"sourceID":3},{"sourceID":7}]}"#
@@ -72,13 +80,15 @@ struct FoldedStacksTests {
             heavy (heavy.js:2);filter;(anonymous) (heavy.js) 1
             heavy (heavy.js:2);filter;(anonymous) (heavy.js:4) 1
             heavy (heavy.js:2);hot (lib/work.js:1) 3
+            heavy (heavy.js:2);hot (lib/work.js:1);cold (lib/work.js:6) 1
             heavy (heavy.js:2);hot (lib/work.js:1);sqrt 1
             heavy (heavy.js:2);map;(anonymous) (heavy.js:3) 2
             heavy (heavy.js:2);mystery (line 7) 1
             heavy (heavy.js:2);setInnerProgress 1
 
             """)
-        #expect(folded.samples == 14)
+        #expect(folded.samples == 15)
+        #expect(folded.dropped == 2)
     }
 
     /// A file the profiler has no source for keeps its URL and the executed line (an optimized
@@ -90,6 +100,7 @@ struct FoldedStacksTests {
             heavy (/m/heavy.js:3);filter;(anonymous) (/m/heavy.js) 1
             heavy (/m/heavy.js:3);filter;(anonymous) (/m/heavy.js:4) 1
             heavy (/m/heavy.js:3);hot (/m/lib/work.js:3) 3
+            heavy (/m/heavy.js:3);hot (/m/lib/work.js:3);cold (/m/lib/work.js:6) 1
             heavy (/m/heavy.js:3);hot (/m/lib/work.js:3);sqrt 1
             heavy (/m/heavy.js:3);map;(anonymous) (/m/heavy.js:3) 2
             heavy (/m/heavy.js:3);mystery (line 7) 1
@@ -100,6 +111,6 @@ struct FoldedStacksTests {
 
     @Test func noSamplesFoldToNothing() throws {
         let folded = FoldedStacks.fold(try MacroValue(jsonText: #"{"interval":0.001,"traces":[],"sources":[]}"#), sources: Self.sources)
-        #expect(folded.text == "" && folded.samples == 0)
+        #expect(folded.text == "" && folded.samples == 0 && folded.dropped == 0)
     }
 }

@@ -50,7 +50,7 @@ extension EngineMethods {
 
     /// `macro.profile {name, args?, runs?, timeoutMs?}`: runs the macro `runs` times (default 10)
     /// one after the other under JavaScriptCore's sampling profiler (``MacroLibrary/profile(_:arguments:runs:deadline:)``);
-    /// answers `{name, runs, samples, folded, macrosDir}`. A run that fails fails the profile with its error.
+    /// answers `{name, runs, samples, dropped, folded, macrosDir}`. A run that fails fails the profile with its error.
     func profile(_ params: Params) throws -> EventLoopFuture<MacroValue> {
         let name = try params.macroName(in: engine)
         let arguments = try params.array("args") ?? []

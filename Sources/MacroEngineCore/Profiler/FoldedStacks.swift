@@ -20,6 +20,10 @@
 /// frame of a file (the engine's way into the call: `apply`, promise jobs); samples with no
 /// frame of a file at all (the engine settling a call) are not counted.
 ///
+/// **What is dropped.** A sample in which a frame below the top has no bytecode (a caller that
+/// was not at a call): JavaScriptCore walked it from a stale frame, and what it draws above that
+/// frame is not its callee. Such samples are counted apart (`dropped`), never drawn.
+///
 /// **What stays.** Functions of files as `function (file:line)`, with the line where the
 /// function is defined (``FunctionDefinitions``; the executed line when the definition cannot
 /// be found); JavaScriptCore's built-ins by name (`map`, `sort`); native functions by name
@@ -42,8 +46,9 @@ public enum FoldedStacks {
         }
     }
 
-    /// The folded lines and the number of samples they hold.
-    public static func fold(_ samples: MacroValue, sources files: [Source]) -> (text: String, samples: Int) {
+    /// The folded lines, the number of samples they hold, and the number of samples dropped
+    /// because JavaScriptCore drew a frame above one that was not calling it.
+    public static func fold(_ samples: MacroValue, sources files: [Source]) -> (text: String, samples: Int, dropped: Int) {
         let filesByURL = Dictionary(files.map { ($0.url, $0) }, uniquingKeysWith: { first, _ in first })
         // sourceID -> its URL ("" for a source evaluated without one); absent: not listed.
         var urls: [Int: String] = [:]
@@ -51,15 +56,20 @@ public enum FoldedStacks {
             guard let id = source["sourceID"].intValue else { continue }
             urls[id] = source["url"].stringValue ?? ""
         }
-        let traces = (samples["traces"].arrayValue ?? []).map { trace in
-            var frames = (trace["frames"].arrayValue ?? []).map { SampledFrame($0, urls: urls) }
-            // A sample taken in C code that optimized code calls directly (`Math.sin` in a DFG or
-            // FTL loop) is walked from the VM's last recorded frame, which such calls do not
-            // update: its top frame is then a stale one, the last function that ran at that depth
-            // (seen in 2.50.6: a `map` callback "called" by the FTL loop, in the interpreter's
-            // tier). An interpreted frame on top of an optimized one is taken for that, and its
-            // sample goes to the optimized caller.
-            if frames.count > 1, frames[0].tier == "LLInt", ["DFG", "FTL"].contains(frames[1].tier) { frames.removeFirst() }
+        var dropped = 0
+        let traces = (samples["traces"].arrayValue ?? []).compactMap { trace -> [SampledFrame]? in
+            let frames = (trace["frames"].arrayValue ?? []).map { SampledFrame($0, urls: urls) }
+            // A caller is at a call: JavaScriptCore found the bytecode it was at (its call site).
+            // A frame below the top without one was not calling anything, so what is drawn above
+            // it is not its callee: a sample taken in C code that optimized code calls directly
+            // (`Math.sin` in an FTL loop) is walked from the VM's last recorded frame, which such
+            // calls do not update, and that frame may have returned long ago (seen in 2.50.6: a
+            // `map` callback of `heavy`, interpreted or baseline, over `hot` running in FTL with
+            // no bytecode). Such a sample cannot be placed: it is dropped, and counted.
+            guard frames.dropFirst().allSatisfy(\.hasBytecodeIndex) else {
+                dropped += 1
+                return nil
+            }
             return Array(frames.reversed())
         }
         let knownLines = KnownLines(traces.joined(), files: filesByURL)
@@ -72,6 +82,6 @@ public enum FoldedStacks {
             total += 1
         }
         let text = counts.keys.sorted().map { "\($0) \(counts[$0]!)\n" }.joined()
-        return (text, total)
+        return (text, total, dropped)
     }
 }

@@ -8,15 +8,18 @@ public struct MacroProfile: Sendable, Equatable {
     public var runs: Int
     /// The samples the folded stacks hold.
     public var samples: Int
+    /// The samples left out because JavaScriptCore could not place them: a frame drawn above a
+    /// caller that was not calling it (see ``FoldedStacks``).
+    public var dropped: Int
     /// `root;caller;callee COUNT` lines; files named relative to ``directory``.
     public var folded: String
     /// The macros directory the frames' files are relative to.
     public var directory: String
 
-    /// `macro.profile`'s answer: `{name, runs, samples, folded, macrosDir}`.
+    /// `macro.profile`'s answer: `{name, runs, samples, dropped, folded, macrosDir}`.
     public var json: MacroValue {
         [
-            "name": .string(name), "runs": .number(Double(runs)), "samples": .number(Double(samples)),
+            "name": .string(name), "runs": .number(Double(runs)), "samples": .number(Double(samples)), "dropped": .number(Double(dropped)),
             "folded": .string(folded), "macrosDir": .string(directory),
         ]
     }
@@ -54,7 +57,7 @@ extension MacroLibrary {
             engine.stopSampling()
         }.flatMapThrowing { json in
             let folded = FoldedStacks.fold(try MacroValue(jsonText: json), sources: self.profiledSources)
-            return MacroProfile(name: name, runs: runs, samples: folded.samples, folded: folded.text, directory: self.directory)
+            return MacroProfile(name: name, runs: runs, samples: folded.samples, dropped: folded.dropped, folded: folded.text, directory: self.directory)
         }
     }
 

@@ -19,24 +19,26 @@ struct SampledFrame {
     let url: String
     /// The line executing in the frame; nil in optimized (FTL) code, which does not say.
     let line: Int?
-    /// The tier its code ran in: `LLInt` (the interpreter), `Baseline`, `DFG`, `FTL`, `Host`, ...
-    let tier: String
     /// The function by its source and name.
     let nameKey: String
     /// The function by its source and code block (`location` is `#HASH:TIER:bc#N`; the hash is
     /// the function's, the same in every tier), nil when the frame has none.
     let codeKey: String?
+    /// False for a frame of JavaScript whose code block JavaScriptCore found but not the bytecode
+    /// it was at (`location` `#HASH:TIER:<nil>`): below the top of a sample, a frame that was
+    /// not calling anything (see ``FoldedStacks``).
+    let hasBytecodeIndex: Bool
 
     init(_ frame: MacroValue, urls: [Int: String]) {
         name = frame["name"].stringValue ?? ""
-        tier = frame["category"].stringValue ?? ""
         let sourceID = frame["sourceID"].doubleValue ?? -1
         // JavaScriptCore reports "none" as UInt32.max for both the source and the line.
         let valid = { (value: Double) in value >= 0 && value < Double(UInt32.max) }
         line = frame["line"].doubleValue.flatMap { valid($0) && $0 > 0 ? Int($0) : nil }
         nameKey = "\(Int(sourceID)):\(name)"
-        let hash = frame["location"].stringValue?.split(separator: ":").first
-        codeKey = hash.flatMap { $0.hasPrefix("#") && $0 != "#<nil>" ? "\(Int(sourceID))\($0)" : nil }
+        let location = frame["location"].stringValue?.split(separator: ":") ?? []
+        codeKey = location.first.flatMap { $0.hasPrefix("#") && $0 != "#<nil>" ? "\(Int(sourceID))\($0)" : nil }
+        hasBytecodeIndex = codeKey == nil || (location.count > 2 && location[2] != "<nil>")
         guard valid(sourceID) else {
             (kind, url) = (.native, "")
             return
