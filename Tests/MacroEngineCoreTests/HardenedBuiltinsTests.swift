@@ -83,6 +83,42 @@ struct HardenedBuiltinsTests {
         #expect(try engine.evaluate("typeof [].myHelper") == "undefined")
     }
 
+    /// Issue 25, item 9: a macro could reassign another macro's global (`globalThis.bump = 1`),
+    /// and every macro calling `bump()` by name broke until its file reloaded. A macro's name is
+    /// the engine's: assigning, deleting or redefining it fails, naming it; a reload swaps the
+    /// function behind it; lib files' own declarations stay shared, writable globals.
+    @Test func noMacroCanReplaceAnotherMacroButLibGlobalsAreShared() throws {
+        let (engine, _, _) = try makeEngine()
+        try engine.setMethod(javascript: "function bump() { return 1 }", key: "bump")
+        try engine.evaluateLibrary("function helper() { return 'lib' }", file: "/m/lib/h.js")
+        try engine.setMethod(javascript: """
+            function tamper() {
+              var out = [];
+              try { globalThis.bump = 5 } catch (e) { out.push(e.name + ": " + e.message) }
+              try { bump = 6 } catch (e) { out.push(e.name) }
+              out.push(delete globalThis.bump);
+              try { Object.defineProperty(globalThis, "bump", { value: 7 }) } catch (e) { out.push(e.name) }
+              helper = function () { return "mine" };
+              out.push(bump(), helper());
+              return out;
+            }
+            """, key: "tamper")
+        #expect(try engine.call("tamper") == [
+            "TypeError: Cannot assign to read only property 'bump' of the global object: it is the macro bump, which no other code may replace",
+            "TypeError", false, "TypeError", 1, "mine",
+        ])
+        try engine.setMethod(javascript: "function bump() { return 2 }", key: "bump")
+        #expect(try engine.evaluate("bump()") == 2)
+        try engine.removeMethod(key: "bump")
+        #expect(try engine.evaluate("typeof bump") == "undefined")
+        try engine.setMethod(javascript: "function bump() { return 3 }", key: "bump")
+        #expect(try engine.evaluate("bump()") == 3)
+        // A lib file that declares a macro's name: one of the two must be renamed.
+        try engine.evaluateLibrary("function clash() { return 'lib' }", file: "/m/lib/c.js")
+        let error = try #require(throws: MacroError.self) { try engine.setMethod(javascript: "function clash() { return 1 }", key: "clash") }
+        #expect(error.message == "'clash' is already a global of a lib file; rename the macro or the lib's declaration")
+    }
+
     @Test func hardeningCanBeSwitchedOff() throws {
         let engine = MacroEngine(configuration: .init(hardenBuiltins: false), logger: silentLogger)
         try engine.evaluate("Array.prototype.double = function () { return this.map(function (x) { return x * 2 }) }")

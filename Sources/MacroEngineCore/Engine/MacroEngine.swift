@@ -397,7 +397,7 @@ public final class MacroEngine: Sendable {
                 try MacroName.validate(key, runtime: runtime)
                 let path = file ?? "\(key).js"
                 let function = try runtime.functionExpression(javascript, file: path, macro: key)
-                runtime.defineGlobal(key, function, readOnly: false)
+                try runtime.defineMacroGlobal(key, function)
                 runtime.macroOwners[key] = CodeOwner(file: path, source: javascript, macro: key)
                 return MacroFunction(engine: self, object: function.objectRef!, runtime: runtime)
             } catch var error as MacroError {
@@ -474,7 +474,7 @@ public final class MacroEngine: Sendable {
     public func removeMethod(key: String) throws {
         try sync { runtime in
             guard !runtime.isBuiltinGlobal(key) else { return }
-            runtime.deleteGlobal(key)
+            try runtime.removeMacroGlobal(key)
         }
     }
 

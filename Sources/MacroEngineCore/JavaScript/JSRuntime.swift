@@ -48,6 +48,9 @@ final class JSRuntime {
     var pendingSentinelRef: JSObjectRef?
     /// `__macroengine_handlers(fulfilled)`: makes the settle function of ``invokingContext``.
     var handlersRef: JSObjectRef?
+    /// The macro-global helpers (``defineMacroGlobal(_:_:)``), made once, kept protected.
+    var macroGlobalDefineRef: JSObjectRef?
+    var macroGlobalRemoveRef: JSObjectRef?
     /// The call whose macro function the invoke helper is running (innermost; nil outside).
     var invokingContext: CallContext?
     /// Calls started from Swift that have not settled yet.
@@ -106,11 +109,6 @@ final class JSRuntime {
             : JSPropertyAttributes(kJSPropertyAttributeNone)
         withJSString(name) { JSObjectSetProperty(context.ref, JSContextGetGlobalObject(context.ref), $0, value.ref, attributes, nil) }
         if readOnly { builtinGlobals.insert(name) }
-    }
-
-    /// Deletes a (non-engine) global, e.g. a removed macro.
-    func deleteGlobal(_ name: String) {
-        withJSString(name) { _ = JSObjectDeleteProperty(context.ref, JSContextGetGlobalObject(context.ref), $0, nil) }
     }
 
     /// True when `name` is one of the engine's globals (JS built-ins like `Math` and natives).
