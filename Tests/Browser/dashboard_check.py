@@ -151,6 +151,16 @@ def run_checks(driver, args):
     macro(args, "set", "middle", "5")
     macro(args, "set", "outer", "7.5")
 
+    @check("opened without a code or token the page says how to open it, and holds no credential")
+    def bare():
+        driver.get(args.url.split("?", 1)[0])
+        wait.until(lambda d: d.find_element(By.ID, "banner").is_displayed())
+        text = driver.find_element(By.ID, "banner").text
+        assert text == "Cannot open the dashboard: no access token: open the URL that `macro dashboard` prints", text
+        assert driver.find_element(By.ID, "link-state").text == "offline"
+        assert driver.get_cookies() == [], driver.get_cookies()
+    bare()
+
     @check("the page trades its one-time code for the token, drops it from the address, keeps no cookie, and goes live")
     def loads():
         assert "?code=" in args.url and "token" not in args.url, args.url

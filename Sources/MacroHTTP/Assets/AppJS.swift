@@ -71,6 +71,10 @@ async function takeToken() {
   }
   app.token = sessionStorage.getItem(TOKEN_KEY);
   if (!app.token) throw new Error('no access token: open the URL that `macro dashboard` prints');
+  if (!/^[0-9a-f]{64}$/.test(app.token)) {
+    sessionStorage.removeItem(TOKEN_KEY);
+    throw new Error('the access token in the address is not one of macrod\'s: open the URL that `macro dashboard` prints');
+  }
 }
 
 function authorized(options = {}) {
