@@ -125,8 +125,8 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     /// `POST /session` with `{"code": CODE}`: the token for a one-time code, once, within
-    /// ``OneTimeCodes/lifetime``; else 401 saying why. A code presented a second time is logged:
-    /// someone else may have traded it first (it was on a browser's command line).
+    /// ``OneTimeCodes/lifetime``; else 401 saying why. A code presented a second time is logged
+    /// (once per code): someone else may have traded it first (it was on a browser's command line).
     private func session(head: HTTPRequestHead, context: ChannelHandlerContext) {
         guard let request = try? JSONParser.parse(body, maximumDepth: 4), let code = request["code"].stringValue else {
             send(.badRequest, text: "400 Bad Request: send {\"code\": CODE}, the one-time code of the URL `macro dashboard` opened\n", head: head, context: context)

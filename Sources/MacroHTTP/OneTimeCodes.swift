@@ -15,6 +15,9 @@ package final class OneTimeCodes: Sendable {
         case unknown
         /// Traded already: the second presenter gets nothing.
         case used
+        /// Traded already, and presented again before: as ``used`` (worth a log line only once,
+        /// so presenting a code read from a process list over and over floods no log).
+        case usedAgain
         /// Presented ``lifetime`` or more after it was issued.
         case expired
 
@@ -22,7 +25,7 @@ package final class OneTimeCodes: Sendable {
         package var message: String {
             switch self {
             case .unknown: return "unknown one-time code; run `macro dashboard` again"
-            case .used: return "this one-time code was already used; run `macro dashboard` again"
+            case .used, .usedAgain: return "this one-time code was already used; run `macro dashboard` again"
             case .expired: return "this one-time code expired (a code lasts \(OneTimeCodes.lifetime.components.seconds) s); run `macro dashboard` again"
             }
         }
@@ -37,6 +40,7 @@ package final class OneTimeCodes: Sendable {
         var code: String
         var issued: ContinuousClock.Instant
         var spent: Bool
+        var presentedAgain = false
     }
 
     private let lifetime: Duration
@@ -66,7 +70,10 @@ package final class OneTimeCodes: Sendable {
     package func redeem(_ code: String, now: ContinuousClock.Instant = .now) throws(Refusal) {
         let outcome: Refusal? = entries.withLock { entries in
             guard let index = entries.firstIndex(where: { Self.equal($0.code, code) }) else { return .unknown }
-            if entries[index].spent { return .used }
+            if entries[index].spent {
+                defer { entries[index].presentedAgain = true }
+                return entries[index].presentedAgain ? .usedAgain : .used
+            }
             if now - entries[index].issued >= lifetime { return .expired }
             entries[index].spent = true
             return nil

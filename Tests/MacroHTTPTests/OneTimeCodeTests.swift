@@ -12,6 +12,9 @@ struct OneTimeCodeTests {
         #expect(OneTimeCodes.lifetime == .seconds(60))
         try codes.redeem(code, now: start.advanced(by: .seconds(60) - .milliseconds(1)))
         #expect(throws: OneTimeCodes.Refusal.used) { try codes.redeem(code, now: start.advanced(by: .seconds(1))) }
+        // Said once as `used` (macrod logs it), then `usedAgain` (not logged again), same text.
+        #expect(throws: OneTimeCodes.Refusal.usedAgain) { try codes.redeem(code, now: start.advanced(by: .seconds(2))) }
+        #expect(OneTimeCodes.Refusal.usedAgain.message == OneTimeCodes.Refusal.used.message)
         // Expired: refused, and still refused (it was not traded).
         let late = codes.issue(now: start)
         #expect(throws: OneTimeCodes.Refusal.expired) { try codes.redeem(late, now: start.advanced(by: .seconds(60))) }
