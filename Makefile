@@ -106,7 +106,7 @@ run: release codemirror-deps
 	echo "      $$BIN/macro run random          # the seed's template moves the rings"; \
 	echo "      $$BIN/macro progress --watch    # the rings, redrawn live"; \
 	echo "      $$BIN/macro edit bump           # edit a macro; it is live when saved"; \
-	echo "      $$BIN/macro dashboard           # the dashboard's URL (macrod prints it below too)"; \
+	echo "      $$BIN/macro dashboard           # a one-time URL of the dashboard (macrod prints its URL below too)"; \
 	echo "      echo '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"macro.list\"}' | socat -t 5 - UNIX-CONNECT:$$SOCK"; \
 	exec $$BIN/macrod --config config/macroengine.yaml --socket "$$SOCK" --state $(STATE_DIR)/state.json
 

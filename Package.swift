@@ -186,7 +186,7 @@ let package = Package(
         // The dashboard: plain HTTP security checks, and the page in headless Chromium (Tests/Browser).
         .testTarget(
             name: "MacroHTTPTests",
-            dependencies: ["MacroTestSupport", "MacroEngineCore", "MacroRPC"]
+            dependencies: ["MacroTestSupport", "MacroEngineCore", "MacroRPC", "MacroHTTP"]
         ),
     ],
     swiftLanguageModes: [.v6]

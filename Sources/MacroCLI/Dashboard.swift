@@ -3,17 +3,24 @@ import Foundation
 import MacroBase
 import MacroRPC
 
-/// `macro dashboard`: prints the daemon's dashboard URL (with its token) and, on a terminal,
-/// opens it in a browser ($BROWSER, else xdg-open).
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `macro dashboard`: prints a URL of the daemon's dashboard that carries a one-time code (not
+/// the token) and, on a terminal, opens it in a browser ($BROWSER, else xdg-open).
 struct Dashboard: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "dashboard",
-        abstract: "Print the dashboard's URL (with its token) and open it in a browser.",
+        abstract: "Print a one-time URL of the dashboard and open it in a browser.",
         discussion: """
-            Asks macrod (engine.status) for the URL of its dashboard, which carries the access \
-            token: only the socket's owner can ask. On a terminal the URL is also opened with \
-            $BROWSER (the first command of a colon-separated list; %s is replaced by the URL), \
-            else xdg-open; --no-open only prints it. The dashboard is on when macrod runs with \
+            Asks macrod (engine.status, which only the socket's owner can) for its dashboard, \
+            gets a one-time code from it with the access token (POST /code), and prints \
+            http://HOST:PORT/?code=CODE: the page trades the code for the token once, within \
+            60 s; after that, or once used, the URL is worthless (a browser's command line is \
+            visible to every local user). On a terminal the URL is also opened with $BROWSER \
+            (the first command of a colon-separated list; %s is replaced by the URL), else \
+            xdg-open; --no-open only prints it. The dashboard is on when macrod runs with \
             --http 127.0.0.1:PORT or the config's `http` key (exit 69 when it is off).
             """)
     @Flag(name: .customLong("no-open"), help: "Only print the URL, even on a terminal.")
@@ -25,16 +32,39 @@ struct Dashboard: ParsableCommand {
         let client = try DaemonLink.require(options, for: "dashboard")
         let status: MacroValue
         do { status = try client.call("engine.status") } catch let error as RPCError { throw DaemonLink.report(error) }
-        guard let url = status["dashboard"].stringValue else {
+        guard let address = status["dashboard"].stringValue else {
             throw Failure(exit: 69, kind: "unavailable", message: "macro dashboard: macrod serves no dashboard; start it with --http 127.0.0.1:0, or set http: \"127.0.0.1:0\" in its config")
         }
+        let (url, lifetime) = try Self.oneTimeURL(address)
         if options.json {
-            print(MacroValue.object(["url": .string(url)]).jsonText())
+            print(MacroValue.object(["url": .string(url), "expiresInMs": .number(Double(lifetime))]).jsonText())
         } else {
             print(url)
         }
         guard Terminal.isInteractive, !noOpen, !options.json else { return }
         if let problem = Self.open(url) { Console.error("macro dashboard: \(problem); open the URL above yourself") }
+    }
+
+    /// `http://HOST:PORT/?code=CODE` for engine.status's `http://HOST:PORT/?token=TOKEN`: asks
+    /// the dashboard for a one-time code with the token (`POST /code`). Returns the URL and how
+    /// long its code lasts, in milliseconds.
+    static func oneTimeURL(_ address: String) throws -> (url: String, lifetimeMs: Int) {
+        guard let components = URLComponents(string: address), let host = components.host, let port = components.port,
+              let token = components.queryItems?.first(where: { $0.name == "token" })?.value else {
+            throw Failure(exit: 69, kind: "unavailable", message: "macro dashboard: macrod reported a dashboard URL without a token: \(address)")
+        }
+        let base = String(address.prefix { $0 != "?" })
+        let reply: DashboardHTTP.Reply
+        do {
+            reply = try DashboardHTTP.post(host: host, port: port, path: "/code", token: token)
+        } catch {
+            throw Failure(exit: 69, kind: "unavailable", message: "macro dashboard: cannot ask the dashboard at \(base) for a one-time code: \(error)")
+        }
+        guard reply.status == 200, let value = try? JSONParser.parse(reply.body), let code = value["code"].stringValue,
+              code.allSatisfy(\.isHexDigit) else {
+            throw Failure(exit: 69, kind: "unavailable", message: "macro dashboard: the dashboard at \(base) gave no one-time code: \(reply.status) \(String(decoding: reply.body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))")
+        }
+        return (base + "?code=" + code, value["expiresInMs"].intValue ?? 60_000)
     }
 
     /// Starts the browser without waiting for it; returns why it could not, or nil.
@@ -67,5 +97,78 @@ struct Dashboard: ParsableCommand {
             return "cannot run \(command[0]): \(error)"
         }
         return nil
+    }
+}
+
+/// A minimal HTTP/1.1 client for the dashboard on loopback (the thin `macro` has no HTTP library):
+/// one request, `Connection: close`, the whole response read until the server closes.
+enum DashboardHTTP {
+    /// A response: its status and body.
+    struct Reply {
+        var status: Int
+        var body: [UInt8]
+    }
+
+    /// Why a request failed.
+    struct RequestError: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// `POST path` with `Authorization: Bearer token` and no body.
+    static func post(host: String, port: Int, path: String, token: String) throws(RequestError) -> Reply {
+        let name = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        var hints = addrinfo()
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var list: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(name, String(port), &hints, &list) == 0, let first = list else {
+            throw RequestError(description: "cannot resolve \(name)")
+        }
+        defer { freeaddrinfo(list) }
+        var fd: Int32 = -1
+        var reason = "no address"
+        var entry: UnsafeMutablePointer<addrinfo>? = first
+        while let current = entry, fd < 0 {
+            let candidate = socket(current.pointee.ai_family, current.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), current.pointee.ai_protocol)
+            if candidate >= 0 {
+                var timeout = timeval(tv_sec: 10, tv_usec: 0)
+                setsockopt(candidate, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+                setsockopt(candidate, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+                if connect(candidate, current.pointee.ai_addr, current.pointee.ai_addrlen) == 0 {
+                    fd = candidate
+                } else {
+                    reason = String(cString: strerror(errno))
+                    close(candidate)
+                }
+            }
+            entry = current.pointee.ai_next
+        }
+        guard fd >= 0 else { throw RequestError(description: reason) }
+        defer { close(fd) }
+        let hostHeader = name.contains(":") ? "[\(name)]:\(port)" : "\(name):\(port)"
+        let request = Array("POST \(path) HTTP/1.1\r\nHost: \(hostHeader)\r\nAuthorization: Bearer \(token)\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8)
+        var offset = 0
+        while offset < request.count {
+            let sent = request[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard sent > 0 else { throw RequestError(description: "send failed: \(String(cString: strerror(errno)))") }
+            offset += sent
+        }
+        var response: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while response.count < 1 << 20 {
+            let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count == 0 { break }
+            guard count > 0 else { throw RequestError(description: "no answer: \(String(cString: strerror(errno)))") }
+            response += buffer[..<count]
+        }
+        let separator = Array("\r\n\r\n".utf8)
+        guard let end = (0..<max(0, response.count - 3)).first(where: { Array(response[$0..<$0 + 4]) == separator }) else {
+            throw RequestError(description: "not an HTTP response")
+        }
+        let statusLine = String(decoding: response[..<end], as: UTF8.self).split(separator: "\r\n").first ?? ""
+        let parts = statusLine.split(separator: " ")
+        guard parts.count >= 2, parts[0].hasPrefix("HTTP/"), let status = Int(parts[1]) else {
+            throw RequestError(description: "not an HTTP response: \(statusLine)")
+        }
+        return Reply(status: status, body: Array(response[(end + 4)...]))
     }
 }

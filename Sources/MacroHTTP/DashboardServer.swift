@@ -14,7 +14,9 @@ import Glibc
 
 /// macrod's dashboard: an HTTP listener (swift-nio's HTTP/1.1 and WebSocket handlers) beside the
 /// Unix socket, serving the page, a WebSocket at `/ws` carrying the socket's JSON-RPC, and
-/// `POST /rpc`. Every request needs the token kept in a 0600 file beside the socket.
+/// `POST /rpc`. Every request but the page's own files needs the token kept in a 0600 file beside
+/// the socket, sent explicitly (never a cookie); `macro dashboard` opens the page with a one-time
+/// code that the page trades for it.
 package final class DashboardServer: DaemonFrontend {
     /// Where it listens.
     package let address: HTTPAddress
@@ -34,6 +36,9 @@ package final class DashboardServer: DaemonFrontend {
     /// A connection that sends nothing for this long before its request is complete (slowloris),
     /// or between keep-alive requests, is closed. A WebSocket has no such limit.
     static let requestTimeout: TimeAmount = .seconds(10)
+
+    /// The one-time codes `macro dashboard` opens the page with (`POST /code`, `POST /session`).
+    private let codes = OneTimeCodes()
 
     /// The listening socket handed over by a stalled process (``inherit(listener:)``).
     private let inherited = Mutex<Int32?>(nil)
@@ -125,7 +130,7 @@ package final class DashboardServer: DaemonFrontend {
     private func bootstrap(group: MultiThreadedEventLoopGroup, gateway: RPCGateway, token: DashboardToken) -> ServerBootstrap {
         let guardian = RequestGuard(token: token, allowRemote: allowRemote)
         let files = files, logger = logger, maxBytes = maxMessageBytes, maxInFlight = maxInFlight, buffer = bufferBytes
-        let connections = connections
+        let connections = connections, codes = codes
         return ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 64)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -140,14 +145,21 @@ package final class DashboardServer: DaemonFrontend {
                 return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(IdleStateHandler(readTimeout: Self.requestTimeout), name: "dashboard-idle")
                     try channel.pipeline.syncOperations.addHandler(CloseWhenIdle(), name: "dashboard-close-idle")
-                    let http = HTTPHandler(guardian: guardian, gateway: gateway, files: files, maxBodyBytes: maxBytes, logger: logger)
+                    let http = HTTPHandler(guardian: guardian, gateway: gateway, files: files, maxBodyBytes: maxBytes, codes: codes, logger: logger)
                     let upgrader = NIOWebSocketServerUpgrader(
                         maxFrameSize: maxBytes, automaticErrorHandling: true,
                         shouldUpgrade: { channel, head in
                             // Refused here, the request goes on to HTTPHandler, which answers the guard's status.
-                            var allowed = false
-                            if RequestGuard.path(of: head.uri) == "/ws", case .allow = guardian.check(head) { allowed = true }
-                            return channel.eventLoop.makeSucceededFuture(allowed ? HTTPHeaders() : nil)
+                            guard RequestGuard.path(of: head.uri) == "/ws", guardian.check(head) == .allow(authenticated: true) else {
+                                return channel.eventLoop.makeSucceededFuture(nil)
+                            }
+                            // The page offers `macrod` and `macrod.token.TOKEN`: a browser fails the
+                            // connection unless the server names one of them; never the token's.
+                            var headers = HTTPHeaders()
+                            if RequestGuard.subprotocols(head.headers).contains(RequestGuard.subprotocol) {
+                                headers.add(name: "Sec-WebSocket-Protocol", value: RequestGuard.subprotocol)
+                            }
+                            return channel.eventLoop.makeSucceededFuture(headers)
                         },
                         upgradePipelineHandler: { channel, _ in
                             channel.eventLoop.makeCompletedFuture {

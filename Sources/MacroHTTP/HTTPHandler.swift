@@ -7,8 +7,9 @@ import NIOHTTP1
 import NIOWebSocket
 
 /// Answers the dashboard's plain HTTP requests: the page and its assets, `GET /config.json`
-/// (the channels and their ranges), CodeMirror's files, `GET /metrics` (Prometheus) and
-/// `POST /rpc` (one JSON-RPC message, its reply as the response). Every request passes ``RequestGuard`` first; every response
+/// (the channels and their ranges), CodeMirror's files, `GET /metrics` (Prometheus),
+/// `POST /rpc` (one JSON-RPC message, its reply as the response), `POST /code` (a one-time code,
+/// with the token) and `POST /session` (the token, for a one-time code). Every request passes ``RequestGuard`` first; every response
 /// carries a strict Content-Security-Policy and no CORS header. A `GET /ws` that reaches this
 /// handler was not upgraded: it is answered with the guard's refusal, or 400.
 final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
@@ -19,18 +20,25 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     private let gateway: RPCGateway
     private let files: StaticFiles
     private let maxBodyBytes: Int
+    private let codes: OneTimeCodes
     private let logger: Logger
     private var head: HTTPRequestHead?
     private var body: [UInt8] = []
     private var tooLarge = false
+    /// The largest body of the current request: `max_line_bytes` with the token,
+    /// ``publicBodyBytes`` without it.
+    private var bodyLimit = 0
+    /// A request without the token (`POST /session`) may send this much at most.
+    static let publicBodyBytes = 1024
     /// The request was answered from its head (refused, or too large): its body is not read.
     private var answered = false
 
-    init(guardian: RequestGuard, gateway: RPCGateway, files: StaticFiles, maxBodyBytes: Int, logger: Logger) {
+    init(guardian: RequestGuard, gateway: RPCGateway, files: StaticFiles, maxBodyBytes: Int, codes: OneTimeCodes, logger: Logger) {
         self.guardian = guardian
         self.gateway = gateway
         self.files = files
         self.maxBodyBytes = maxBodyBytes
+        self.codes = codes
         self.logger = logger
     }
 
@@ -43,18 +51,20 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             answered = false
             // Judged from its head, before any body is read: a request without the token, or
             // with a body larger than allowed, never gets a byte of it buffered.
-            if case .refuse = guardian.check(head) {
+            let decision = guardian.check(head)
+            bodyLimit = decision == .allow(authenticated: true) ? maxBodyBytes : Self.publicBodyBytes
+            if case .refuse = decision {
                 answered = true
                 self.head = nil
                 respond(to: head, context: context, close: true)
-            } else if let length = head.headers.first(name: "Content-Length").flatMap(Int.init), length > maxBodyBytes {
+            } else if let length = head.headers.first(name: "Content-Length").flatMap(Int.init), length > bodyLimit {
                 answered = true
                 self.head = nil
-                send(.payloadTooLarge, text: "413 Payload Too Large: at most \(maxBodyBytes) bytes (config: max_line_bytes)\n", head: head, context: context, close: true)
+                send(.payloadTooLarge, text: tooLargeText(head), head: head, context: context, close: true)
             }
         case .body(var buffer):
             guard !tooLarge, !answered else { return }
-            if body.count + buffer.readableBytes > maxBodyBytes {
+            if body.count + buffer.readableBytes > bodyLimit {
                 tooLarge = true
                 body = []
             } else if let bytes = buffer.readBytes(length: buffer.readableBytes) {
@@ -76,20 +86,23 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             logger.debug("dashboard: refused \(head.method) \(path): \(status.code)")
             send(status, text: message + "\n", headers: headers, head: head, context: context, close: close)
             return
-        case .allow(let fromQuery):
-            if fromQuery, head.method == .GET, path != "/ws" {
-                // Keep the token out of the address bar and history: cookie, then the same page without it.
-                let headers: HTTPHeaders = ["Set-Cookie": guardian.setCookie(host: head.headers.first(name: "Host") ?? ""), "Location": RequestGuard.withoutToken(head.uri)]
-                send(.seeOther, text: "", headers: headers, head: head, context: context)
-                return
-            }
+        case .allow:
+            break
         }
         if tooLarge {
-            send(.payloadTooLarge, text: "413 Payload Too Large: at most \(maxBodyBytes) bytes (config: max_line_bytes)\n", head: head, context: context, close: true)
+            send(.payloadTooLarge, text: tooLargeText(head), head: head, context: context, close: true)
             return
         }
         switch (head.method, path) {
         case (.POST, "/rpc"): rpc(head: head, context: context)
+        case (.POST, "/code"):
+            // Only a holder of the token gets here (the guard): a code for the URL `macro dashboard` opens.
+            let code = codes.issue()
+            let reply: MacroValue = ["code": .string(code), "expiresInMs": .number(Double(OneTimeCodes.lifetime.components.seconds * 1000))]
+            send(.ok, body: Array(reply.jsonText().utf8), contentType: "application/json", head: head, context: context)
+        case (.POST, "/session"): session(head: head, context: context)
+        case (_, "/code"), (_, "/session"):
+            send(.methodNotAllowed, text: "405 Method Not Allowed: POST\n", headers: ["Allow": "POST"], head: head, context: context)
         case (_, "/rpc"): send(.methodNotAllowed, text: "405 Method Not Allowed: POST a JSON-RPC message\n", headers: ["Allow": "POST"], head: head, context: context)
         case (.GET, "/ws"): send(.badRequest, text: "400 Bad Request: /ws is a WebSocket endpoint\n", head: head, context: context)
         case (.GET, "/config.json"), (.HEAD, "/config.json"):
@@ -109,6 +122,34 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         default:
             send(.methodNotAllowed, text: "405 Method Not Allowed\n", headers: ["Allow": "GET, HEAD"], head: head, context: context)
         }
+    }
+
+    /// `POST /session` with `{"code": CODE}`: the token for a one-time code, once, within
+    /// ``OneTimeCodes/lifetime``; else 401 saying why. A code presented a second time is logged
+    /// (once per code): someone else may have traded it first (it was on a browser's command line).
+    private func session(head: HTTPRequestHead, context: ChannelHandlerContext) {
+        guard let request = try? JSONParser.parse(body, maximumDepth: 4), let code = request["code"].stringValue else {
+            send(.badRequest, text: "400 Bad Request: send {\"code\": CODE}, the one-time code of the URL `macro dashboard` opened\n", head: head, context: context)
+            return
+        }
+        do {
+            try codes.redeem(code)
+        } catch {
+            if error == .used {
+                logger.warning("dashboard: a one-time code was presented again after it was traded for the token; if the page that opened it says so, someone else on this machine may have traded it first: restart macrod to make a new token")
+            }
+            send(.unauthorized, text: "401 Unauthorized: \(error.message)\n", head: head, context: context)
+            return
+        }
+        let reply: MacroValue = ["token": .string(guardian.token.value)]
+        send(.ok, body: Array(reply.jsonText().utf8), contentType: "application/json", head: head, context: context)
+    }
+
+    /// The 413's text for the current request's limit.
+    private func tooLargeText(_ head: HTTPRequestHead) -> String {
+        bodyLimit == maxBodyBytes
+            ? "413 Payload Too Large: at most \(maxBodyBytes) bytes (config: max_line_bytes)\n"
+            : "413 Payload Too Large: at most \(Self.publicBodyBytes) bytes without the token\n"
     }
 
     /// One JSON-RPC message on a connection that lives for this request only.

@@ -25,7 +25,7 @@ RESULTS = []
 
 def parse_args():
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--url", required=True, help="the dashboard URL with its token")
+    parser.add_argument("--url", required=True, help="the dashboard URL with a one-time code (macro dashboard --no-open)")
     parser.add_argument("--socket", required=True, help="macrod's socket (for the macro CLI)")
     parser.add_argument("--macro", required=True, help="the macro binary")
     parser.add_argument("--macros-dir", required=True, help="the daemon's macros directory")
@@ -151,17 +151,48 @@ def run_checks(driver, args):
     macro(args, "set", "middle", "5")
     macro(args, "set", "outer", "7.5")
 
-    @check("the page loads with the token, drops it from the address, and goes live")
+    @check("opened without a code or token the page says how to open it, and holds no credential")
+    def bare():
+        driver.get(args.url.split("?", 1)[0])
+        wait.until(lambda d: d.find_element(By.ID, "banner").is_displayed())
+        text = driver.find_element(By.ID, "banner").text
+        assert text == "Cannot open the dashboard: no access token: open the URL that `macro dashboard` prints", text
+        assert driver.find_element(By.ID, "link-state").text == "offline"
+        assert driver.get_cookies() == [], driver.get_cookies()
+    bare()
+
+    @check("the page trades its one-time code for the token, drops it from the address, keeps no cookie, and goes live")
     def loads():
+        assert "?code=" in args.url and "token" not in args.url, args.url
         driver.get(args.url)
         wait.until(lambda d: d.find_element(By.ID, "link-state").text == "live")
-        assert "token=" not in driver.current_url, driver.current_url
-        port = args.url.split("//", 1)[1].split("/", 1)[0].split(":")[1]
-        names = [cookie["name"] for cookie in driver.get_cookies()]
-        assert names == [f"macrod_token_{port}"], names
-        cookie = driver.get_cookies()[0]
-        assert cookie["httpOnly"] is True and cookie.get("sameSite") == "Strict", cookie
+        assert "code=" not in driver.current_url and "token=" not in driver.current_url, driver.current_url
+        # No cookie: a browser sends cookies to every port of 127.0.0.1. The token is in this
+        # origin's sessionStorage only.
+        assert driver.get_cookies() == [], driver.get_cookies()
+        token = driver.execute_script("return sessionStorage.getItem('macrod.token')")
+        assert token is not None and len(token) == 64, token
+        # The code was traded once: presented again, it gets nothing.
+        again = driver.execute_async_script(
+            "const done = arguments[arguments.length - 1];"
+            "fetch('/session', {method: 'POST', headers: {'Content-Type': 'application/json'},"
+            " body: JSON.stringify({code: arguments[0]})}).then(r => r.text().then(t => done([r.status, t])));",
+            args.url.split("code=", 1)[1])
+        assert again == [401, "401 Unauthorized: this one-time code was already used; run `macro dashboard` again\n"], again
+        # That refused request is the only console error it may leave.
+        drain_console()
+        refused = [entry for entry in console if "/session - Failed to load resource" in entry["message"] and "401" in entry["message"]]
+        assert len(refused) == 1, console
+        console.remove(refused[0])
     loads()
+
+    @check("a reload stays live with the token from sessionStorage, still without a cookie")
+    def reload():
+        driver.refresh()
+        wait.until(lambda d: d.find_element(By.ID, "link-state").text == "live")
+        assert driver.get_cookies() == [], driver.get_cookies()
+        assert "code=" not in driver.current_url, driver.current_url
+    reload()
 
     @check("the rings show the model's values as accessible progress bars")
     def rings():
@@ -481,7 +512,7 @@ def run_checks(driver, args):
                     lambda d: "new access token" in d.find_element(By.ID, "banner").text)
                 url = subprocess.run([args.macro, "dashboard", "--socket", args.socket], capture_output=True, text=True,
                                      timeout=30).stdout.strip()
-                assert url.startswith("http://127.0.0.1:") and url != args.url, url
+                assert url.startswith("http://127.0.0.1:") and "?code=" in url and url != args.url, url
                 driver.get(url)
                 wait.until(lambda d: d.find_element(By.ID, "link-state").text == "live")
                 assert not driver.find_element(By.ID, "banner").is_displayed()

@@ -42,21 +42,31 @@ struct DashboardBrowserTests {
             ],
             config: "time_limit_ms: 600000\ncall_deadline_ms: 600000\n")
         try? FileManager.default.removeItem(atPath: Self.outputDirectory)
+        let url = try Self.oneTimeURL(dashboard)
         // The harness stops macrod, then starts it again on the same port and socket (a new token).
         let restart = [BinaryRunner.binDirectory + "/macrod", "--socket", dashboard.daemon.socket, "--macros", dashboard.daemon.macros,
                        "--state", dashboard.daemon.state, "--config", dashboard.daemon.dir.url("config.yaml"), "--http", "127.0.0.1:\(dashboard.port)"]
         let result = try BinaryRunner.run(Self.python, [
             Self.packageRoot + "/Tests/Browser/dashboard_check.py",
-            "--url", dashboard.url, "--socket", dashboard.daemon.socket, "--macro", BinaryRunner.binDirectory + "/macro",
+            "--url", url, "--socket", dashboard.daemon.socket, "--macro", BinaryRunner.binDirectory + "/macro",
             "--macros-dir", dashboard.daemon.macros, "--out", Self.outputDirectory, "--daemon-pid", "\(dashboard.daemon.pid)",
             "--restart", MacroValue.array(restart.map { .string($0) }).jsonText(),
         ])
         print(result.stdout)
         #expect(result.status == 0, "\(result)\n--- macrod\n\(dashboard.daemon.log)")
-        #expect(result.stdout.contains("browser: 22 passed, 0 failed"), "\(result.stdout)")
+        #expect(result.stdout.contains("browser: 24 passed, 0 failed"), "\(result.stdout)")
         for screenshot in ["dashboard.png", "broken-save.png", "running.png", "dashboard-dark.png", "daemon-gone.png"] {
             #expect(FileManager.default.fileExists(atPath: Self.outputDirectory + "/" + screenshot), "\(screenshot) missing")
         }
+    }
+
+    /// The URL a user opens: `macro dashboard --no-open`'s, with a one-time code (not the token).
+    static func oneTimeURL(_ dashboard: DashboardDaemon) throws -> String {
+        let printed = try BinaryRunner.macro("dashboard", "--no-open", "--socket", dashboard.daemon.socket)
+        guard printed.status == 0, printed.stdout.hasPrefix("http://127.0.0.1:\(dashboard.port)/?code=") else {
+            throw HTTPProbe.ProbeError("macro dashboard --no-open: \(printed)")
+        }
+        return printed.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// A CodeMirror folder that does not exist.
@@ -75,9 +85,10 @@ struct DashboardBrowserTests {
             environment: ["MACROENGINE_CODEMIRROR_DIR": missingCodeMirror])
         let output = Self.outputDirectory + "-plain"
         try? FileManager.default.removeItem(atPath: output)
+        let url = try Self.oneTimeURL(dashboard)
         let result = try BinaryRunner.run(Self.python, [
             Self.packageRoot + "/Tests/Browser/dashboard_check.py", "--plain-editor",
-            "--url", dashboard.url, "--socket", dashboard.daemon.socket, "--macro", BinaryRunner.binDirectory + "/macro",
+            "--url", url, "--socket", dashboard.daemon.socket, "--macro", BinaryRunner.binDirectory + "/macro",
             "--macros-dir", dashboard.daemon.macros, "--out", output, "--daemon-pid", "\(dashboard.daemon.pid)",
         ])
         print(result.stdout)

@@ -8,12 +8,12 @@ import Testing
 import Glibc
 #endif
 
-/// The dashboard's local security, over plain HTTP: the token, the Host and Origin checks, the
-/// cookie, CSP and no CORS, the token file, and the bind address.
+/// The dashboard's local security, over plain HTTP: the token, the Host and Origin checks, no
+/// cookie, one-time codes, CSP and no CORS, the token file, and the bind address.
 @Suite("Dashboard security", .serialized)
 struct DashboardSecurityTests {
-    @Test(arguments: [("GET", "/"), ("GET", "/app.js"), ("GET", "/config.json"), ("POST", "/rpc"), ("GET", "/ws"),
-                      ("GET", "/codemirror/lib/codemirror.js"), ("GET", "/no-such-page"), ("OPTIONS", "/rpc")])
+    @Test(arguments: [("GET", "/config.json"), ("GET", "/metrics"), ("POST", "/rpc"), ("POST", "/code"), ("GET", "/ws"),
+                      ("GET", "/session"), ("GET", "/no-such-page"), ("OPTIONS", "/rpc"), ("OPTIONS", "/")])
     func everyRequestWithoutTheTokenIs401(method: String, path: String) throws {
         let dashboard = try DashboardDaemon()
         let reply = try HTTPProbe.request(port: dashboard.port, method, path, body: method == "POST" ? #"{"jsonrpc":"2.0","id":1,"method":"engine.status"}"# : "")
@@ -23,24 +23,125 @@ struct DashboardSecurityTests {
         #expect(!reply.headers.contains { $0.0.lowercased().hasPrefix("access-control-") })
     }
 
+    /// The page's own files hold no secret: anyone who passes the Host and Origin checks gets
+    /// them (a reload of the page has no credential to send: it keeps the token in sessionStorage).
+    @Test(arguments: ["/", "/app.js", "/favicon.svg", "/codemirror/lib/codemirror.js"])
+    func thePagesFilesNeedNoTokenAndHoldNone(path: String) throws {
+        let dashboard = try DashboardDaemon()
+        let reply = try HTTPProbe.request(port: dashboard.port, "GET", path)
+        #expect(reply.status == 200, "\(reply)")
+        #expect(!reply.body.contains(dashboard.token))
+        #expect(reply.headers("Set-Cookie").isEmpty)
+        // Still only from loopback names and this origin.
+        #expect(try HTTPProbe.request(port: dashboard.port, "GET", path, host: "evil.example").status == 421)
+        #expect(try HTTPProbe.request(port: dashboard.port, "GET", path, headers: [("Origin", "http://127.0.0.1:\(dashboard.port + 1)")]).status == 403)
+    }
+
     @Test func aWrongTokenIs401InEveryForm() throws {
         let dashboard = try DashboardDaemon()
         let wrong = String(dashboard.token.dropLast()) + (dashboard.token.hasSuffix("0") ? "1" : "0")
         let attempts: [(String, [(String, String)])] = [
+            ("/config.json", [("Authorization", "Bearer \(wrong)")]),
+            ("/config.json", [("Authorization", "Bearer \(dashboard.token.dropLast())")]),
+            ("/config.json", [("Authorization", "Basic \(dashboard.token)")]),
+            ("/config.json", [("Sec-WebSocket-Protocol", "macrod, macrod.token.\(wrong)")]),
+            ("/config.json", [("Sec-WebSocket-Protocol", "macrod.token.")]),
+            ("/config.json?token=\(wrong)", []),
+            ("/config.json?token=", []),
+            ("/config.json", [("Cookie", "macrod_token_\(dashboard.port)=\(wrong)")]),
+            ("/config.json", [("Cookie", "other=\(dashboard.token)")]),
+            // A wrong credential is refused even for the page's public files.
             ("/", [("Authorization", "Bearer \(wrong)")]),
-            ("/", [("Authorization", "Bearer \(dashboard.token.dropLast())")]),
-            ("/", [("Authorization", "Basic \(dashboard.token)")]),
-            ("/?token=\(wrong)", []),
-            ("/?token=", []),
-            ("/", [("Cookie", "macrod_token_\(dashboard.port)=\(wrong)")]),
-            ("/", [("Cookie", "other=\(dashboard.token)")]),
-            // Another daemon's cookie name (another port) does not count.
-            ("/", [("Cookie", "macrod_token_\(dashboard.port + 1)=\(dashboard.token)")]),
         ]
         for (path, headers) in attempts {
             let reply = try HTTPProbe.request(port: dashboard.port, "GET", path, headers: headers)
             #expect(reply.status == 401, "\(path) \(headers): \(reply)")
         }
+    }
+
+    /// Issue 25, item 7: cookies are not port-scoped, so a token kept in one reaches every
+    /// server on 127.0.0.1 (another local user's on another port) after one click. No response
+    /// sets a cookie, and a cookie (or the query) carrying the right token is no credential.
+    @Test func noResponseSetsACookieAndACookieCarriesNoCredential() throws {
+        let dashboard = try DashboardDaemon()
+        let cookie = ("Cookie", "macrod_token_\(dashboard.port)=\(dashboard.token)")
+        // What a browser would send to another port's server, sent here, is refused.
+        #expect(try HTTPProbe.request(port: dashboard.port, "GET", "/config.json", headers: [cookie]).status == 401)
+        let rpc = try HTTPProbe.request(port: dashboard.port, "POST", "/rpc", headers: [cookie], body: #"{"jsonrpc":"2.0","id":1,"method":"progress.get"}"#)
+        #expect(rpc.status == 401)
+        #expect(rpc.body == "401 Unauthorized: open the URL that `macro dashboard` prints, or send Authorization: Bearer TOKEN\n")
+        #expect(try HTTPProbe(port: dashboard.port).upgrade(port: dashboard.port, headers: [cookie]).status == 401)
+        #expect(try HTTPProbe.request(port: dashboard.port, "GET", "/config.json?token=\(dashboard.token)").status == 401)
+        #expect(try HTTPProbe.request(port: dashboard.port, "POST", "/code", headers: [cookie]).status == 401)
+        // No response sets one: the page (with the token in its query, as engine.status's URL
+        // has it), its files, the API with the token.
+        var replies: [(String, HTTPReply)] = []
+        for path in ["/", "/?token=\(dashboard.token)", "/app.js?token=\(dashboard.token)"] {
+            replies.append((path, try HTTPProbe.request(port: dashboard.port, "GET", path)))
+        }
+        replies.append(("/config.json", try HTTPProbe.request(port: dashboard.port, "GET", "/config.json", headers: [dashboard.bearer])))
+        let code = try HTTPProbe.request(port: dashboard.port, "POST", "/code", headers: [dashboard.bearer])
+        replies.append(("/code", code))
+        for (path, reply) in replies {
+            #expect(reply.status == 200, "\(path): \(reply)")
+            #expect(reply.headers("Set-Cookie").isEmpty, "\(path) sets a cookie: \(reply)")
+        }
+        // The page with the token in its query is the page: no redirect, no cookie (its script
+        // takes the token from the address and keeps it in sessionStorage).
+        #expect(replies[1].1.body == replies[0].1.body)
+        let traded = try HTTPProbe.request(port: dashboard.port, "POST", "/session", body: #"{"code":"\#(try Self.code(in: code))"}"#)
+        #expect(traded.status == 200)
+        #expect(traded.headers("Set-Cookie").isEmpty)
+    }
+
+    /// The code of a `POST /code` reply, `{"code":"HEX","expiresInMs":60000}`.
+    static func code(in reply: HTTPReply) throws -> String {
+        let value = try JSONParser.parse(reply.body)
+        return try #require(value["code"].stringValue, "\(reply)")
+    }
+
+    /// Issue 25, item 10: the URL `macro dashboard` opens carries a one-time code, which the page
+    /// trades for the token once; a second trade (the URL read from a process list) gets nothing.
+    @Test func aOneTimeCodeIsTradedForTheTokenOnceOnly() throws {
+        let dashboard = try DashboardDaemon()
+        let issued = try HTTPProbe.request(port: dashboard.port, "POST", "/code", headers: [dashboard.bearer])
+        #expect(issued.status == 200)
+        #expect(issued.header("Content-Type") == "application/json")
+        let code = try Self.code(in: issued)
+        #expect(code.count == 32 && code.allSatisfy(\.isHexDigit))
+        #expect(issued.body == #"{"code":"\#(code)","expiresInMs":60000}"#)
+        #expect(!issued.body.contains(dashboard.token))
+        func trade(_ body: String, headers: [(String, String)] = []) throws -> HTTPReply {
+            try HTTPProbe.request(port: dashboard.port, "POST", "/session", headers: [("Content-Type", "application/json")] + headers, body: body)
+        }
+        // From another origin (a page on another port), refused before the code is looked at.
+        let foreign = try trade(#"{"code":"\#(code)"}"#, headers: [("Origin", "http://127.0.0.1:\(dashboard.port + 1)")])
+        #expect(foreign.status == 403)
+        let first = try trade(#"{"code":"\#(code)"}"#, headers: [("Origin", "http://127.0.0.1:\(dashboard.port)")])
+        #expect(first.status == 200, "\(first)")
+        #expect(first.body == #"{"token":"\#(dashboard.token)"}"#)
+        #expect(first.header("Cache-Control") == "no-store")
+        let second = try trade(#"{"code":"\#(code)"}"#)
+        #expect(second.status == 401)
+        #expect(second.body == "401 Unauthorized: this one-time code was already used; run `macro dashboard` again\n")
+        #expect(!second.body.contains(dashboard.token))
+        let unknown = try trade(#"{"code":"00000000000000000000000000000000"}"#)
+        #expect(unknown.status == 401)
+        #expect(unknown.body == "401 Unauthorized: unknown one-time code; run `macro dashboard` again\n")
+        // The token itself is no code.
+        #expect(try trade(#"{"code":"\#(dashboard.token)"}"#).status == 401)
+        let garbage = try trade("code=1")
+        #expect(garbage.status == 400)
+        #expect(garbage.body == "400 Bad Request: send {\"code\": CODE}, the one-time code of the URL `macro dashboard` opened\n")
+        // Without the token a body is small: answered 413 from the head, before a byte is read.
+        let big = try trade(#"{"code":""# + String(repeating: "0", count: 2000) + #""}"#)
+        #expect(big.status == 413)
+        #expect(big.body == "413 Payload Too Large: at most 1024 bytes without the token\n")
+        // Each code is new, and each works once.
+        let other = try Self.code(in: try HTTPProbe.request(port: dashboard.port, "POST", "/code", headers: [dashboard.bearer]))
+        #expect(other != code)
+        #expect(try trade(#"{"code":"\#(other)"}"#).status == 200)
+        #expect(try trade(#"{"code":"\#(other)"}"#).status == 401)
     }
 
     @Test func aHostThatIsNotLoopbackIs421EvenWithTheToken() throws {
@@ -77,13 +178,9 @@ struct DashboardSecurityTests {
         #expect(post.status == 403)
     }
 
-    @Test func theTokenInTheQueryBecomesAStrictCookieAndLeavesTheAddress() throws {
+    @Test func thePageHasAStrictPolicyAndNoInlineCode() throws {
         let dashboard = try DashboardDaemon()
-        let first = try HTTPProbe.request(port: dashboard.port, "GET", "/?token=\(dashboard.token)")
-        #expect(first.status == 303)
-        #expect(first.header("Location") == "/")
-        #expect(first.header("Set-Cookie") == "macrod_token_\(dashboard.port)=\(dashboard.token); Path=/; HttpOnly; SameSite=Strict")
-        let page = try HTTPProbe.request(port: dashboard.port, "GET", "/", headers: [("Cookie", "other=1; macrod_token_\(dashboard.port)=\(dashboard.token)")])
+        let page = try HTTPProbe.request(port: dashboard.port, "GET", "/")
         #expect(page.status == 200)
         #expect(page.header("Content-Type") == "text/html; charset=utf-8")
         #expect(page.body.contains(#"<script src="/app.js" defer></script>"#))
@@ -94,6 +191,7 @@ struct DashboardSecurityTests {
         #expect(csp == "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self' ws://127.0.0.1:\(dashboard.port); base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
         #expect(page.header("X-Frame-Options") == "DENY")
         #expect(page.header("X-Content-Type-Options") == "nosniff")
+        #expect(page.header("Cache-Control") == "no-store")
         #expect(!page.headers.contains { $0.0.lowercased().hasPrefix("access-control-") })
     }
 
@@ -134,7 +232,16 @@ struct DashboardSecurityTests {
     @Test func theWebSocketCarriesTheSameJSONRPCWithNotifications() throws {
         let dashboard = try DashboardDaemon()
         let socket = try HTTPProbe(port: dashboard.port)
-        #expect(try socket.upgrade(port: dashboard.port, headers: [("Cookie", "macrod_token_\(dashboard.port)=\(dashboard.token)")]).status == 101)
+        // As the page sends it: a browser's WebSocket cannot send headers, so the token is a
+        // subprotocol entry; the server names only `macrod` in its answer, never the token.
+        let upgraded = try socket.upgrade(port: dashboard.port, headers: [("Sec-WebSocket-Protocol", "macrod, macrod.token.\(dashboard.token)")])
+        #expect(upgraded.status == 101)
+        #expect(upgraded.headers("Sec-WebSocket-Protocol") == ["macrod"])
+        #expect(upgraded.headers("Set-Cookie").isEmpty)
+        // With the bearer header and no subprotocol offered, none is named.
+        let bearer = try HTTPProbe(port: dashboard.port).upgrade(port: dashboard.port, headers: [dashboard.bearer])
+        #expect(bearer.status == 101)
+        #expect(bearer.header("Sec-WebSocket-Protocol") == nil)
         try socket.sendText(#"{"jsonrpc":"2.0","id":1,"method":"subscribe","params":{"events":["progress"]}}"#)
         #expect(try socket.readText() == #"{"jsonrpc":"2.0","id":1,"result":{"events":["progress"]}}"#)
         // A change made through the Unix socket reaches the WebSocket subscriber.
@@ -266,16 +373,81 @@ struct DashboardSecurityTests {
     }
 }
 
-/// `macro dashboard` and `engine.status`'s `dashboard`.
+/// `macro dashboard` (a one-time URL, on the browser's command line too) and `engine.status`'s `dashboard`.
 @Suite("macro dashboard", .serialized)
 struct DashboardCommandTests {
-    @Test func itPrintsTheURLWithItsToken() throws {
+    /// `http://127.0.0.1:PORT/?code=` and 32 hex digits: the code, or nil when `url` is not that.
+    static func code(in url: String, port: Int) -> String? {
+        let prefix = "http://127.0.0.1:\(port)/?code="
+        guard url.hasPrefix(prefix) else { return nil }
+        let code = url.dropFirst(prefix.count)
+        return code.count == 32 && code.allSatisfy(\.isHexDigit) ? String(code) : nil
+    }
+
+    static func trade(_ code: String, port: Int) throws -> HTTPReply {
+        try HTTPProbe.request(port: port, "POST", "/session", body: #"{"code":"\#(code)"}"#)
+    }
+
+    @Test func itPrintsAOneTimeURLThatWorksOnceAndHoldsNoToken() throws {
         let dashboard = try DashboardDaemon()
         let plain = try BinaryRunner.macro("dashboard", "--socket", dashboard.daemon.socket, environment: ["BROWSER": "/bin/false"])
         #expect(plain.status == 0, "\(plain)")
-        #expect(plain.stdout == dashboard.url + "\n")
+        #expect(!plain.stdout.contains(dashboard.token))
+        #expect(plain.stdout.hasSuffix("\n") && plain.stdout.filter { $0 == "\n" }.count == 1)
+        let code = try #require(Self.code(in: String(plain.stdout.dropLast()), port: dashboard.port), "\(plain.stdout)")
         let json = try BinaryRunner.macro("dashboard", "--socket", dashboard.daemon.socket, "--json")
-        #expect(json.stdout == #"{"url":"\#(dashboard.url)"}"# + "\n")
+        let jsonCode = try #require(Self.code(in: try JSONParser.parse(json.stdout)["url"].stringValue ?? "", port: dashboard.port), "\(json)")
+        #expect(json.stdout == #"{"url":"http://127.0.0.1:\#(dashboard.port)/?code=\#(jsonCode)","expiresInMs":60000}"# + "\n")
+        #expect(jsonCode != code)
+        for code in [code, jsonCode] {
+            #expect(try Self.trade(code, port: dashboard.port).body == #"{"token":"\#(dashboard.token)"}"#)
+            #expect(try Self.trade(code, port: dashboard.port).status == 401)
+        }
+    }
+
+    /// Issue 25, item 10: `$BROWSER URL`'s command line is in /proc/PID/cmdline, which every
+    /// local user can read. On a terminal (here script(1)'s pseudo-terminal) `macro dashboard`
+    /// opens the browser with a one-time code, never the token; whoever reads it after the page
+    /// traded it gets nothing.
+    @Test func theBrowsersCommandLineHoldsNoToken() throws {
+        let dashboard = try DashboardDaemon()
+        let fifo = dashboard.daemon.dir.url("browser-argv")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        // Opened before the browser runs, without blocking: the recorder's open then succeeds at once.
+        let reader = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        #expect(reader >= 0)
+        defer { close(reader) }
+        let recorder = try dashboard.daemon.dir.write("browser", "#!/bin/sh\nprintf '%s\\n' \"$@\" > '\(fifo)'\n")
+        #expect(chmod(recorder, 0o755) == 0)
+        let command = "\(BinaryRunner.binDirectory)/macro dashboard --socket '\(dashboard.daemon.socket)'"
+        let run = try BinaryRunner.run("/usr/bin/script", ["-qec", command, "/dev/null"], environment: ["BROWSER": recorder])
+        #expect(run.status == 0, "\(run)")
+        let argv = try Self.readUntilClosed(reader).split(separator: "\n").map(String.init)
+        #expect(argv.count == 1, "\(argv)")
+        #expect(!argv.joined().contains(dashboard.token), "\(argv)")
+        let code = try #require(argv.first.flatMap { Self.code(in: $0, port: dashboard.port) }, "\(argv)")
+        // The URL printed on the terminal is the one opened.
+        #expect(run.stdout.replacingOccurrences(of: "\r", with: "") == argv[0] + "\n")
+        // The page trades it; an attacker who read it from the process list is too late.
+        #expect(try Self.trade(code, port: dashboard.port).body == #"{"token":"\#(dashboard.token)"}"#)
+        let late = try Self.trade(code, port: dashboard.port)
+        #expect(late.status == 401)
+        #expect(late.body == "401 Unauthorized: this one-time code was already used; run `macro dashboard` again\n")
+    }
+
+    /// Everything written to the FIFO `fd` until its writer closes it (10 s at most per wait).
+    static func readUntilClosed(_ fd: Int32) throws -> String {
+        var bytes: [UInt8] = []
+        while true {
+            var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&entry, 1, 10_000) == 1 else { throw HTTPProbe.ProbeError("the browser was not started within 10 s") }
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let count = read(fd, &buffer, buffer.count)
+            if count == 0 { return String(decoding: bytes, as: UTF8.self) }
+            if count < 0, errno == EAGAIN { continue }
+            guard count > 0 else { throw HTTPProbe.ProbeError("read failed: \(String(cString: strerror(errno)))") }
+            bytes += buffer[..<count]
+        }
     }
 
     @Test func withoutADashboardItExits69AndSaysHowToTurnItOn() throws {

@@ -112,9 +112,13 @@ struct SystemdUnitTests {
         try #require(dashboard.status == 0, "\(dashboard)")
         let url = dashboard.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         let port = try #require(url.split(separator: ":").last.flatMap { Int($0.prefix { $0.isNumber }) }, "\(url)")
-        let token = url.components(separatedBy: "token=").last ?? ""
+        let code = url.components(separatedBy: "code=").last ?? ""
         let reply: HTTPReply
         do {
+            // As the page does: the one-time code for the token, then the token as a bearer.
+            let session = try HTTPProbe.request(port: port, "POST", "/session", body: #"{"code":"\#(code)"}"#)
+            try #require(session.status == 200, "\(session)")
+            let token = try #require(try MacroValue(jsonText: session.body)["token"].stringValue, "\(session)")
             reply = try HTTPProbe.request(port: port, "GET", "/config.json", headers: [("Authorization", "Bearer \(token)")])
         } catch {
             Issue.record("the dashboard \(url) that `macro dashboard` printed cannot be reached from outside the unit's sandbox: \(error)")

@@ -1,6 +1,8 @@
 extension DashboardAssets {
     /// `/app.js`: the page's logic. One WebSocket to `/ws` carries JSON-RPC 2.0 (the socket's
-    /// protocol); the rings, macros and log follow the daemon's notifications.
+    /// protocol); the rings, macros and log follow the daemon's notifications. The token is
+    /// traded for the URL's one-time code, kept in `sessionStorage` (this origin only) and sent
+    /// explicitly: `Authorization: Bearer` on fetches, a subprotocol on the WebSocket.
     static let appJS = #"""
 'use strict';
 
@@ -10,8 +12,9 @@ const SVG = 'http://www.w3.org/2000/svg';
 const app = {
   socket: null, nextId: 1, pending: new Map(), online: false, retryMs: 500, connects: 0,
   channels: [], values: {}, macros: [], sources: new Map(), outcomes: new Map(),
-  editor: null, current: null, config: null, statusAt: 0, status: null, timers: [],
+  editor: null, current: null, config: null, statusAt: 0, status: null, timers: [], token: null,
 };
+const TOKEN_KEY = 'macrod.token';
 window.dashboard = app;
 
 function element(tag, attributes = {}, ...children) {
@@ -43,8 +46,43 @@ function rpc(method, params) {
   });
 }
 
+// ---- The access token ----
+// `macro dashboard` opens `/?code=CODE`: the page trades the one-time code (POST /session, once,
+// within 60 s) for the token. A URL with `?token=TOKEN` (engine.status's) gives it directly. The
+// token is kept in sessionStorage, which belongs to this origin (scheme, host and port), and
+// sent explicitly; never in a cookie, which a browser would send to every port of this host.
+
+async function takeToken() {
+  const query = new URLSearchParams(location.search);
+  const code = query.get('code'), token = query.get('token');
+  if (code !== null || token !== null) {
+    query.delete('code');
+    query.delete('token');
+    const rest = query.toString();
+    history.replaceState(null, '', location.pathname + (rest ? `?${rest}` : '') + location.hash);
+  }
+  if (token) sessionStorage.setItem(TOKEN_KEY, token);
+  if (code) {
+    const response = await fetch('/session', {
+      method: 'POST', cache: 'no-store', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ code }),
+    });
+    if (!response.ok) throw new Error((await response.text()).trim());
+    sessionStorage.setItem(TOKEN_KEY, (await response.json()).token);
+  }
+  app.token = sessionStorage.getItem(TOKEN_KEY);
+  if (!app.token) throw new Error('no access token: open the URL that `macro dashboard` prints');
+  if (!/^[0-9a-f]{64}$/.test(app.token)) {
+    sessionStorage.removeItem(TOKEN_KEY);
+    throw new Error('the access token in the address is not one of macrod\'s: open the URL that `macro dashboard` prints');
+  }
+}
+
+function authorized(options = {}) {
+  return { ...options, headers: { ...(options.headers || {}), Authorization: `Bearer ${app.token}` } };
+}
+
 function connect() {
-  const socket = new WebSocket(`ws://${location.host}/ws`);
+  const socket = new WebSocket(`ws://${location.host}/ws`, ['macrod', `macrod.token.${app.token}`]);
   app.socket = socket;
   socket.addEventListener('open', () => {
     app.connects += 1;
@@ -71,7 +109,7 @@ function connect() {
     showBanner(wasOnline ? 'macrod went away. Reconnecting…' : 'macrod is not answering. Reconnecting…');
     // A macrod that came back has a new token: this page cannot reconnect with the old one.
     try {
-      const probe = await fetch('/config.json', { credentials: 'same-origin', cache: 'no-store' });
+      const probe = await fetch('/config.json', authorized({ cache: 'no-store' }));
       if (probe.status === 401) {
         showBanner('macrod restarted with a new access token: run `macro dashboard` to open the page again.');
         return;
@@ -104,7 +142,7 @@ function receive(message) {
 
 async function start() {
   if (!app.config) {
-    const response = await fetch('/config.json', { credentials: 'same-origin' });
+    const response = await fetch('/config.json', authorized());
     app.config = await response.json();
     app.channels = app.config.channels;
     drawRings();
@@ -533,7 +571,10 @@ document.addEventListener('DOMContentLoaded', () => {
   every(500, refreshRunning);
   every(2000, refreshStatus);
   setInterval(showUptime, 1000);
-  connect();
+  takeToken().then(connect, (error) => {
+    $('link-state').textContent = 'offline';
+    showBanner(`Cannot open the dashboard: ${error.message}`);
+  });
 });
 """#
 }
