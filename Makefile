@@ -17,7 +17,7 @@ help:
 	@echo "make run           build (release), then start macrod in the foreground on the repo's config/ and macros/"
 	@echo "make test          build and run the whole test suite"
 	@echo "make demo          build, then run the demo macros in-process (no daemon)"
-	@echo "make bench         benchmark macrod against Redis FCALL, a bare socket and a minimal JSC process"
+	@echo "make bench         benchmark macrod against Redis FCALL, a plain Node.js server, a bare socket and a minimal JSC process"
 	@echo "make fuzz          libFuzzer on the JSON-RPC line decoder and on macro-file loading (FUZZ_SECONDS each)"
 	@echo "make sanitize      the test suite under AddressSanitizer, then ThreadSanitizer"
 	@echo "make soak          100,000 calls, 1,000 reloads, 1,000 connections, a million pipelined requests: RSS before/after"
@@ -165,10 +165,14 @@ test: deps test-deps tool-deps browser-deps
 # sockets in a temporary directory. BENCH_ARGS passes options (macro-bench --help).
 BENCH_ARGS ?=
 bench-deps: deps
-	@if ! command -v redis-server >/dev/null || ! command -v redis-cli >/dev/null; then \
-		echo "==> installing redis-server (the benchmark's anchor)"; \
+	@missing=""; \
+	command -v redis-server >/dev/null && command -v redis-cli >/dev/null || missing="$$missing redis-server redis-tools"; \
+	command -v node >/dev/null || command -v nodejs >/dev/null || missing="$$missing nodejs"; \
+	command -v strace >/dev/null || missing="$$missing strace"; \
+	if [ -n "$$missing" ]; then \
+		echo "==> installing$$missing (the benchmark's anchors: Redis, the Node.js server; strace counts system calls)"; \
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
-		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server redis-tools; \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
 	@command -v cc >/dev/null || { echo "error: a C compiler (cc) is needed for the minimal JSC baseline" >&2; exit 1; }
 
@@ -176,7 +180,7 @@ bench: bench-deps release
 	@mkdir -p .build/bench
 	cc -O2 -o .build/bench/minimal-jsc Benchmarks/minimal-jsc.c $$(pkg-config --cflags --libs $(PKG))
 	@BIN=$$($(SWIFT) build -c release --show-bin-path); \
-	$$BIN/macro-bench --minimal-jsc .build/bench/minimal-jsc $(BENCH_ARGS)
+	$$BIN/macro-bench --minimal-jsc .build/bench/minimal-jsc --node-server Benchmarks/node-server.js $(BENCH_ARGS)
 
 # libFuzzer (swiftc -sanitize=fuzzer, with AddressSanitizer) on each target for FUZZ_SECONDS,
 # starting from the checked-in corpus; new inputs go to .build-fuzz/corpus, crashes to

@@ -55,6 +55,12 @@ struct BenchCommand: ParsableCommand {
     @Flag(help: "Leave Redis out (its columns show n/a).")
     var noRedis = false
 
+    @Option(help: "The plain Node.js NDJSON server, the second anchor (make bench passes Benchmarks/node-server.js).")
+    var nodeServer: String?
+
+    @Option(help: "Sequential calls counted under strace -c -f for the syscalls-per-call rows (0: skip).")
+    var straceCalls = 2_000
+
     @Option(help: "Extra YAML lines for the benchmarked macrod's config (e.g. 'fsync: always').")
     var macrodConfig = ""
 
@@ -86,6 +92,9 @@ struct BenchCommand: ParsableCommand {
         if !noRedis { redis = try RedisServer(directory: "\(directory)") }
         defer { redis?.stop() }
         if let redis { report.note("Redis \(redis.version): appendonly yes, appendfsync everysec; macrod: fsync interval (1 s). Both write every change before replying.") }
+        let node = try nodeServer.map { try NodeServer(script: $0, directory: directory) }
+        defer { node?.stop() }
+        if let node { report.note("Node.js \(node.version): Benchmarks/node-server.js, one fs.writeSync journal line per call before the reply, no batching.") }
 
         let request = Macrod.call("add", "0.5")
         let ours = Wire(request: request, complete: BlockingSocket.line, validate: Macrod.validate)
@@ -106,17 +115,34 @@ struct BenchCommand: ParsableCommand {
         let oursSequential = try runLoad(path: macrod.socketPath, wire: ours, clients: 1, callsPerClient: calls, server: macrod.child)
         served += calls + 200
         let redisSequential = try redis.map { try runLoad(path: $0.socketPath, wire: fcall, clients: 1, callsPerClient: calls, server: $0.child) }
+        let nodeSequential = try node.map { try runLoad(path: $0.socketPath, wire: ours, clients: 1, callsPerClient: calls, server: $0.child) }
         report.section("1. Call round trip, 1 client, sequential (\(calls) calls)")
         report.row("p50 round trip vs bare socket", ours: oursSequential.percentile(0.5), anchor: bareSequential.percentile(0.5),
-                   unit: "us", lowerIsBetter: true, target: 2.0)
+                   unit: "us", lowerIsBetter: true, target: 1.5)
         report.row("p50 round trip vs Redis FCALL", ours: oursSequential.percentile(0.5), anchor: redisSequential?.percentile(0.5),
                    unit: "us", lowerIsBetter: true, target: nil)
         report.row("p99 round trip vs Redis FCALL", ours: oursSequential.percentile(0.99), anchor: redisSequential?.percentile(0.99),
                    unit: "us", lowerIsBetter: true, target: nil)
         report.row("calls/s vs Redis FCALL", ours: oursSequential.callsPerSecond, anchor: redisSequential?.callsPerSecond,
                    unit: "/s", lowerIsBetter: false, target: 1)
+        report.row("calls/s vs Node.js server", ours: oursSequential.callsPerSecond, anchor: nodeSequential?.callsPerSecond,
+                   unit: "/s", lowerIsBetter: false, target: 1)
         report.row("calls/s vs bare socket", ours: oursSequential.callsPerSecond, anchor: bareSequential.callsPerSecond,
                    unit: "/s", lowerIsBetter: false, target: nil)
+        report.row("server CPU per call vs Redis", ours: oursSequential.serverCPUMicros, anchor: redisSequential?.serverCPUMicros,
+                   unit: "us", lowerIsBetter: true, target: 1)
+        report.row("context switches per call (server)", ours: oursSequential.serverContextSwitches, anchor: redisSequential?.serverContextSwitches,
+                   unit: "", lowerIsBetter: true, target: nil, absoluteTarget: 1.1)
+        report.note("Context switches per call: Redis \(redisSequential.map { format($0.serverContextSwitches) } ?? "n/a"), Node.js \(nodeSequential.map { format($0.serverContextSwitches) } ?? "n/a"); server CPU per call: Node.js \(nodeSequential.map { format($0.serverCPUMicros) } ?? "n/a") us.")
+        if straceCalls > 0 {
+            let ourSyscalls = try syscallsPerCall(server: macrod.child, path: macrod.socketPath, wire: ours, calls: straceCalls, directory: directory)
+            let redisSyscalls = try redis.map { try syscallsPerCall(server: $0.child, path: $0.socketPath, wire: fcall, calls: straceCalls, directory: directory) }
+            let nodeSyscalls = try node.map { try syscallsPerCall(server: $0.child, path: $0.socketPath, wire: ours, calls: straceCalls, directory: directory) }
+            served += straceCalls
+            report.row("syscalls per call (server, strace -c -f)", ours: ourSyscalls, anchor: redisSyscalls,
+                       unit: "", lowerIsBetter: true, target: nil, absoluteTarget: 5)
+            report.note("System calls per call (\(straceCalls) sequential calls under strace -c -f): Redis \(redisSyscalls.map(format) ?? "n/a"), Node.js \(nodeSyscalls.map(format) ?? "n/a").")
+        }
         report.note("Server CPU per call: macrod \(format(oursSequential.serverCPUMicros)) us, Redis \(redisSequential.map { format($0.serverCPUMicros) } ?? "n/a") us. Client CPU per call: \(format(oursSequential.clientCPUMicros)) us with macrod, \(redisSequential.map { format($0.clientCPUMicros) } ?? "n/a") us with Redis.")
 
         if roundTripOnly {
@@ -131,14 +157,17 @@ struct BenchCommand: ParsableCommand {
             let oursLoad = try runLoad(path: macrod.socketPath, wire: ours, clients: count, callsPerClient: callsPerClient, server: macrod.child)
             served += count * (callsPerClient + 200)
             let redisLoad = try redis.map { try runLoad(path: $0.socketPath, wire: fcall, clients: count, callsPerClient: callsPerClient, server: $0.child) }
+            let nodeLoad = try node.map { try runLoad(path: $0.socketPath, wire: ours, clients: count, callsPerClient: callsPerClient, server: $0.child) }
             let bareLoad = try runLoad(path: echo.path, wire: bare, clients: count, callsPerClient: callsPerClient)
             if oursLoad.callsPerSecond > busiestCallsPerSecond?.rate ?? 0 { busiestCallsPerSecond = (count, oursLoad.callsPerSecond) }
             report.row("\(count) clients: calls/s vs Redis FCALL", ours: oursLoad.callsPerSecond, anchor: redisLoad?.callsPerSecond,
                        unit: "/s", lowerIsBetter: false, target: 1)
+            report.row("\(count) clients: calls/s vs Node.js server", ours: oursLoad.callsPerSecond, anchor: nodeLoad?.callsPerSecond,
+                       unit: "/s", lowerIsBetter: false, target: 1)
             report.row("\(count) clients: p99 vs Redis FCALL", ours: oursLoad.percentile(0.99), anchor: redisLoad?.percentile(0.99),
                        unit: "us", lowerIsBetter: true, target: nil)
             report.row("\(count) clients: server CPU per call vs Redis", ours: oursLoad.serverCPUMicros, anchor: redisLoad?.serverCPUMicros,
-                       unit: "us", lowerIsBetter: true, target: nil, absoluteTarget: count == 50 ? 25 : nil)
+                       unit: "us", lowerIsBetter: true, target: 1)
             report.row("\(count) clients: calls/s vs bare socket", ours: oursLoad.callsPerSecond, anchor: bareLoad.callsPerSecond,
                        unit: "/s", lowerIsBetter: false, target: nil)
         }
@@ -148,7 +177,10 @@ struct BenchCommand: ParsableCommand {
             let oursLoad = try runLoad(path: macrod.socketPath, wire: ours, clients: count, callsPerClient: callsPerClient, pipeline: pipeline, server: macrod.child)
             served += count * (callsPerClient + 200)
             let redisLoad = try redis.map { try runLoad(path: $0.socketPath, wire: fcall, clients: count, callsPerClient: callsPerClient, pipeline: pipeline, server: $0.child) }
+            let nodeLoad = try node.map { try runLoad(path: $0.socketPath, wire: ours, clients: count, callsPerClient: callsPerClient, pipeline: pipeline, server: $0.child) }
             report.row("\(count) client\(count == 1 ? "" : "s"), \(pipeline) in flight each: calls/s vs Redis FCALL", ours: oursLoad.callsPerSecond, anchor: redisLoad?.callsPerSecond,
+                       unit: "/s", lowerIsBetter: false, target: 1)
+            report.row("\(count) client\(count == 1 ? "" : "s"), \(pipeline) in flight each: calls/s vs Node.js", ours: oursLoad.callsPerSecond, anchor: nodeLoad?.callsPerSecond,
                        unit: "/s", lowerIsBetter: false, target: 1)
             report.note("\(count) client\(count == 1 ? "" : "s"), pipelined: server CPU per call: macrod \(format(oursLoad.serverCPUMicros)) us, Redis \(redisLoad.map { format($0.serverCPUMicros) } ?? "n/a") us")
         }

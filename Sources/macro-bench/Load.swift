@@ -24,6 +24,8 @@ struct LoadResult {
     var clientCPUMicros: Double
     /// CPU time the server process spent per call, in microseconds (nan when not measured).
     var serverCPUMicros: Double
+    /// Context switches of the server's threads per call (nan when not measured).
+    var serverContextSwitches: Double = .nan
 
     var callsPerSecond: Double { Double(calls) / seconds }
     func percentile(_ p: Double) -> Double {
@@ -99,17 +101,20 @@ func runLoad(path: String, wire: Wire, clients: Int, callsPerClient: Int, warmup
     }
     let cpuBefore = processCPUSeconds()
     let serverBefore = server?.cpuSeconds ?? .nan
+    let switchesBefore = server?.contextSwitches ?? .nan
     let start = monotonicSeconds()
     for _ in 0..<clients { go.signal() }
     done.wait()
     let seconds = monotonicSeconds() - start
     let cpu = processCPUSeconds() - cpuBefore
     let serverCPU = (server?.cpuSeconds ?? .nan) - serverBefore
+    let switches = (server?.contextSwitches ?? .nan) - switchesBefore
     if let failure = failures.locked({ $0.first }) { throw BenchError(failure) }
     let all = results.locked { $0.flatMap { $0 } }.sorted()
     return LoadResult(clients: clients, calls: all.count, seconds: seconds, latencies: all,
                       clientCPUMicros: cpu / Double(max(all.count, 1)) * 1e6,
-                      serverCPUMicros: serverCPU / Double(max(all.count, 1)) * 1e6)
+                      serverCPUMicros: serverCPU / Double(max(all.count, 1)) * 1e6,
+                      serverContextSwitches: switches / Double(max(all.count, 1)))
 }
 
 /// User + system CPU seconds of this process.
