@@ -315,7 +315,7 @@ public final class MacroEngine: Sendable {
     /// The general form: JS arguments in, a JS value out. A thrown ``MacroError`` becomes a JS
     /// exception of its `errorName` (`TypeError`, ...), anything else an `Error` — either way the
     /// macro can `catch` it. The global is read-only, so macros cannot replace it.
-    public func register(_ name: String, function body: @escaping @Sendable ([JSValue]) throws -> JSValue) throws {
+    package func register(_ name: String, function body: @escaping @Sendable ([JSValue]) throws -> JSValue) throws {
         try register(name, fast: { try body($0.values) })
     }
 
@@ -371,7 +371,7 @@ public final class MacroEngine: Sendable {
     }
 
     /// The number in `value`, or a TypeError naming `function` and what it got instead.
-    public static func finiteNumber(_ value: JSValue?, function: String) throws -> Double {
+    package static func finiteNumber(_ value: JSValue?, function: String) throws -> Double {
         guard let value else { throw MacroError.typeError("\(function): expected a finite number, got no argument") }
         guard let number = value.number, number.isFinite else {
             throw MacroError.typeError("\(function): expected a finite number, got \(value.typeDescription)")

@@ -5,38 +5,38 @@ import CJavaScriptCore
 /// `JSContext` and ``JSValue`` are deliberately not `Sendable`: the compiler keeps them on the
 /// thread that runs the engine. Native functions receive them as arguments; use them to read
 /// arguments and build results, and do not store them beyond the call.
-public struct JSContext {
+package struct JSContext {
     /// The underlying JSC context reference.
-    public let ref: JSContextRef
+    package let ref: JSContextRef
 
     /// Wraps a context reference handed out by JavaScriptCore.
-    public init(_ ref: JSContextRef) { self.ref = ref }
+    package init(_ ref: JSContextRef) { self.ref = ref }
 
     /// The global object of this context.
-    public var globalObject: JSValue { JSValue(JSContextGetGlobalObject(ref), in: self) }
+    package var globalObject: JSValue { JSValue(JSContextGetGlobalObject(ref), in: self) }
 
     /// `undefined`.
-    public var undefined: JSValue { JSValue(JSValueMakeUndefined(ref), in: self) }
+    package var undefined: JSValue { JSValue(JSValueMakeUndefined(ref), in: self) }
     /// `null`.
-    public var null: JSValue { JSValue(JSValueMakeNull(ref), in: self) }
+    package var null: JSValue { JSValue(JSValueMakeNull(ref), in: self) }
 
     /// A JavaScript number.
-    public func number(_ value: Double) -> JSValue { JSValue(JSValueMakeNumber(ref, value), in: self) }
+    package func number(_ value: Double) -> JSValue { JSValue(JSValueMakeNumber(ref, value), in: self) }
     /// A JavaScript boolean.
-    public func boolean(_ value: Bool) -> JSValue { JSValue(JSValueMakeBoolean(ref, value), in: self) }
+    package func boolean(_ value: Bool) -> JSValue { JSValue(JSValueMakeBoolean(ref, value), in: self) }
     /// A JavaScript string (any Unicode).
-    public func string(_ value: String) -> JSValue {
+    package func string(_ value: String) -> JSValue {
         withJSString(value) { JSValue(JSValueMakeString(ref, $0), in: self) }
     }
 
     /// Parses JSON text into a JavaScript value, or returns nil when the text is not JSON.
-    public func parseJSON(_ text: String) -> JSValue? {
+    package func parseJSON(_ text: String) -> JSValue? {
         withJSString(text) { str in JSValueMakeFromJSONString(ref, str).map { JSValue($0, in: self) } }
     }
 
     /// Makes an instance of a global error constructor (`TypeError`, `RangeError`, ...).
     /// Falls back to a plain `Error` when the constructor is missing.
-    public func makeError(_ constructorName: String, message: String) -> JSValue {
+    package func makeError(_ constructorName: String, message: String) -> JSValue {
         let messageValue = string(message)
         if let constructor = globalObject[constructorName].objectRef, JSObjectIsConstructor(ref, constructor) {
             var exception: JSValueRef?

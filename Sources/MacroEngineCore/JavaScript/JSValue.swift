@@ -3,51 +3,51 @@ import CJavaScriptCore
 /// A JavaScript value, valid only on the engine's thread and only while JavaScriptCore can see it
 /// (on the stack, or reachable from the global object). Not `Sendable`; convert it to a
 /// ``MacroValue`` to keep it or hand it to another thread.
-public struct JSValue {
+package struct JSValue {
     /// The underlying JSC value reference.
-    public let ref: JSValueRef
+    package let ref: JSValueRef
     /// The context the value belongs to.
-    public let context: JSContext
+    package let context: JSContext
 
     /// Wraps a value reference of `context`.
-    public init(_ ref: JSValueRef, in context: JSContext) {
+    package init(_ ref: JSValueRef, in context: JSContext) {
         self.ref = ref
         self.context = context
     }
 
     /// True for `undefined`.
-    public var isUndefined: Bool { JSValueIsUndefined(context.ref, ref) }
+    package var isUndefined: Bool { JSValueIsUndefined(context.ref, ref) }
     /// True for `null`.
-    public var isNull: Bool { JSValueIsNull(context.ref, ref) }
+    package var isNull: Bool { JSValueIsNull(context.ref, ref) }
     /// True for a number primitive.
-    public var isNumber: Bool { JSValueIsNumber(context.ref, ref) }
+    package var isNumber: Bool { JSValueIsNumber(context.ref, ref) }
     /// True for a string primitive.
-    public var isString: Bool { JSValueIsString(context.ref, ref) }
+    package var isString: Bool { JSValueIsString(context.ref, ref) }
     /// True for a boolean primitive.
-    public var isBoolean: Bool { JSValueIsBoolean(context.ref, ref) }
+    package var isBoolean: Bool { JSValueIsBoolean(context.ref, ref) }
     /// True for any object, functions included.
-    public var isObject: Bool { JSValueIsObject(context.ref, ref) }
+    package var isObject: Bool { JSValueIsObject(context.ref, ref) }
     /// True when the value can be called.
-    public var isFunction: Bool {
+    package var isFunction: Bool {
         guard let object = objectRef else { return false }
         return JSObjectIsFunction(context.ref, object)
     }
 
     /// The value as an object reference, or nil for primitives.
-    public var objectRef: JSObjectRef? {
+    package var objectRef: JSObjectRef? {
         guard JSValueIsObject(context.ref, ref) else { return nil }
         return JSValueToObject(context.ref, ref, nil)
     }
 
     /// The number, when the value is a number primitive.
-    public var number: Double? { isNumber ? JSValueToNumber(context.ref, ref, nil) : nil }
+    package var number: Double? { isNumber ? JSValueToNumber(context.ref, ref, nil) : nil }
     /// The string, when the value is a string primitive.
-    public var string: String? { isString ? toString() : nil }
+    package var string: String? { isString ? toString() : nil }
     /// The boolean, when the value is a boolean primitive.
-    public var boolean: Bool? { isBoolean ? JSValueToBoolean(context.ref, ref) : nil }
+    package var boolean: Bool? { isBoolean ? JSValueToBoolean(context.ref, ref) : nil }
 
     /// `String(value)` as JavaScript computes it; "<unprintable>" when that throws.
-    public func toString() -> String {
+    package func toString() -> String {
         var exception: JSValueRef?
         guard let str = JSValueToStringCopy(context.ref, ref, &exception) else { return "<unprintable>" }
         defer { JSStringRelease(str) }
@@ -55,7 +55,7 @@ public struct JSValue {
     }
 
     /// A short description for error messages: `string "abc"`, `NaN`, `undefined`, `object`.
-    public var typeDescription: String {
+    package var typeDescription: String {
         switch JSValueGetType(context.ref, ref) {
         case kJSTypeUndefined: return "undefined"
         case kJSTypeNull: return "null"
@@ -70,7 +70,7 @@ public struct JSValue {
     }
 
     /// Reads a property; `undefined` when it is missing or its getter throws.
-    public subscript(property: String) -> JSValue {
+    package subscript(property: String) -> JSValue {
         withJSString(property) { self[jsString: $0] }
     }
 
