@@ -1,7 +1,3 @@
-extension DashboardAssets {
-    /// `/editor.js`: the editor behind one small interface: CodeMirror 5 when Debian's
-    /// libjs-codemirror is installed (served under /codemirror/), else a textarea with line numbers.
-    static let editorJS = #"""
 'use strict';
 
 window.MacroEditor = (() => {
@@ -113,5 +109,3 @@ window.MacroEditor = (() => {
     },
   };
 })();
-"""#
-}

@@ -1,8 +1,3 @@
-extension DashboardAssets {
-    /// `/stats.js`: the Statistics card (`macro.stats`, refreshed every second, with Reset) and
-    /// the Profile card (`macro.profile`, drawn as a flame graph from the folded stacks). Uses
-    /// `rpc`, `element`, `every` and `app` from app.js.
-    static let statsJS = #"""
 'use strict';
 
 // ---- Statistics ----
@@ -154,5 +149,3 @@ document.addEventListener('DOMContentLoaded', () => {
   $('stats-reset').addEventListener('click', () => resetStats(null));
   every(1000, refreshStats);
 });
-"""#
-}

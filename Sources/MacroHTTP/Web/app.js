@@ -1,9 +1,3 @@
-extension DashboardAssets {
-    /// `/app.js`: the page's logic. One WebSocket to `/ws` carries JSON-RPC 2.0 (the socket's
-    /// protocol); the rings, macros and log follow the daemon's notifications. The token is
-    /// traded for the URL's one-time code, kept in `sessionStorage` (this origin only) and sent
-    /// explicitly: `Authorization: Bearer` on fetches, a subprotocol on the WebSocket.
-    static let appJS = #"""
 'use strict';
 
 const $ = (id) => document.getElementById(id);
@@ -576,5 +570,3 @@ document.addEventListener('DOMContentLoaded', () => {
     showBanner(`Cannot open the dashboard: ${error.message}`);
   });
 });
-"""#
-}
