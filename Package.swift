@@ -95,6 +95,8 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
             ],
+            // Web/'s checker configuration and declarations: `make web-check`'s, not the page's.
+            exclude: ["Web/tsconfig.json", "Web/globals.d.ts"],
             plugins: ["EmbedWebAssets"]
         ),
         // Writes the dashboard's web files into a Swift file (`enum DashboardAssets`) at build time.
