@@ -9,7 +9,7 @@ ACORN      := /usr/share/nodejs/acorn/dist/acorn.js
 SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 STATE_DIR  := .run
 
-.PHONY: install-user-files all release-check deps test-deps tool-deps browser-deps codemirror-deps build release run demo test bench bench-deps fuzz sanitize soak completions install-user clean help
+.PHONY: install-user-files all release-check deps test-deps tool-deps browser-deps codemirror-deps web-deps web-check build release run demo test bench bench-deps fuzz sanitize soak completions install-user clean help
 
 all: build
 
@@ -25,6 +25,7 @@ help:
 	@echo "make install-user  install macro, macrod, the config and the systemd user unit under ~"
 	@echo "make deps          install $(APT_PKGS) with apt-get when pkg-config cannot find $(PKG)"
 	@echo "make test-deps     install the PyPI helpers the tests use ($(PY_PKGS)) into $(PY_DEPS)"
+	@echo "make web-check     type-check (tsc) and lint (eslint) the dashboard's scripts in $(WEB_DIR)"
 	@echo "make browser-deps  install chromium, chromium-driver, libjs-codemirror and python3-venv when missing, and selenium (PyPI) into $(BROWSER_VENV)"
 
 # Installs JavaScriptCore's development package when pkg-config does not find it.
@@ -152,10 +153,38 @@ tool-deps: deps
 	fi
 	@for pair in $(TEST_TOOLS); do command -v $${pair%%:*} >/dev/null || { echo "error: $${pair%%:*} still missing after apt-get" >&2; exit 1; }; done
 
+# The dashboard's page (WEB_DIR, compiled into macrod by Plugins/EmbedWebAssets): TypeScript's
+# checker on its scripts against the DOM library (WEB_DIR/tsconfig.json, strict), and ESLint
+# (WEB_DIR/.eslintrc.json), both Debian's (node-typescript, eslint), installed when missing.
+# Debian's eslint finds its modules in /usr/share/nodejs, which only Debian's own nodejs searches
+# by itself: NODE_PATH names it for any other node (NodeSource's, say).
+WEB_DIR   := Sources/MacroHTTP/Web
+WEB_TOOLS := tsc:node-typescript eslint:eslint
+web-deps:
+	@missing=""; for pair in $(WEB_TOOLS); do \
+		command -v $${pair%%:*} >/dev/null || missing="$$missing $${pair#*:}"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "==> installing$$missing (make web-check)"; \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+	@for pair in $(WEB_TOOLS); do command -v $${pair%%:*} >/dev/null || { echo "error: $${pair%%:*} still missing after apt-get" >&2; exit 1; }; done
+
+web-check: web-deps
+	@passed=0; failed=0; \
+	echo "==> tsc $$(tsc --version | sed 's/^Version //') -p $(WEB_DIR)"; \
+	if tsc -p $(WEB_DIR); then passed=$$((passed + 1)); else failed=$$((failed + 1)); echo "web-check: tsc failed" >&2; fi; \
+	export NODE_PATH=/usr/share/nodejs:/usr/lib/nodejs$${NODE_PATH:+:$$NODE_PATH}; \
+	echo "==> eslint $$(eslint --version) $(WEB_DIR)/*.js"; \
+	if eslint --max-warnings 0 $(WEB_DIR)/*.js; then passed=$$((passed + 1)); else failed=$$((failed + 1)); echo "web-check: eslint failed" >&2; fi; \
+	echo "web-check: $$passed passed, $$failed failed"; \
+	[ $$failed -eq 0 ]
+
 # The 100,000-request load test runs on its own afterwards, so it does not starve the suites
 # whose timing matters (browser, restarts, live edits) of the machine's cores; so does the
 # dashboard in headless Chromium, whose waits once ran out beside the memory-bomb tests.
-test: deps test-deps tool-deps browser-deps
+test: deps test-deps tool-deps browser-deps web-check
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --skip MacroDaemonTests.LoadTests --skip MacroHTTPTests.DashboardBrowserTests
 	$(SWIFT) test --skip-build --filter MacroHTTPTests.DashboardBrowserTests

@@ -83,6 +83,8 @@ let package = Package(
             ]
         ),
         // The dashboard: HTTP, a WebSocket carrying the socket's JSON-RPC, the page and its assets.
+        // The page's files (Web/) are not resources: EmbedWebAssets compiles them into the binary,
+        // which is installed alone (Plugins/EmbedWebAssets/plugin.swift says why).
         .target(
             name: "MacroHTTP",
             dependencies: [
@@ -92,8 +94,14 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
-            ]
+            ],
+            // Web/'s checker configuration and declarations: `make web-check`'s, not the page's.
+            exclude: ["Web/tsconfig.json", "Web/globals.d.ts"],
+            plugins: ["EmbedWebAssets"]
         ),
+        // Writes the dashboard's web files into a Swift file (`enum DashboardAssets`) at build time.
+        .executableTarget(name: "embed-web-assets"),
+        .plugin(name: "EmbedWebAssets", capability: .buildTool(), dependencies: ["embed-web-assets"]),
         // The `macrod` daemon executable.
         .executableTarget(
             name: "macrod",

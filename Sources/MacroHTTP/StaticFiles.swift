@@ -2,9 +2,11 @@ import Foundation
 import MacroEngineCore
 import Synchronization
 
-/// What the dashboard serves besides the API: its own page (embedded in the binary, so an
-/// installed macrod needs no resource folder) and, when Debian's `libjs-codemirror` is installed,
-/// CodeMirror's files from `/usr/share/javascript/codemirror`.
+/// What the dashboard serves besides the API: its own page (the files in `MacroHTTP/Web/`,
+/// compiled into the binary by the EmbedWebAssets plugin as `DashboardAssets`, so an installed
+/// macrod needs no resource folder) and, when Debian's `libjs-codemirror` is installed,
+/// CodeMirror's files from `/usr/share/javascript/codemirror`. The page has no inline script or
+/// style: the Content-Security-Policy allows files from this server only.
 final class StaticFiles: Sendable {
     /// One file to serve.
     struct File: Sendable {

@@ -178,6 +178,23 @@ struct DashboardSecurityTests {
         #expect(post.status == 403)
     }
 
+    /// The page is what `Sources/MacroHTTP/Web/` holds, byte for byte (the EmbedWebAssets plugin
+    /// compiles the files into macrod), with each file's content type and the same headers.
+    @Test(arguments: [("/", "index.html", "text/html; charset=utf-8"), ("/app.js", "app.js", "text/javascript; charset=utf-8"),
+                      ("/editor.js", "editor.js", "text/javascript; charset=utf-8"), ("/stats.js", "stats.js", "text/javascript; charset=utf-8"),
+                      ("/app.css", "app.css", "text/css; charset=utf-8"), ("/favicon.svg", "favicon.svg", "image/svg+xml")])
+    func thePageIsTheWebFolder(path: String, file: String, contentType: String) throws {
+        let dashboard = try DashboardDaemon()
+        let reply = try HTTPProbe.request(port: dashboard.port, "GET", path)
+        let source = try #require(FileManager.default.contents(atPath: repositoryRoot + "/Sources/MacroHTTP/Web/" + file))
+        #expect(reply.status == 200)
+        #expect(reply.header("Content-Type") == contentType)
+        #expect(reply.header("Content-Length") == String(source.count))
+        #expect(Array(reply.body.utf8) == Array(source), "\(path) differs from Web/\(file)")
+        #expect(reply.header("Cache-Control") == "no-store")
+        #expect(reply.header("Content-Security-Policy")?.hasPrefix("default-src 'none'; script-src 'self';") == true)
+    }
+
     @Test func thePageHasAStrictPolicyAndNoInlineCode() throws {
         let dashboard = try DashboardDaemon()
         let page = try HTTPProbe.request(port: dashboard.port, "GET", "/")

@@ -1,10 +1,12 @@
-extension DashboardAssets {
-    /// `/editor.js`: the editor behind one small interface: CodeMirror 5 when Debian's
-    /// libjs-codemirror is installed (served under /codemirror/), else a textarea with line numbers.
-    static let editorJS = #"""
 'use strict';
 
 window.MacroEditor = (() => {
+  /**
+   * Adds a `<link>` or `<script>` to the page's head; resolves once it has loaded.
+   * @param {string} tag
+   * @param {Record<string, string>} attributes
+   * @returns {Promise<HTMLElement>}
+   */
   function load(tag, attributes) {
     return new Promise((resolve, reject) => {
       const element = document.createElement(tag);
@@ -15,6 +17,11 @@ window.MacroEditor = (() => {
     });
   }
 
+  /**
+   * @param {HTMLElement} container
+   * @param {() => void} onSave
+   * @returns {Promise<MacroSourceEditor>}
+   */
   async function codeMirror(container, onSave) {
     await load('link', { rel: 'stylesheet', href: '/codemirror/lib/codemirror.css' });
     await load('script', { src: '/codemirror/lib/codemirror.js' });
@@ -25,12 +32,14 @@ window.MacroEditor = (() => {
       extraKeys: { 'Ctrl-S': () => onSave(), 'Cmd-S': () => onSave(), Tab: false, 'Shift-Tab': false },
       screenReaderLabel: 'Macro source',
     });
+    /** @type {unknown} the line handle of the marked line */
     let marked = null;
     return {
       kind: 'codemirror',
       getValue: () => cm.getValue(),
-      setValue: (text) => { cm.setValue(text); cm.clearHistory(); },
+      setValue: (/** @type {string} */ text) => { cm.setValue(text); cm.clearHistory(); },
       focus: () => cm.focus(),
+      /** @this {MacroSourceEditor} @param {number} line @param {string} message */
       markError(line, message) {
         this.clearError();
         const index = Math.max(0, Math.min(line - 1, cm.lineCount() - 1));
@@ -53,6 +62,11 @@ window.MacroEditor = (() => {
     };
   }
 
+  /**
+   * @param {HTMLElement} container
+   * @param {() => void} onSave
+   * @returns {MacroSourceEditor}
+   */
   function plain(container, onSave) {
     const frame = document.createElement('div');
     frame.className = 'plain-editor';
@@ -65,6 +79,7 @@ window.MacroEditor = (() => {
     area.setAttribute('autocapitalize', 'off');
     frame.append(gutter, area);
     container.appendChild(frame);
+    /** @type {number | null} the marked line */
     let errorAt = null;
     function numbers() {
       const count = area.value.split('\n').length;
@@ -73,7 +88,7 @@ window.MacroEditor = (() => {
         item.textContent = String(gutter.children.length + 1);
         gutter.appendChild(item);
       }
-      while (gutter.children.length > count) gutter.lastChild.remove();
+      while (gutter.children.length > count) gutter.children[gutter.children.length - 1].remove();
       if (errorAt && gutter.children[errorAt - 1]) gutter.children[errorAt - 1].classList.add('error-line');
       gutter.scrollTop = area.scrollTop;
     }
@@ -86,18 +101,19 @@ window.MacroEditor = (() => {
     return {
       kind: 'plain',
       getValue: () => area.value,
-      setValue: (text) => { area.value = text; numbers(); },
+      setValue: (/** @type {string} */ text) => { area.value = text; numbers(); },
       focus: () => area.focus(),
+      /** @this {MacroSourceEditor} @param {number} line @param {string} message */
       markError(line, message) {
         this.clearError();
         errorAt = line;
         numbers();
-        const item = gutter.children[line - 1];
+        const item = /** @type {HTMLElement | undefined} */ (gutter.children[line - 1]);
         if (item) { item.title = message; area.scrollTop = item.offsetTop - 40; }
       },
       clearError() {
         errorAt = null;
-        Array.from(gutter.querySelectorAll('.error-line')).forEach((item) => { item.classList.remove('error-line'); item.title = ''; });
+        Array.from(/** @type {NodeListOf<HTMLElement>} */ (gutter.querySelectorAll('.error-line'))).forEach((item) => { item.classList.remove('error-line'); item.title = ''; });
       },
       errorLine: () => errorAt,
     };
@@ -113,5 +129,3 @@ window.MacroEditor = (() => {
     },
   };
 })();
-"""#
-}

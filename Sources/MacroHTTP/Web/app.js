@@ -1,14 +1,35 @@
-extension DashboardAssets {
-    /// `/app.js`: the page's logic. One WebSocket to `/ws` carries JSON-RPC 2.0 (the socket's
-    /// protocol); the rings, macros and log follow the daemon's notifications. The token is
-    /// traded for the URL's one-time code, kept in `sessionStorage` (this origin only) and sent
-    /// explicitly: `Authorization: Bearer` on fetches, a subprotocol on the WebSocket.
-    static let appJS = #"""
 'use strict';
+// stats.js defines renderProfilePicker (classic scripts share one global scope).
+/* global renderProfilePicker */
 
-const $ = (id) => document.getElementById(id);
+/**
+ * The page's element with this id (index.html has every id the scripts ask for without checking).
+ * @param {string} id
+ * @returns {HTMLElement}
+ */
+const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
+/** @param {string} id */
+const $input = (id) => /** @type {HTMLInputElement} */ ($(id));
+/** @param {string} id */
+const $select = (id) => /** @type {HTMLSelectElement} */ ($(id));
+/** @param {string} id */
+const $button = (id) => /** @type {HTMLButtonElement} */ ($(id));
 const SVG = 'http://www.w3.org/2000/svg';
 
+/**
+ * The page's state.
+ * @typedef {{
+ *   socket: WebSocket | null, nextId: number, online: boolean, retryMs: number, connects: number,
+ *   pending: Map<number, { resolve: (result: any) => void, reject: (error: RPCError) => void }>,
+ *   channels: Channel[], values: Record<string, number>, macros: MacroEntry[], libs?: MacroEntry[],
+ *   sources: Map<string, { version: number, source: string }>, outcomes: Map<string, { kind: string, text: string }>,
+ *   editor: MacroSourceEditor | null, current: string | null, draft?: boolean, nameMode?: string,
+ *   config: DashboardConfig | null, statusAt: number, status: EngineStatus | null, pausedShown?: boolean,
+ *   timers: number[], token: string | null,
+ * }} App
+ */
+
+/** @type {App} */
 const app = {
   socket: null, nextId: 1, pending: new Map(), online: false, retryMs: 500, connects: 0,
   channels: [], values: {}, macros: [], sources: new Map(), outcomes: new Map(),
@@ -17,17 +38,28 @@ const app = {
 const TOKEN_KEY = 'macrod.token';
 window.dashboard = app;
 
+/** @typedef {Node | string | null | undefined} Child */
+
+/**
+ * A new element: `class` sets its class, `onX` adds a listener for X, `true` sets an empty
+ * attribute, and `false`, null and undefined set none.
+ * @param {string} tag
+ * @param {Record<string, string | number | boolean | null | undefined | ((event: Event) => unknown)>} attributes
+ * @param {...(Child | Child[])} children
+ * @returns {HTMLElement}
+ */
 function element(tag, attributes = {}, ...children) {
   const node = document.createElement(tag);
   for (const [key, value] of Object.entries(attributes)) {
-    if (key === 'class') node.className = value;
-    else if (key.startsWith('on')) node.addEventListener(key.slice(2), value);
-    else if (value !== undefined && value !== null && value !== false) node.setAttribute(key, value === true ? '' : value);
+    if (key === 'class') node.className = String(value);
+    else if (key.startsWith('on')) node.addEventListener(key.slice(2), /** @type {EventListener} */ (value));
+    else if (value !== undefined && value !== null && value !== false) node.setAttribute(key, value === true ? '' : String(value));
   }
   for (const child of children.flat()) if (child !== null && child !== undefined) node.append(child);
   return node;
 }
 
+/** @param {unknown} value */
 function format(value) {
   if (typeof value === 'number') return Number.isInteger(value) ? String(value) : value.toFixed(2).replace(/0$/, '');
   return String(value);
@@ -35,11 +67,19 @@ function format(value) {
 
 // ---- JSON-RPC over the WebSocket ----
 
+/**
+ * Calls `method` on macrod over the WebSocket; rejects with the JSON-RPC error.
+ * @template {keyof RPCResults} M
+ * @param {M} method
+ * @param {Record<string, unknown>} [params]
+ * @returns {Promise<RPCResults[M]>}
+ */
 function rpc(method, params) {
   return new Promise((resolve, reject) => {
     if (!app.socket || app.socket.readyState !== WebSocket.OPEN) { reject({ code: 0, message: 'not connected to macrod' }); return; }
     const id = app.nextId++;
     app.pending.set(id, { resolve, reject });
+    /** @type {{ jsonrpc: string, id: number, method: string, params?: unknown }} */
     const message = { jsonrpc: '2.0', id, method };
     if (params !== undefined) message.params = params;
     app.socket.send(JSON.stringify(message));
@@ -77,6 +117,11 @@ async function takeToken() {
   }
 }
 
+/**
+ * `options` with the token's Authorization header.
+ * @param {RequestInit & { headers?: Record<string, string> }} options
+ * @returns {RequestInit}
+ */
 function authorized(options = {}) {
   return { ...options, headers: { ...(options.headers || {}), Authorization: `Bearer ${app.token}` } };
 }
@@ -120,14 +165,20 @@ function connect() {
   });
 }
 
+/** @param {string} text */
 function showBanner(text) {
   $('banner').textContent = text;
   $('banner').hidden = false;
 }
 
+/**
+ * One message from macrod: a reply to a pending call, or a notification.
+ * @param {{ id?: number | null, result?: unknown, error?: RPCError, method?: string, params?: any }} message
+ */
 function receive(message) {
-  if (message.id !== undefined && message.id !== null && app.pending.has(message.id)) {
-    const { resolve, reject } = app.pending.get(message.id);
+  const call = message.id !== undefined && message.id !== null ? app.pending.get(message.id) : undefined;
+  if (call && message.id !== undefined && message.id !== null) {
+    const { resolve, reject } = call;
     app.pending.delete(message.id);
     if (message.error) reject(message.error); else resolve(message.result);
     return;
@@ -140,14 +191,25 @@ function receive(message) {
   }
 }
 
-async function start() {
-  if (!app.config) {
+/** @type {Promise<void> | null} the config, the rings and the editor, once (or again after a failure) */
+let setUp = null;
+
+/** Loads what does not change while the page is open; a connection that opens meanwhile waits for it. */
+function setUpOnce() {
+  setUp = setUp || (async () => {
     const response = await fetch('/config.json', authorized());
-    app.config = await response.json();
-    app.channels = app.config.channels;
+    const config = /** @type {DashboardConfig} */ (await response.json());
+    app.config = config;
+    app.channels = config.channels;
     drawRings();
-    app.editor = await window.MacroEditor.create($('editor'), app.config.codemirror, save);
-  }
+    app.editor = await window.MacroEditor.create($('editor'), config.codemirror, save);
+  })().catch((error) => { setUp = null; throw error; });
+  return setUp;
+}
+
+async function start() {
+  // Not `if (!app.config)`: two connections opening before the config came would make two editors.
+  await setUpOnce();
   await rpc('subscribe', { events: ['progress', 'macros', 'log'] });
   updateValues(await rpc('progress.get'));
   $('log').textContent = '';
@@ -205,6 +267,7 @@ function drawRings() {
   });
 }
 
+/** @param {Record<string, unknown>} values a channel's value by its name */
 function updateValues(values) {
   app.channels.forEach((channel) => {
     const value = values[channel.name];
@@ -212,7 +275,7 @@ function updateValues(values) {
     app.values[channel.name] = value;
     const ring = document.querySelector(`#rings [data-channel="${channel.name}"]`);
     if (!ring) return;
-    const arc = ring.querySelector('.ring-arc');
+    const arc = /** @type {SVGElement} */ (ring.querySelector('.ring-arc'));
     const fraction = Math.max(0, Math.min(1, (value - channel.min) / (channel.max - channel.min)));
     const circumference = Number(arc.dataset.circumference);
     arc.setAttribute('stroke-dashoffset', (circumference * (1 - fraction)).toFixed(2));
@@ -224,12 +287,18 @@ function updateValues(values) {
 
 // ---- Macros ----
 
-let macrosTimer = null;
+/** @type {ReturnType<typeof setTimeout> | undefined} */
+let macrosTimer;
 function scheduleMacros() {
   clearTimeout(macrosTimer);
   macrosTimer = setTimeout(() => loadMacros().catch(() => {}), 50);
 }
 
+/**
+ * The parameter names of the function a macro's source declares.
+ * @param {string | undefined} source
+ * @returns {string[]}
+ */
 function parameters(source) {
   const match = /^\s*(?:(?:\/\/[^\n]*\n|\/\*[\s\S]*?\*\/)\s*)*(?:async\s+)?function\s*\*?\s*[\w$]*\s*\(([^)]*)\)/.exec(source || '');
   if (!match) return [];
@@ -294,16 +363,18 @@ function renderMacros() {
         `${entry.file}:${entry.error.line ?? '?'}:${entry.error.column ?? '?'}: ${entry.error.message}` +
         ' (what its previous version defined stays)') : null));
   }
-  for (const [id, value] of typed) { const input = $(id); if (input) input.value = value; }
+  for (const [id, value] of typed) { const input = $input(id); if (input) input.value = value; }
   if (focused && $(focused)) $(focused).focus();
 }
 
+/** @param {string} text JSON, or else a string */
 function argumentValue(text) {
   try { return JSON.parse(text); } catch (error) { return text; }
 }
 
+/** @param {string} name */
 async function runMacro(name) {
-  const inputs = Array.from(document.querySelectorAll(`[data-macro="${name}"] input[data-param]`));
+  const inputs = Array.from(document.querySelectorAll(`[data-macro="${name}"] input[data-param]`), (input) => /** @type {HTMLInputElement} */ (input));
   let last = -1;
   inputs.forEach((input, index) => { if (input.value.trim() !== '') last = index; });
   const args = inputs.slice(0, last + 1).map((input) => argumentValue(input.value.trim()));
@@ -317,6 +388,7 @@ async function runMacro(name) {
   refreshStatus().catch(() => {});
 }
 
+/** @param {string} name */
 async function liftQuarantine(name) {
   try {
     await rpc('macro.unquarantine', { name });
@@ -327,7 +399,12 @@ async function liftQuarantine(name) {
   await loadMacros();
 }
 
-function describeError(error) {
+/**
+ * What a failed call says, with its file, line and stack when the error has them.
+ * @param {unknown} reason a rejected `rpc`'s JSON-RPC error, or a thrown Error
+ */
+function describeError(reason) {
+  const error = /** @type {RPCError} */ (reason);
   const data = error.data || {};
   if (data.file && data.line) {
     const message = data.errorName ? `${data.errorName}: ${data.message}` : (data.message || error.message);
@@ -343,6 +420,11 @@ function describeError(error) {
   return error.message || String(error);
 }
 
+/**
+ * @param {string} name the macro
+ * @param {string} kind `running`, `ok` or `error` (a CSS class)
+ * @param {string} text
+ */
 function setOutcome(name, kind, text) {
   app.outcomes.set(name, { kind, text });
   const outcome = $(`outcome-${name}`);
@@ -351,8 +433,14 @@ function setOutcome(name, kind, text) {
 
 // ---- Editor ----
 
+/** The editor: start() creates it before anything that uses it can run. */
+function editor() {
+  if (!app.editor) throw new Error('the editor is not ready');
+  return app.editor;
+}
+
 function renderPicker() {
-  const select = $('editor-macro');
+  const select = $select('editor-macro');
   const chosen = app.current;
   select.textContent = '';
   for (const entry of app.macros) {
@@ -368,37 +456,47 @@ function renderPicker() {
 
 function updateEditorButtons() {
   const has = Boolean(app.current);
-  $('editor-save').disabled = !has;
-  $('editor-rename').disabled = !has || app.draft;
-  $('editor-delete').disabled = !has || app.draft;
+  $button('editor-save').disabled = !has;
+  $button('editor-rename').disabled = !has || Boolean(app.draft);
+  $button('editor-delete').disabled = !has || Boolean(app.draft);
 }
 
+/**
+ * Shows macro `name` in the editor.
+ * @param {string} name
+ * @param {boolean} focus
+ */
 async function openMacro(name, focus) {
   let source;
   try {
     ({ source } = await rpc('macro.source', { name }));
   } catch (error) {
     // The picker goes on naming the text the editor shows.
-    $('editor-macro').value = app.current || '';
+    $select('editor-macro').value = app.current || '';
     showDiagnostic('error', `Cannot open ${name}: ${describeError(error)}`);
     return;
   }
   app.current = name;
   app.draft = false;
-  $('editor-macro').value = name;
-  app.editor.setValue(source);
-  app.editor.clearError();
+  $select('editor-macro').value = name;
+  editor().setValue(source);
+  editor().clearError();
   const entry = app.macros.find((item) => item.name === name);
   if (entry && entry.error) {
     showDiagnostic('error', `${entry.file}:${entry.error.line}:${entry.error.column}: ${entry.error.message} (on disk; the previous version still runs)`);
-    if (entry.error.line) app.editor.markError(entry.error.line, entry.error.message);
+    if (entry.error.line) editor().markError(entry.error.line, entry.error.message);
   } else {
     showDiagnostic('', '');
   }
   updateEditorButtons();
-  if (focus) app.editor.focus();
+  if (focus) editor().focus();
 }
 
+/**
+ * @param {string} kind `ok`, `error` or '' (a CSS class)
+ * @param {string} text
+ * @param {number} [line]
+ */
 function showDiagnostic(kind, text, line) {
   const node = $('editor-diagnostic');
   node.className = `diagnostic ${kind}`;
@@ -410,15 +508,16 @@ async function save() {
   if (!app.current) return;
   const name = app.current;
   try {
-    const result = await rpc('macro.save', { name, source: app.editor.getValue() });
-    app.editor.clearError();
-    app.draft = false;
+    const result = await rpc('macro.save', { name, source: editor().getValue() });
+    // Unless another macro (or a new draft) was opened while it saved.
+    if (app.current === name) { editor().clearError(); app.draft = false; }
     showDiagnostic('ok', `Saved ${result.file}: version ${result.version}, live.`);
     await loadMacros();
-  } catch (error) {
+  } catch (reason) {
+    const error = /** @type {RPCError} */ (reason);
     const data = error.data || {};
     if (data.line) {
-      app.editor.markError(data.line, data.message || error.message);
+      editor().markError(data.line, data.message || error.message);
       showDiagnostic('error', `${data.file || name}:${data.line}:${data.column ?? 0}: ${data.message || error.message}\nNot saved: the previous version keeps running.`, data.line);
     } else {
       showDiagnostic('error', `Not saved: ${error.message}`);
@@ -426,41 +525,44 @@ async function save() {
   }
 }
 
+/** @param {string} name */
 const TEMPLATE = (name) => `// ${name}(): describe what it does.\nfunction ${name}() {\n    progress.inner += 1;\n    return progress.inner;\n}\n`;
 
+/** @param {'new' | 'rename'} mode */
 function askName(mode) {
   app.nameMode = mode;
   $('editor-name-form').hidden = false;
   $('editor-name-label').textContent = mode === 'new' ? 'New macro name' : `Rename ${app.current} to`;
   $('editor-name-ok').textContent = mode === 'new' ? 'Create' : 'Rename';
-  $('editor-name').value = mode === 'new' ? '' : app.current;
+  $input('editor-name').value = mode === 'new' ? '' : app.current ?? '';
   $('editor-name').focus();
 }
 
+/** @param {Event} event */
 async function submitName(event) {
   event.preventDefault();
-  const name = $('editor-name').value.trim();
+  const name = $input('editor-name').value.trim();
   if (!/^[A-Za-z_$][\w$]*$/.test(name)) { showDiagnostic('error', `'${name}' is not a valid macro name (letters, digits, _ or $; not starting with a digit)`); return; }
   if (app.macros.some((entry) => entry.name === name)) { showDiagnostic('error', `A macro named ${name} exists already.`); return; }
   $('editor-name-form').hidden = true;
   if (app.nameMode === 'new') {
     app.current = name;
     app.draft = true;
-    app.editor.setValue(TEMPLATE(name));
-    app.editor.clearError();
+    editor().setValue(TEMPLATE(name));
+    editor().clearError();
     showDiagnostic('', `New macro ${name}: edit, then Save to create macros/${name}.js.`);
     updateEditorButtons();
-    app.editor.focus();
+    editor().focus();
     return;
   }
   const old = app.current;
   try {
-    await rpc('macro.save', { name, source: app.editor.getValue() });
+    await rpc('macro.save', { name, source: editor().getValue() });
     await rpc('macro.delete', { name: old });
-    app.current = name;
+    if (app.current === old) app.current = name;
     showDiagnostic('ok', `Renamed ${old} to ${name}.`);
     await loadMacros();
-    $('editor-macro').value = name;
+    $select('editor-macro').value = name;
   } catch (error) {
     showDiagnostic('error', `Not renamed: ${describeError(error)}`);
   }
@@ -471,7 +573,7 @@ async function deleteCurrent() {
   $('editor-confirm').hidden = true;
   try {
     await rpc('macro.delete', { name });
-    app.current = null;
+    if (app.current === name) app.current = null;
     showDiagnostic('ok', `Deleted ${name}.`);
     await loadMacros();
   } catch (error) {
@@ -487,7 +589,7 @@ async function refreshRunning() {
   const body = $('running');
   // Rows are kept (only the elapsed time changes), so a focused Cancel button stays focused.
   const live = new Set(calls.map((call) => String(call.call)));
-  for (const row of Array.from(body.children)) if (!live.has(row.dataset.call)) row.remove();
+  for (const row of Array.from(body.children, (child) => /** @type {HTMLElement} */ (child))) if (!live.has(row.dataset.call ?? '')) row.remove();
   for (const call of calls) {
     let row = body.querySelector(`tr[data-call="${call.call}"]`);
     if (!row) {
@@ -499,7 +601,7 @@ async function refreshRunning() {
           onclick: () => rpc('macro.cancel', { call: call.call }).catch((error) => appendLog({ level: 'error', message: error.message })) }, 'Cancel')));
       body.appendChild(row);
     }
-    row.querySelector('.elapsed').textContent = `${(call.elapsedMs / 1000).toFixed(1)} s`;
+    /** @type {Element} */ (row.querySelector('.elapsed')).textContent = `${(call.elapsedMs / 1000).toFixed(1)} s`;
   }
   $('running-empty').hidden = calls.length > 0;
 }
@@ -528,6 +630,7 @@ function showUptime() {
   $('status-uptime').textContent = h ? `${h}h ${m}m` : m ? `${m}m ${s}s` : `${s}s`;
 }
 
+/** @param {LogRecord} record */
 function appendLog(record) {
   const log = $('log');
   const atBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 30;
@@ -535,15 +638,20 @@ function appendLog(record) {
   const source = metadata.macro || metadata.name || '';
   // The record's own time (log.recent's history too), not the moment the page received it.
   const when = record.time ? new Date(record.time) : new Date();
-  const time = (isNaN(when) ? new Date() : when).toLocaleTimeString();
+  const time = (isNaN(when.getTime()) ? new Date() : when).toLocaleTimeString();
   log.appendChild(element('li', record.time ? { 'data-time': record.time } : {},
     element('span', { class: 'time' }, time),
     element('span', { class: `level level-${record.level}` }, record.level),
     element('span', { class: 'message' }, (source ? `[${source}] ` : '') + record.message)));
-  while (log.children.length > 500) log.firstChild.remove();
+  while (log.children.length > 500) log.children[0].remove();
   if (atBottom) log.scrollTop = log.scrollHeight;
 }
 
+/**
+ * Runs `body` every `ms` while the page is online, never two at once.
+ * @param {number} ms
+ * @param {() => Promise<unknown>} body
+ */
 function every(ms, body) {
   let busy = false;
   setInterval(() => {
@@ -554,7 +662,7 @@ function every(ms, body) {
 }
 
 document.addEventListener('DOMContentLoaded', () => {
-  $('editor-macro').addEventListener('change', (event) => openMacro(event.target.value, false));
+  $('editor-macro').addEventListener('change', () => openMacro($select('editor-macro').value, false));
   $('editor-save').addEventListener('click', () => save());
   $('editor-new').addEventListener('click', () => askName('new'));
   $('editor-rename').addEventListener('click', () => askName('rename'));
@@ -576,5 +684,3 @@ document.addEventListener('DOMContentLoaded', () => {
     showBanner(`Cannot open the dashboard: ${error.message}`);
   });
 });
-"""#
-}

@@ -1,12 +1,12 @@
-extension DashboardAssets {
-    /// `/stats.js`: the Statistics card (`macro.stats`, refreshed every second, with Reset) and
-    /// the Profile card (`macro.profile`, drawn as a flame graph from the folded stacks). Uses
-    /// `rpc`, `element`, `every` and `app` from app.js.
-    static let statsJS = #"""
 'use strict';
+// From app.js, loaded before this file (classic scripts share one global scope); app.js calls
+// renderProfilePicker.
+/* global $, $input, $select, $button, SVG, app, rpc, element, every, appendLog */
+/* exported renderProfilePicker */
 
 // ---- Statistics ----
 
+/** @type {[string, (s: MacroStats) => unknown][]} a column's data-stat key, and its value */
 const STAT_COLUMNS = [
   ['calls', (s) => s.calls], ['ok', (s) => s.ok],
   ['threw', (s) => s.errors.threw], ['timeout', (s) => s.errors.timeout],
@@ -15,13 +15,14 @@ const STAT_COLUMNS = [
   ['js', (s) => ms(s.jsMs)], ['reloads', (s) => s.reloads], ['failed', (s) => s.failedReloads],
 ];
 
+/** @param {number | null | undefined} value */
 function ms(value) { return value === null || value === undefined ? '–' : `${value} ms`; }
 
 async function refreshStats() {
   const stats = await rpc('macro.stats');
   const body = $('stats');
   const live = new Set(stats.map((s) => s.name));
-  for (const row of Array.from(body.children)) if (!live.has(row.dataset.macro)) row.remove();
+  for (const row of Array.from(body.children, (child) => /** @type {HTMLElement} */ (child))) if (!live.has(row.dataset.macro ?? '')) row.remove();
   for (const s of stats) {
     let row = body.querySelector(`tr[data-macro="${CSS.escape(s.name)}"]`);
     if (!row) {
@@ -33,25 +34,34 @@ async function refreshStats() {
           onclick: () => resetStats(s.name) }, 'Reset')));
       body.appendChild(row);
     }
-    for (const [key, value] of STAT_COLUMNS) row.querySelector(`[data-stat="${key}"]`).textContent = String(value(s));
+    for (const [key, value] of STAT_COLUMNS) /** @type {Element} */ (row.querySelector(`[data-stat="${key}"]`)).textContent = String(value(s));
     const last = s.lastError;
-    row.querySelector('[data-stat="lastError"]').textContent = last ? `${last.kind}: ${last.message} (${new Date(last.time).toLocaleTimeString()})` : '';
+    /** @type {Element} */ (row.querySelector('[data-stat="lastError"]')).textContent = last ? `${last.kind}: ${last.message} (${new Date(last.time).toLocaleTimeString()})` : '';
   }
   $('stats-empty').hidden = stats.length > 0;
 }
 
+/** @param {string | null} name a macro, or null for all */
 async function resetStats(name) {
   try {
     await rpc('macro.stats', name ? { name, reset: true } : { reset: true });
     await refreshStats();
   } catch (error) {
-    appendLog({ level: 'error', message: `reset statistics: ${error.message}` });
+    appendLog({ level: 'error', message: `reset statistics: ${/** @type {RPCError} */ (error).message}` });
   }
 }
 
 // ---- Profile: a flame graph from the folded stacks ----
 
+/** @typedef {{ name: string, value: number, children: Map<string, FlameNode> }} FlameNode */
+
+/**
+ * The call tree of folded stacks (`frame;frame;frame count` lines), with sample counts.
+ * @param {string} text
+ * @returns {FlameNode}
+ */
 function foldedTree(text) {
+  /** @type {FlameNode} */
   const root = { name: 'all', value: 0, children: new Map() };
   for (const line of text.split('\n')) {
     const cut = line.lastIndexOf(' ');
@@ -70,6 +80,7 @@ function foldedTree(text) {
   return root;
 }
 
+/** @param {string} text folded stacks */
 function drawFlame(text) {
   const svg = $('flame');
   svg.textContent = '';
@@ -77,8 +88,9 @@ function drawFlame(text) {
   if (root.value === 0) { svg.setAttribute('hidden', ''); return root; }
   const width = 1000, rowHeight = 18;
   let depth = 0;
+  /** @type {{ node: FlameNode, x: number, level: number }[]} */
   const rows = [];
-  (function place(node, x, level) {
+  (function place(/** @type {FlameNode} */ node, /** @type {number} */ x, /** @type {number} */ level) {
     depth = Math.max(depth, level);
     rows.push({ node, x, level });
     let offset = x;
@@ -102,16 +114,16 @@ function drawFlame(text) {
     const title = document.createElementNS(SVG, 'title');
     title.textContent = `${node.name}: ${node.value} sample${node.value === 1 ? '' : 's'} (${share}%)`;
     const rect = document.createElementNS(SVG, 'rect');
-    rect.setAttribute('x', x / root.value * width);
-    rect.setAttribute('y', y);
-    rect.setAttribute('width', Math.max(w - 0.5, 0.5));
-    rect.setAttribute('height', rowHeight - 1);
+    rect.setAttribute('x', String(x / root.value * width));
+    rect.setAttribute('y', String(y));
+    rect.setAttribute('width', String(Math.max(w - 0.5, 0.5)));
+    rect.setAttribute('height', String(rowHeight - 1));
     rect.setAttribute('fill', level === 0 ? '#9ca3af' : `hsl(${20 + (node.name.length * 37) % 40}, 85%, ${55 + level % 3 * 5}%)`);
     group.append(title, rect);
     if (w > 40) {
       const label = document.createElementNS(SVG, 'text');
-      label.setAttribute('x', x / root.value * width + 3);
-      label.setAttribute('y', y + rowHeight - 5);
+      label.setAttribute('x', String(x / root.value * width + 3));
+      label.setAttribute('y', String(y + rowHeight - 5));
       label.textContent = node.name.length * 6.5 > w - 6 ? node.name.slice(0, Math.max(0, Math.floor((w - 6) / 6.5) - 1)) + '…' : node.name;
       group.append(label);
     }
@@ -120,14 +132,15 @@ function drawFlame(text) {
   return root;
 }
 
+/** @param {Event} event */
 async function runProfile(event) {
   event.preventDefault();
-  const name = $('profile-macro').value;
-  const runs = Number($('profile-runs').value) || 10;
+  const name = $select('profile-macro').value;
+  const runs = Number($input('profile-runs').value) || 10;
   const message = $('profile-message');
   message.className = 'diagnostic';
   message.textContent = `Profiling ${name} (${runs} run${runs === 1 ? '' : 's'})…`;
-  $('profile-run').disabled = true;
+  $button('profile-run').disabled = true;
   try {
     const result = await rpc('macro.profile', { name, runs });
     drawFlame(result.folded);
@@ -135,14 +148,14 @@ async function runProfile(event) {
   } catch (error) {
     $('flame').setAttribute('hidden', '');
     message.className = 'diagnostic error';
-    message.textContent = `Not profiled: ${error.message}`;
+    message.textContent = `Not profiled: ${/** @type {RPCError} */ (error).message}`;
   } finally {
-    $('profile-run').disabled = false;
+    $button('profile-run').disabled = false;
   }
 }
 
 function renderProfilePicker() {
-  const select = $('profile-macro');
+  const select = $select('profile-macro');
   const chosen = select.value;
   select.textContent = '';
   for (const entry of app.macros.filter((m) => m.kind !== 'lib' && m.status === 'ok')) select.append(element('option', { value: entry.name }, entry.name));
@@ -154,5 +167,3 @@ document.addEventListener('DOMContentLoaded', () => {
   $('stats-reset').addEventListener('click', () => resetStats(null));
   every(1000, refreshStats);
 });
-"""#
-}

@@ -1,0 +1,100 @@
+// Types for the type checker only (tsc --checkJs, `make web-check`); not served. The page's
+// scripts are classic scripts sharing one global scope: editor.js, then app.js, then stats.js.
+
+/** A progress channel of `/config.json`. */
+interface Channel { name: string; min: number; max: number }
+
+/** `/config.json`. */
+interface DashboardConfig { channels: Channel[]; codemirror: boolean }
+
+/** Where a macro file failed to load. */
+interface LoadError { line?: number; column?: number; message: string }
+
+/** An entry of `macro.list`: a macro, or a lib file (`kind: 'lib'`). */
+interface MacroEntry {
+  name: string; kind?: string; file: string; version: number; status: string;
+  quarantined?: boolean; error?: LoadError | null;
+}
+
+/** A JSON-RPC error (a rejected `rpc`), or a thrown `Error`: both have a message. */
+interface RPCError {
+  code?: number; message: string;
+  data?: {
+    file?: string; line?: number; column?: number; message?: string; errorName?: string;
+    stack?: string; reason?: string;
+  };
+}
+
+/** A `log` notification, or an entry of `log.recent`. */
+interface LogRecord { level: string; message: string; time?: string; metadata?: Record<string, string> }
+
+/** An entry of `macro.running`. */
+interface RunningCall { call: number; name: string; elapsedMs: number }
+
+/** `engine.status` (the fields the page shows). */
+interface EngineStatus {
+  calls: number; errors: number; connections: number; uptime: number; version: string; socket: string;
+  javascript: string; paused?: string;
+}
+
+/** An entry of `macro.stats`. */
+interface MacroStats {
+  name: string; calls: number; ok: number; reloads: number; failedReloads: number;
+  errors: { threw: number; timeout: number; cancelled: number; memory: number };
+  p50Ms: number | null; p95Ms: number | null; p99Ms: number | null; maxMs: number | null; jsMs: number | null;
+  lastError?: { kind: string; message: string; time: string } | null;
+}
+
+/** What each JSON-RPC method the page calls answers. */
+interface RPCResults {
+  'subscribe': unknown;
+  'progress.get': Record<string, number>;
+  'log.recent': LogRecord[];
+  'macro.list': MacroEntry[];
+  'macro.source': { source: string };
+  'macro.call': unknown;
+  'macro.save': { file: string; version: number };
+  'macro.delete': unknown;
+  'macro.unquarantine': unknown;
+  'macro.running': RunningCall[];
+  'macro.cancel': unknown;
+  'engine.status': EngineStatus;
+  'macro.stats': MacroStats[];
+  'macro.profile': { folded: string; samples: number; runs: number };
+}
+
+/** The editor behind editor.js: CodeMirror 5, or a textarea with line numbers. */
+interface MacroSourceEditor {
+  kind: 'codemirror' | 'plain';
+  getValue(): string;
+  setValue(text: string): void;
+  focus(): void;
+  markError(line: number, message: string): void;
+  clearError(): void;
+  errorLine(): number | null;
+}
+
+/** The part of CodeMirror 5's editor (Debian's libjs-codemirror) that editor.js uses. */
+interface CodeMirrorEditor {
+  getValue(): string;
+  setValue(text: string): void;
+  clearHistory(): void;
+  focus(): void;
+  lineCount(): number;
+  setGutterMarker(line: number, gutter: string, marker: HTMLElement | null): unknown;
+  addLineClass(line: number, where: string, className: string): unknown;
+  removeLineClass(line: unknown, where: string, className: string): unknown;
+  clearGutter(gutter: string): void;
+  scrollIntoView(position: { line: number; ch: number }, margin?: number): void;
+}
+
+interface Window {
+  /** CodeMirror 5's global, once editor.js has loaded /codemirror/lib/codemirror.js. */
+  CodeMirror: (host: HTMLElement, options: Record<string, unknown>) => CodeMirrorEditor;
+  /** editor.js: creates the page's editor. */
+  MacroEditor: {
+    create(container: HTMLElement, useCodeMirror: boolean, onSave: () => void): Promise<MacroSourceEditor>;
+  };
+  /** app.js's state, for the browser test (Tests/Browser/dashboard_check.py). */
+  dashboard: unknown;
+}
