@@ -23,6 +23,8 @@ help:
 	@echo "make sanitize      the test suite under AddressSanitizer, then ThreadSanitizer"
 	@echo "make soak          100,000 calls, 1,000 reloads, 1,000 connections, a million pipelined requests: RSS before/after"
 	@echo "make completions   write shell completions for macro into .build/completions/"
+	@echo "make deb           build the Debian package macroengine_VERSION_ARCH.deb (release binaries, unit, completions, man pages)"
+	@echo "make deb-test      install that package on this machine, run macrod and macro from it, purge it (root)"
 	@echo "make install-user  install macro, macrod, the config and the systemd user unit under ~"
 	@echo "make deps          install $(APT_PKGS) with apt-get when pkg-config cannot find $(PKG)"
 	@echo "make test-deps     install the PyPI helpers the tests use ($(PY_PKGS)) into $(PY_DEPS)"
@@ -161,10 +163,37 @@ test: deps test-deps docs-check tool-deps browser-deps
 	$(SWIFT) test --skip-build --skip MacroDaemonTests.LoadTests --skip MacroHTTPTests.DashboardBrowserTests
 	$(SWIFT) test --skip-build --filter MacroHTTPTests.DashboardBrowserTests
 	$(SWIFT) test --skip-build --filter MacroDaemonTests.LoadTests
+	$(MAKE) --no-print-directory deb-test
 
 # Every relative link and #anchor in README.md and docs/*.md resolves (GitHub's anchor slugs).
 docs-check:
 	python3 Tests/Docs/check_links.py $(CURDIR)
+
+# The Debian package (packaging/build-deb.sh): the release binaries, the systemd user unit,
+# completions, man pages (swift-argument-parser's generate-manual), the example config and
+# macros; Depends from dpkg-shlibdeps and dpkg-query; checked by lintian. dpkg-dev (dpkg-shlibdeps,
+# dpkg-parsechangelog), lintian and systemd (systemd-analyze, for deb-test) are installed when
+# missing. dpkg-deb --root-owner-group makes the files root's without fakeroot.
+DEB_TOOLS := dpkg-shlibdeps:dpkg-dev dpkg-parsechangelog:dpkg-dev lintian:lintian systemd-analyze:systemd man:man-db
+deb-deps: deps codemirror-deps
+	@missing=""; for pair in $(DEB_TOOLS); do \
+		command -v $${pair%%:*} >/dev/null || case " $$missing " in *" $${pair#*:} "*) ;; *) missing="$$missing $${pair#*:}";; esac; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "==> installing$$missing (make deb uses them)"; \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+	@for pair in $(DEB_TOOLS); do command -v $${pair%%:*} >/dev/null || { echo "error: $${pair%%:*} still missing after apt-get" >&2; exit 1; }; done
+
+deb: deb-deps release
+	@SWIFT="$(SWIFT)" RELEASE_FLAGS="$(RELEASE_FLAGS)" bash packaging/build-deb.sh
+
+# Installs the package built by `make deb` on this machine, runs it, purges it, and checks that
+# nothing it installed is left (Tests/Package/deb-test.sh; root, or sudo). `make test` runs it
+# last: its release build is the one `make release-check` uses afterwards in CI.
+deb-test: deb
+	$(SUDO) bash Tests/Package/deb-test.sh
 
 # The benchmark table (docs/performance.md): a private macrod and a private redis-server on Unix
 # sockets in a temporary directory. BENCH_ARGS passes options (macro-bench --help).
