@@ -4,7 +4,7 @@
 #
 #   /usr/bin/macro, macro-local, macrod          release binaries (RELEASE_FLAGS), stripped
 #   /usr/lib/systemd/user/macrod.service         config/macrod.service, ExecStart in /usr/bin
-#   /usr/lib/macroengine/macrod-user-setup       the unit's first start: config and macros for the user
+#   /usr/libexec/macroengine/macrod-user-setup   the unit's first start: config and macros for the user
 #   /usr/share/macroengine/{config,macros}       the example config and macros (the repo's layout)
 #   bash, zsh and fish completions               `macro --generate-completion-script SHELL`
 #   /usr/share/man/man1/macro*.1.gz, man8/macrod.8.gz   swift-argument-parser's generate-manual
@@ -65,12 +65,12 @@ install -D -m 644 config/macrod.service "$unit"
 sed -i \
     -e 's|^# systemd user unit for macrod\. Install with `make install-user`, then:|# systemd user unit for macrod, from the macroengine package. Enable it with:|' \
     -e 's|^Documentation=.*|Documentation=man:macrod(8) man:macro(1) file://%h/.config/macroengine/macroengine.yaml|' \
-    -e 's|^ExecStart=%h/.local/bin/macrod |# First start: ~/.config/macroengine/macroengine.yaml and ~/.local/share/macroengine/macros\n# from the examples in /usr/share/macroengine (never overwrites a file).\nExecStartPre=/usr/lib/macroengine/macrod-user-setup\nExecStart=/usr/bin/macrod |' \
+    -e 's|^ExecStart=%h/.local/bin/macrod |# First start: ~/.config/macroengine/macroengine.yaml and ~/.local/share/macroengine/macros\n# from the examples in /usr/share/macroengine (never overwrites a file).\nExecStartPre=/usr/libexec/macroengine/macrod-user-setup\nExecStart=/usr/bin/macrod |' \
     -e 's|the config `make \(install-user\)` installs says|the config macrod-user-setup writes says|' \
     "$unit"
 grep -q '^ExecStart=/usr/bin/macrod ' "$unit" || fail "config/macrod.service: its ExecStart line changed; update $0"
-grep -q '^ExecStartPre=/usr/lib/macroengine/macrod-user-setup$' "$unit" || fail "the unit's ExecStartPre was not added"
-install -D -m 755 "$DEBIAN_DIR/macrod-user-setup" "$ROOT/usr/lib/macroengine/macrod-user-setup"
+grep -q '^ExecStartPre=/usr/libexec/macroengine/macrod-user-setup$' "$unit" || fail "the unit's ExecStartPre was not added"
+install -D -m 755 "$DEBIAN_DIR/macrod-user-setup" "$ROOT/usr/libexec/macroengine/macrod-user-setup"
 
 # The example config and macros, laid out as in the repo (the config's macros_dir is ../macros).
 install -D -m 644 config/macroengine.yaml "$ROOT/usr/share/macroengine/config/macroengine.yaml"

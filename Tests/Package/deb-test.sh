@@ -46,11 +46,11 @@ VERSION=$(dpkg-query -W -f '${Version}' macroengine)
 dpkg -L macroengine | sort > "$TMP/installed.txt"
 # What the package put on the machine: its files and links, and the folders only it uses.
 while read -r path; do [ -d "$path" ] && [ ! -L "$path" ] || echo "$path"; done < "$TMP/installed.txt" > "$TMP/files.txt"
-grep -E '^/usr/(share|lib)/macroengine(/|$)|^/usr/share/doc/macroengine(/|$)' "$TMP/installed.txt" > "$TMP/own-dirs.txt"
+grep -E '^/usr/(share|libexec)/macroengine(/|$)|^/usr/share/doc/macroengine(/|$)' "$TMP/installed.txt" > "$TMP/own-dirs.txt"
 echo "    $(wc -l < "$TMP/files.txt") files, Depends: $(dpkg-query -W -f '${Depends}' macroengine)"
 
 for path in /usr/bin/macro /usr/bin/macro-local /usr/bin/macrod /usr/lib/systemd/user/macrod.service \
-    /usr/lib/macroengine/macrod-user-setup \
+    /usr/libexec/macroengine/macrod-user-setup \
     /usr/share/bash-completion/completions/macro /usr/share/zsh/vendor-completions/_macro \
     /usr/share/fish/vendor_completions.d/macro.fish \
     /usr/share/man/man1/macro.1.gz /usr/share/man/man1/macro.run.1.gz /usr/share/man/man1/macro-local.1.gz \
@@ -71,15 +71,15 @@ HOME_DIR=$TMP/home RUNTIME=$TMP/run
 mkdir -p "$HOME_DIR" && mkdir -m 700 "$RUNTIME"
 check "systemd-analyze --user verify macrod.service" \
     env HOME="$HOME_DIR" XDG_RUNTIME_DIR="$RUNTIME" systemd-analyze --user verify --man=no /usr/lib/systemd/user/macrod.service
-check "the unit runs /usr/bin/macrod after the first-start setup" \
-    grep -qx 'ExecStart=/usr/bin/macrod --config %h/.config/macroengine/macroengine.yaml' /usr/lib/systemd/user/macrod.service
-check "macrod-user-setup writes the user's config and macros" env HOME="$HOME_DIR" /usr/lib/macroengine/macrod-user-setup
+check "the unit runs /usr/bin/macrod after the first-start setup" sh -c \
+    "grep -A1 -x 'ExecStartPre=/usr/libexec/macroengine/macrod-user-setup' /usr/lib/systemd/user/macrod.service | grep -qx 'ExecStart=/usr/bin/macrod --config %h/.config/macroengine/macroengine.yaml'"
+check "macrod-user-setup writes the user's config and macros" env HOME="$HOME_DIR" /usr/libexec/macroengine/macrod-user-setup
 CONFIG=$HOME_DIR/.config/macroengine/macroengine.yaml
 check "the user's config names the user's macros" grep -qx "macros_dir: $HOME_DIR/.local/share/macroengine/macros" "$CONFIG"
 check "the user's macros are the examples" cmp /usr/share/macroengine/macros/bump.js "$HOME_DIR/.local/share/macroengine/macros/bump.js"
 echo "// edited" >> "$HOME_DIR/.local/share/macroengine/macros/bump.js"
 rm "$CONFIG"
-env HOME="$HOME_DIR" /usr/lib/macroengine/macrod-user-setup >/dev/null
+env HOME="$HOME_DIR" /usr/libexec/macroengine/macrod-user-setup >/dev/null
 check "a second setup keeps the user's edited macro" grep -qx "// edited" "$HOME_DIR/.local/share/macroengine/macros/bump.js"
 
 # The installed macrod, as the unit starts it (the user's config, found without --config),
@@ -100,7 +100,7 @@ out=$(/usr/bin/macro run bump inner 1 --local --json 2>&1)
 case "$out" in *'"result"'*) ok "macro run --local (macro-local in-process): $out";; *) bad "macro run --local" "$out";; esac
 # The dashboard (the user's config turns it on at 127.0.0.1:0) serves Debian's CodeMirror.
 URL=$(/usr/bin/macro dashboard --no-open 2>&1)
-check "the dashboard serves CodeMirror from libjs-codemirror ($URL)" python3 - "$URL" <<'EOF'
+check "the dashboard (${URL%%\?*}) serves CodeMirror from libjs-codemirror" python3 - "$URL" <<'EOF'
 import sys, urllib.request
 url = sys.argv[1]
 base, token = url.split("?token=")
