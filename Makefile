@@ -9,19 +9,22 @@ ACORN      := /usr/share/nodejs/acorn/dist/acorn.js
 SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 STATE_DIR  := .run
 
-.PHONY: install-user-files all release-check deps test-deps tool-deps browser-deps codemirror-deps web-deps web-check build release run demo test bench bench-deps fuzz sanitize soak completions install-user clean help
+.PHONY: docs-check deb deb-deps deb-test install-user-files all release-check deps test-deps tool-deps browser-deps codemirror-deps web-deps web-check build release run demo test bench bench-deps fuzz sanitize soak completions install-user clean help
 
 all: build
 
 help:
 	@echo "make run           build (release), then start macrod in the foreground on the repo's config/ and macros/"
 	@echo "make test          build and run the whole test suite"
+	@echo "make docs-check    check that every relative link and #anchor in README.md and docs/*.md resolves"
 	@echo "make demo          build, then run the demo macros in-process (no daemon)"
 	@echo "make bench         benchmark macrod against Redis FCALL, a plain Node.js server, a bare socket and a minimal JSC process"
 	@echo "make fuzz          libFuzzer on the JSON-RPC line decoder and on macro-file loading (FUZZ_SECONDS each)"
 	@echo "make sanitize      the test suite under AddressSanitizer, then ThreadSanitizer"
 	@echo "make soak          100,000 calls, 1,000 reloads, 1,000 connections, a million pipelined requests: RSS before/after"
 	@echo "make completions   write shell completions for macro into .build/completions/"
+	@echo "make deb           build the Debian package macroengine_VERSION_ARCH.deb (release binaries, unit, completions, man pages)"
+	@echo "make deb-test      install that package on this machine, run macrod and macro from it, purge it (root)"
 	@echo "make install-user  install macro, macrod, the config and the systemd user unit under ~"
 	@echo "make deps          install $(APT_PKGS) with apt-get when pkg-config cannot find $(PKG)"
 	@echo "make test-deps     install the PyPI helpers the tests use ($(PY_PKGS)) into $(PY_DEPS)"
@@ -71,7 +74,7 @@ build: deps
 	$(SWIFT) build
 
 # Release binaries link the Swift runtime and Foundation statically: `macro` starts ~30% faster
-# (README, Performance), and the binaries do not depend on the toolchain's shared libraries.
+# (docs/performance.md), and the binaries do not depend on the toolchain's shared libraries.
 RELEASE_FLAGS := -c release --static-swift-stdlib
 release: deps
 	$(SWIFT) build $(RELEASE_FLAGS)
@@ -79,7 +82,7 @@ release: deps
 # CI's check of the release binaries `make run` and `make bench` use: each must parse its
 # arguments (a statically linked Swift runtime once lost argv; debug builds did not show it;
 # `macro --help` would print the root help even then, so macro and macro-local are asked for
-# `run --help`), and macro must not link JavaScriptCore (README, "A thin macro").
+# `run --help`), and macro must not link JavaScriptCore (docs/cli.md, "A thin macro").
 release-check: release
 	@BIN=$$($(SWIFT) build -c release --show-bin-path); \
 	for tool in macro macrod macro-bench; do \
@@ -184,13 +187,44 @@ web-check: web-deps
 # The 100,000-request load test runs on its own afterwards, so it does not starve the suites
 # whose timing matters (browser, restarts, live edits) of the machine's cores; so does the
 # dashboard in headless Chromium, whose waits once ran out beside the memory-bomb tests.
-test: deps test-deps tool-deps browser-deps web-check
+test: deps test-deps docs-check web-check tool-deps browser-deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --skip MacroDaemonTests.LoadTests --skip MacroHTTPTests.DashboardBrowserTests
 	$(SWIFT) test --skip-build --filter MacroHTTPTests.DashboardBrowserTests
 	$(SWIFT) test --skip-build --filter MacroDaemonTests.LoadTests
+	$(MAKE) --no-print-directory deb-test
 
-# The benchmark table (README, Performance): a private macrod and a private redis-server on Unix
+# Every relative link and #anchor in README.md and docs/*.md resolves (GitHub's anchor slugs).
+docs-check:
+	python3 Tests/Docs/check_links.py $(CURDIR)
+
+# The Debian package (packaging/build-deb.sh): the release binaries, the systemd user unit,
+# completions, man pages (swift-argument-parser's generate-manual), the example config and
+# macros; Depends from dpkg-shlibdeps and dpkg-query; checked by lintian. dpkg-dev (dpkg-shlibdeps,
+# dpkg-parsechangelog), lintian and systemd (systemd-analyze, for deb-test) are installed when
+# missing. dpkg-deb --root-owner-group makes the files root's without fakeroot.
+DEB_TOOLS := dpkg-shlibdeps:dpkg-dev dpkg-parsechangelog:dpkg-dev lintian:lintian systemd-analyze:systemd man:man-db
+deb-deps: deps codemirror-deps
+	@missing=""; for pair in $(DEB_TOOLS); do \
+		command -v $${pair%%:*} >/dev/null || case " $$missing " in *" $${pair#*:} "*) ;; *) missing="$$missing $${pair#*:}";; esac; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "==> installing$$missing (make deb uses them)"; \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+	@for pair in $(DEB_TOOLS); do command -v $${pair%%:*} >/dev/null || { echo "error: $${pair%%:*} still missing after apt-get" >&2; exit 1; }; done
+
+deb: deb-deps release
+	@SWIFT="$(SWIFT)" RELEASE_FLAGS="$(RELEASE_FLAGS)" bash packaging/build-deb.sh
+
+# Installs the package built by `make deb` on this machine, runs it, purges it, and checks that
+# nothing it installed is left (Tests/Package/deb-test.sh; root, or sudo). `make test` runs it
+# last: its release build is the one `make release-check` uses afterwards in CI.
+deb-test: deb
+	$(SUDO) bash Tests/Package/deb-test.sh
+
+# The benchmark table (docs/performance.md): a private macrod and a private redis-server on Unix
 # sockets in a temporary directory. BENCH_ARGS passes options (macro-bench --help).
 BENCH_ARGS ?=
 bench-deps: deps
@@ -238,7 +272,7 @@ sanitize: deps test-deps browser-deps
 	$(SWIFT) build --build-tests --scratch-path .build-tsan -Xswiftc -sanitize=thread -Xswiftc -DTSAN -Xswiftc -use-ld=lld
 	TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/Tests/tsan-suppressions.txt" MACROENGINE_LOAD_RSS_BOUND_MIB=2048 $(SWIFT) test --skip-build --scratch-path .build-tsan
 
-# The leak soak (README, Reliability): fails when the daemon's RSS grows past the bound.
+# The leak soak (docs/reliability.md): fails when the daemon's RSS grows past the bound.
 soak: release
 	@BIN=$$($(SWIFT) build -c release --show-bin-path); $$BIN/macro-bench soak $(SOAK_ARGS)
 

@@ -1,0 +1,198 @@
+#!/usr/bin/env bash
+# `make deb`: the Debian package macroengine_VERSION_ARCH.deb from the release build, with
+# Debian's own tools (dpkg-shlibdeps for the libraries' versions, dpkg-deb, lintian).
+#
+#   /usr/bin/macro, macro-local, macrod          release binaries (RELEASE_FLAGS), stripped
+#   /usr/lib/systemd/user/macrod.service         config/macrod.service, ExecStart in /usr/bin
+#   /usr/libexec/macroengine/macrod-user-setup   the unit's first start: config and macros for the user
+#   /usr/share/macroengine/{config,macros}       the example config and macros (the repo's layout)
+#   bash, zsh and fish completions               `macro --generate-completion-script SHELL`
+#   /usr/share/man/man1/macro*.1.gz, man8/macrod.8.gz   swift-argument-parser's generate-manual
+#   /usr/share/doc/macroengine                   copyright, changelog, README.md and docs/
+#
+# The version is the one constant the binaries print (`macrod --version`, Sources/MacroBase/
+# Version.swift); packaging/debian/changelog must start with it. Depends: what dpkg-shlibdeps
+# finds in the binaries, JavaScriptCore at least at the version built against, and the Debian
+# packages whose files the binaries open at run time (dpkg-query: the versions installed here).
+#
+# Environment: SWIFT (swift), RELEASE_FLAGS (the Makefile's), DEB_OUTPUT_DIR (the repo's root),
+# MANUAL=plugin (the man pages through `swift package plugin generate-manual`, see below).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SWIFT=${SWIFT:-swift}
+read -r -a RELEASE <<< "${RELEASE_FLAGS:--c release --static-swift-stdlib}"
+OUT=${DEB_OUTPUT_DIR:-.}
+PKG=macroengine
+DEBIAN_DIR=packaging/debian
+WORK=.build/deb
+ROOT=$WORK/root
+
+fail() { echo "error: $*" >&2; exit 1; }
+step() { echo "==> $*"; }
+
+BIN=$("$SWIFT" build "${RELEASE[@]}" --show-bin-path)
+for tool in macro macro-local macrod; do
+    [ -x "$BIN/$tool" ] || fail "$BIN/$tool is missing: run make release first"
+done
+
+# One version: the binaries' constant, which the changelog must match.
+VERSION=$("$BIN/macrod" --version)
+for tool in macro macro-local; do
+    v=$("$BIN/$tool" --version)
+    [ "$v" = "$VERSION" ] || fail "$tool --version says $v, macrod --version says $VERSION"
+done
+CHANGELOG_VERSION=$(dpkg-parsechangelog -l "$DEBIAN_DIR/changelog" -S Version)
+[ "$CHANGELOG_VERSION" = "$VERSION" ] || \
+    fail "$DEBIAN_DIR/changelog starts with $CHANGELOG_VERSION, the binaries say $VERSION: add a changelog entry"
+# The manual pages' date: the changelog's, so the same tree gives the same pages.
+DATE=$(date -u -d "$(dpkg-parsechangelog -l "$DEBIAN_DIR/changelog" -S Date)" +%Y-%m-%d)
+ARCH=$(dpkg --print-architecture)
+DEB="$OUT/${PKG}_${VERSION}_${ARCH}.deb"
+step "packaging $PKG $VERSION ($ARCH) from $BIN"
+
+rm -rf "$WORK"
+mkdir -p "$ROOT/DEBIAN"
+
+# Binaries, stripped as dh_strip does.
+for tool in macro macro-local macrod; do
+    install -D -m 755 "$BIN/$tool" "$ROOT/usr/bin/$tool"
+    strip --strip-unneeded --remove-section=.comment --remove-section=.note "$ROOT/usr/bin/$tool"
+done
+
+# The systemd user unit: the repo's, with macrod from /usr/bin and the first start's setup.
+unit=$ROOT/usr/lib/systemd/user/macrod.service
+install -D -m 644 config/macrod.service "$unit"
+sed -i \
+    -e 's|^# systemd user unit for macrod\. Install with `make install-user`, then:|# systemd user unit for macrod, from the macroengine package. Enable it with:|' \
+    -e 's|^Documentation=.*|Documentation=man:macrod(8) man:macro(1) file://%h/.config/macroengine/macroengine.yaml|' \
+    -e 's|^ExecStart=%h/.local/bin/macrod |# First start: ~/.config/macroengine/macroengine.yaml and ~/.local/share/macroengine/macros\n# from the examples in /usr/share/macroengine (never overwrites a file).\nExecStartPre=/usr/libexec/macroengine/macrod-user-setup\nExecStart=/usr/bin/macrod |' \
+    -e 's|the config `make \(install-user\)` installs says|the config macrod-user-setup writes says|' \
+    "$unit"
+grep -q '^ExecStart=/usr/bin/macrod ' "$unit" || fail "config/macrod.service: its ExecStart line changed; update $0"
+grep -q '^ExecStartPre=/usr/libexec/macroengine/macrod-user-setup$' "$unit" || fail "the unit's ExecStartPre was not added"
+install -D -m 755 "$DEBIAN_DIR/macrod-user-setup" "$ROOT/usr/libexec/macroengine/macrod-user-setup"
+
+# The example config and macros, laid out as in the repo (the config's macros_dir is ../macros).
+install -D -m 644 config/macroengine.yaml "$ROOT/usr/share/macroengine/config/macroengine.yaml"
+for f in macros/*.js macros/lib/*.js macros/globals.d.ts macros/jsconfig.json; do
+    install -D -m 644 "$f" "$ROOT/usr/share/macroengine/$f"
+done
+
+# Shell completions, where each shell looks.
+# (bash's is sourced, not run: no #! line.)
+"$BIN/macro" --generate-completion-script bash | sed '1{/^#!/d}' > "$WORK/macro.bash"
+"$BIN/macro" --generate-completion-script zsh > "$WORK/_macro"
+"$BIN/macro" --generate-completion-script fish > "$WORK/macro.fish"
+install -D -m 644 "$WORK/macro.bash" "$ROOT/usr/share/bash-completion/completions/macro"
+install -D -m 644 "$WORK/_macro" "$ROOT/usr/share/zsh/vendor-completions/_macro"
+install -D -m 644 "$WORK/macro.fish" "$ROOT/usr/share/fish/vendor_completions.d/macro.fish"
+
+# Manual pages: swift-argument-parser's generate-manual, the tool its generate-manual plugin runs
+# (`generate-manual BINARY --output-directory DIR`, which runs BINARY --experimental-dump-help).
+# By default the tool is built beside the release binaries and run on them: the plugin
+# (`swift package plugin generate-manual`, MANUAL=plugin) works offline too, but it builds the
+# whole package in release mode without --static-swift-stdlib, which recompiles every module
+# (5 min here) and relinks the release binaries dynamically, so the next `make release` compiles
+# everything again (6 min). macrod in section 8; macro in section 1 with a page per subcommand
+# (macro.run(1), ...); macro-local takes macro's command line, so its page is macro's.
+MAN=$WORK/man
+mkdir -p "$MAN/1" "$MAN/8"
+step "man pages (swift-argument-parser's generate-manual${MANUAL:+, $MANUAL})"
+if [ "${MANUAL:-}" = plugin ]; then
+    PLUGIN_OUT=.build/plugins/GenerateManual/outputs
+    for section in 8 1; do
+        rm -rf "$PLUGIN_OUT"
+        multi=(); [ "$section" = 1 ] && multi=(--multi-page)
+        "$SWIFT" package plugin generate-manual --date "$DATE" --authors "MacroEngine maintainers" \
+            --section "$section" "${multi[@]}" > "$WORK/generate-manual.log" 2>&1 || {
+            cat "$WORK/generate-manual.log" >&2; fail "the generate-manual plugin failed"; }
+        if [ "$section" = 8 ]; then cp "$PLUGIN_OUT/macrod/macrod.8" "$MAN/8/"; else cp "$PLUGIN_OUT"/macro/*.1 "$MAN/1/"; fi
+    done
+    echo "    note: the plugin relinked $BIN's binaries without --static-swift-stdlib: make release rebuilds them"
+else
+    "$SWIFT" build "${RELEASE[@]}" --product generate-manual > "$WORK/generate-manual.log" 2>&1 || {
+        cat "$WORK/generate-manual.log" >&2; fail "building swift-argument-parser's generate-manual failed"; }
+    "$BIN/generate-manual" "$ROOT/usr/bin/macrod" --section 8 --date "$DATE" \
+        --authors "MacroEngine maintainers" --output-directory "$MAN/8"
+    "$BIN/generate-manual" "$ROOT/usr/bin/macro" --section 1 --multi-page --date "$DATE" \
+        --authors "MacroEngine maintainers" --output-directory "$MAN/1"
+fi
+[ -f "$MAN/8/macrod.8" ] && [ -f "$MAN/1/macro.1" ] && [ -f "$MAN/1/macro.run.1" ] || fail "generate-manual wrote no macrod.8, macro.1 or macro.run.1"
+# Two fixes for man-db and lintian: blank lines (paragraphs of the help texts) become .Pp, and
+# a subcommand's page names itself macro.run in NAME (whatis needs one word) and keeps
+# "macro run" in its SYNOPSIS.
+fix_page() {
+    local name
+    name=$(sed -n '/^\.Sh NAME$/,/^\.Sh /s/^\.Nm "\(.*\)"$/\1/p' "$1" | head -1)
+    sed -i -e 's/^$/.Pp/' "$1"
+    if [ -n "$name" ] && [ "$name" != "${name// /}" ]; then
+        sed -i -e "/^\.Sh NAME\$/,/^\.Sh /s/^\.Nm \".*\"\$/.Nm ${name// /.}/" \
+            -e "/^\.Sh SYNOPSIS\$/,/^\.Sh /s/^\.Nm\$/.Nm \"$name\"/" "$1"
+    fi
+}
+for page in "$MAN"/1/*.1 "$MAN"/8/*.8; do fix_page "$page"; done
+install -D -m 644 "$MAN/8/macrod.8" "$ROOT/usr/share/man/man8/macrod.8"
+for page in "$MAN"/1/*.1; do
+    install -D -m 644 "$page" "$ROOT/usr/share/man/man1/$(basename "$page")"
+done
+gzip -9n "$ROOT"/usr/share/man/man*/*
+ln -s macro.1.gz "$ROOT/usr/share/man/man1/macro-local.1.gz"
+
+# Documentation: copyright, changelog (a native package's), README and the reference.
+doc=$ROOT/usr/share/doc/$PKG
+install -D -m 644 "$DEBIAN_DIR/copyright" "$doc/copyright"
+install -D -m 644 "$DEBIAN_DIR/changelog" "$doc/changelog"
+gzip -9n "$doc/changelog"
+install -D -m 644 README.md "$doc/README.md"
+for f in docs/*; do install -D -m 644 "$f" "$doc/$f"; done
+install -D -m 644 "$DEBIAN_DIR/lintian-overrides" "$ROOT/usr/share/lintian/overrides/$PKG"
+
+# Depends: the shared libraries the binaries link (dpkg-shlibdeps reads their symbols files),
+# JavaScriptCore at least at the version built against (the engine uses exported functions
+# that have no public header), and what the binaries open as files: CodeMirror for the
+# dashboard, acorn for the macro-file check.
+step "Depends (dpkg-shlibdeps, dpkg-query)"
+mkdir -p "$WORK/debian"
+printf 'Source: %s\n\nPackage: %s\nArchitecture: any\n' "$PKG" "$PKG" > "$WORK/debian/control"
+shlibs=$(cd "$WORK" && dpkg-shlibdeps -O root/usr/bin/macro root/usr/bin/macro-local root/usr/bin/macrod)
+shlibs=${shlibs#shlibs:Depends=}
+installed() {
+    dpkg-query -W -f '${db:Status-Status} ${Version}\n' "$1" 2>/dev/null | awk '$1 == "installed" { print $2 }'
+}
+JSC_PKG=libjavascriptcoregtk-4.1-0
+jsc=$(installed "$JSC_PKG"); [ -n "$jsc" ] || fail "$JSC_PKG is not installed: the release build needs it"
+codemirror=$(installed libjs-codemirror); [ -n "$codemirror" ] || fail "libjs-codemirror is not installed (make codemirror-deps)"
+acorn=$(installed node-acorn); [ -n "$acorn" ] || fail "node-acorn is not installed (make deps)"
+echo "$shlibs" | grep -q "$JSC_PKG" || fail "dpkg-shlibdeps found no $JSC_PKG in macrod: $shlibs"
+depends=$(echo "$shlibs" | sed -E "s/$JSC_PKG( \([^)]*\))?/$JSC_PKG (>= $jsc)/")
+depends="$depends, libjs-codemirror (>= $codemirror), node-acorn (>= $acorn)"
+echo "    Depends: $depends"
+
+size=$(du -k -s "$ROOT" | cut -f1)
+sed -e "s|@VERSION@|$VERSION|" -e "s|@ARCH@|$ARCH|" -e "s|@INSTALLED_SIZE@|$size|" \
+    -e "s|@DEPENDS@|$depends|" "$DEBIAN_DIR/control.in" > "$ROOT/DEBIAN/control"
+(cd "$ROOT" && find usr -type f -print0 | sort -z | xargs -0 md5sum) > "$ROOT/DEBIAN/md5sums"
+chmod 644 "$ROOT/DEBIAN/control" "$ROOT/DEBIAN/md5sums"
+find "$ROOT" -type d -exec chmod 755 {} +
+
+step "dpkg-deb --build"
+rm -f "$OUT/${PKG}"_*.deb
+dpkg-deb --root-owner-group --build "$ROOT" "$DEB" >/dev/null
+ls -l "$DEB"
+
+step "lintian"
+# Every tag lintian still emits (errors, warnings, information) is overridden in
+# packaging/debian/lintian-overrides with the reason; a new one fails the build.
+LINT_DEB=$DEB LINTIAN=(lintian)
+if [ "$(id -u)" = 0 ] && command -v runuser >/dev/null; then
+    # lintian advises against root; it only reads the package: a copy nobody can read (the
+    # checkout may be in a folder nobody can enter).
+    LINT_DIR=$(mktemp -d /tmp/macroengine-lintian.XXXXXX)
+    trap 'rm -rf "$LINT_DIR"' EXIT
+    LINT_DEB=$LINT_DIR/$(basename "$DEB")
+    cp "$DEB" "$LINT_DEB"; chmod 755 "$LINT_DIR"; chmod 644 "$LINT_DEB"
+    LINTIAN=(runuser -u nobody -- env HOME="$LINT_DIR" lintian)
+fi
+"${LINTIAN[@]}" --display-info --fail-on error,warning,info "$LINT_DEB" || fail "lintian found the tags above"
+echo "==> lintian: clean (overrides: packaging/debian/lintian-overrides)"
+echo "built: $DEB ($(du -h "$DEB" | cut -f1), installed size $size KiB)"
