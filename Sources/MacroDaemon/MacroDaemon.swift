@@ -93,6 +93,14 @@ public final class MacroDaemon: Service, Sendable {
         // The last line of defence, watching from its own thread from the first file loaded on.
         let recovery = StallRecovery(
             host: host, library: library, hub: hub, previous: handover, stallQuarantine: config.stallQuarantine, logger: logger)
+        // Connections on the engine's thread: a thread of their own serves their control
+        // requests while JavaScript keeps the engine busy.
+        let busyControl: BusyControl? = config.ioThread == .engine
+            ? BusyControl(
+                occupancy: engine.occupancy, engine: engine, control: host.router.control, publisher: host.publisher,
+                allowedUIDs: config.allowedUIDs, listenerCookie: { recovery.listenerCookie.load(ordering: .relaxed) }, logger: logger)
+            : nil
+        recovery.busyControl.locked { $0 = busyControl }
         let stallWatch = StallWatch(
             occupancy: engine.occupancy, grace: config.stallGrace, memoryCeiling: (config.memoryLimitMB << 20) / 2 * 3,
             onTick: { healthy in notifier.heartbeat(healthy: healthy) },
@@ -159,14 +167,45 @@ public final class MacroDaemon: Service, Sendable {
         let setUp: @Sendable (any Channel, [EventKind]) -> EventLoopFuture<Void> = { channel, subscriptions in
             channel.eventLoop.makeCompletedFuture {
                 let pending = PendingInput()
+                let gate = busyControl.flatMap { channel.eventLoop === host.engine.eventLoop ? BusyGate(control: $0) : nil }
+                if let gate { try channel.pipeline.syncOperations.addHandler(gate) }
                 try channel.pipeline.syncOperations.addHandler(BackPressureHandler())
                 try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineDecoder(maximumLength: maxLine, pending: pending)))
                 try channel.pipeline.syncOperations.addHandler(
                     ConnectionHandler(
                         host: host, allowedUIDs: allowed, maxLineBytes: maxLine, maxInFlight: inFlight, logger: logger,
-                        pendingInput: pending, subscriptions: subscriptions))
+                        pendingInput: pending, subscriptions: subscriptions, busyGate: gate))
             }
         }
+        busyControl?.setAdopter { client in
+            // On the engine's loop, when the entry that kept it busy ended.
+            ClientBootstrap(group: group)
+                .channelOption(.autoRead, value: false)
+                .channelOption(.allowRemoteHalfClosure, value: true)
+                .channelOption(.writeBufferWaterMark, value: .init(low: buffer / 4, high: buffer))
+                .channelInitializer { setUp($0, []) }
+                .withConnectedSocket(client.fd)
+                .whenComplete { result in
+                    guard case .success(let channel) = result else {
+                        close(client.fd)
+                        return
+                    }
+                    let (input, output) = client.adopted(by: channel)
+                    if !output.isEmpty {
+                        var bytes = channel.allocator.buffer(capacity: output.count)
+                        bytes.writeBytes(output)
+                        channel.writeAndFlush(bytes, promise: nil)
+                    }
+                    if !input.isEmpty {
+                        var bytes = channel.allocator.buffer(capacity: input.count)
+                        bytes.writeBytes(input)
+                        channel.pipeline.fireChannelRead(bytes)
+                        channel.pipeline.fireChannelReadComplete()
+                    }
+                    channel.setOption(.autoRead, value: true).whenFailure { _ in }
+                }
+        }
+        busyControl?.start()
         do {
             let bootstrap = ServerBootstrap(group: group)
                 .serverChannelOption(.backlog, value: 256)
@@ -184,9 +223,7 @@ public final class MacroDaemon: Service, Sendable {
                     level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SocketCookie.option)).get()
                 recovery.listenerCookie.store(cookie, ordering: .relaxed)
             }
-            for client in handover?.clients ?? [] {
-                await adopt(client, group: group, buffer: buffer, setUp: setUp)
-            }
+            await adopt(handover?.clients ?? [], group: group, buffer: buffer, setUp: setUp)
         } catch {
             umask(0o077)
             for frontend in frontends { await frontend.stop() }
@@ -281,31 +318,46 @@ public final class MacroDaemon: Service, Sendable {
 
     /// Takes over a client connection handed over by a restart: same pipeline, its subscriptions,
     /// and the bytes of an unfinished line fed in before anything new is read.
-    private func adopt(_ client: Handover.Client, group: MultiThreadedEventLoopGroup, buffer: Int,
+    private func adopt(_ clients: [Handover.Client], group: MultiThreadedEventLoopGroup, buffer: Int,
                        setUp: @escaping @Sendable (any Channel, [EventKind]) -> EventLoopFuture<Void>) async {
-        let subscriptions = client.subscriptions.compactMap(EventKind.init(rawValue:))
+        // Every socket first, then the bytes: fed before all were adopted, a handed-over call
+        // could stall the engine again (with `io_thread: engine` it runs on the same loop) and
+        // leave the rest unadopted, to be closed at the next restart.
+        var adopted: [(channel: any Channel, pending: [UInt8])] = []
+        for client in clients {
+            let subscriptions = client.subscriptions.compactMap(EventKind.init(rawValue:))
+            do {
+                let channel = try await ClientBootstrap(group: group)
+                    .channelOption(.autoRead, value: false)
+                    .channelOption(.allowRemoteHalfClosure, value: true)
+                    .channelOption(.writeBufferWaterMark, value: .init(low: buffer / 4, high: buffer))
+                    .channelInitializer { setUp($0, subscriptions) }
+                    .withConnectedSocket(client.fd)
+                    .get()
+                adopted.append((channel, client.pendingInput))
+            } catch {
+                logger.warning("could not keep a connection across the engine restart: \(error)")
+                close(client.fd)
+            }
+        }
+        // All in one task of their loop, before any request they bring runs.
+        let fed = adopted
+        guard let loop = fed.first?.channel.eventLoop else { return }
         do {
-            let channel = try await ClientBootstrap(group: group)
-                .channelOption(.autoRead, value: false)
-                .channelOption(.allowRemoteHalfClosure, value: true)
-                .channelOption(.writeBufferWaterMark, value: .init(low: buffer / 4, high: buffer))
-                .channelInitializer { setUp($0, subscriptions) }
-                .withConnectedSocket(client.fd)
-                .get()
-            let pending = client.pendingInput
-            try await channel.eventLoop.submit {
-                if !pending.isEmpty {
-                    var bytes = channel.allocator.buffer(capacity: pending.count)
-                    bytes.writeBytes(pending)
-                    channel.pipeline.fireChannelRead(bytes)
-                    // As after a read from the socket: the requests it held are handed over.
-                    channel.pipeline.fireChannelReadComplete()
+            try await loop.submit {
+                for (channel, pending) in fed {
+                    if !pending.isEmpty {
+                        var bytes = channel.allocator.buffer(capacity: pending.count)
+                        bytes.writeBytes(pending)
+                        channel.pipeline.fireChannelRead(bytes)
+                        // As after a read from the socket: the requests it held are handed over.
+                        channel.pipeline.fireChannelReadComplete()
+                    }
+                    channel.setOption(.autoRead, value: true).whenFailure { _ in }
                 }
             }.get()
-            try await channel.setOption(.autoRead, value: true).get()
         } catch {
-            logger.warning("could not keep a connection across the engine restart: \(error)")
-            close(client.fd)
+            logger.warning("could not feed the connections kept across the engine restart: \(error)")
         }
     }
 

@@ -151,7 +151,7 @@ struct ConsoleForwardingTests {
             running = try other.call("macro.running").arrayValue ?? []
             if running.isEmpty { usleep(20_000) }
         }
-        #expect(running.map { $0["name"] } == ["spin"])
+        #expect(running.map { $0["name"] } == ["spin"], "\(daemon.log)")
         let cancelled = try other.call("macro.cancel", ["call": running[0]["call"]])
         #expect(cancelled["cancelled"] == true)
         let (_, stopped) = try Self.linesUntilReply(client, id: "8")

@@ -14,12 +14,12 @@ public enum FsyncPolicy: String, Sendable, Equatable, CaseIterable {
 
 /// Which thread macrod serves its connections on.
 public enum IOThread: String, Sendable, Equatable, CaseIterable {
-    /// Connections on a thread of their own, which hands requests to the engine's thread and
-    /// back: `macro.running` and `macro.cancel` answer even while a macro keeps the engine busy.
+    /// Connections on a thread of their own, which hands each read's requests to the engine's
+    /// thread and the replies back (three wake-ups per call).
     case separate
-    /// Connections on the engine's own thread, like Redis: no hand-off per request (several times
-    /// faster per call where waking another thread is slow), but a runaway synchronous macro
-    /// holds every connection, `macro.cancel` included, until its time limit stops it.
+    /// Connections on the engine's own thread, like Redis (one wake-up per call; the default):
+    /// while JavaScript keeps that thread busy past 20 ms, a control thread takes the
+    /// connections over and answers `macro.running`, `macro.cancel` and `progress.get` at once.
     case engine
 }
 
@@ -55,8 +55,8 @@ public struct MacroConfig: Sendable, Equatable {
     public var connectionBufferBytes: Int = 1 << 20
     /// How macrod's log is written on stderr (`log_format`, default `text`).
     public var logFormat: LogFormat = .text
-    /// Which thread serves macrod's connections (`io_thread`, default `separate`).
-    public var ioThread: IOThread = .separate
+    /// Which thread serves macrod's connections (`io_thread`, default `engine`).
+    public var ioThread: IOThread = .engine
     /// The `interval` policy's period (`fsync_interval_ms`, default 1000).
     public var fsyncInterval: Duration = .seconds(1)
     /// macrod's socket (`socket`); nil means the default (see README).

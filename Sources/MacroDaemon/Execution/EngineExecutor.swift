@@ -6,7 +6,8 @@ import Synchronization
 /// requests of one read go over as one task (one wake-up), run in order as one batch inside a
 /// ``GroupCommit`` (one journal append, then the batch's notifications and replies, in order;
 /// batches already queued behind each other, from other connections, share one commit).
-/// With `io_thread: engine` the connections are on the engine's loop and the batch runs inline.
+/// With `io_thread: engine` the connections are on the engine's loop, and a batch is a task of
+/// that loop all the same (see ``submit(_:)``).
 final class EngineExecutor: Sendable {
     /// The engine's loop.
     let loop: any EventLoop
@@ -65,17 +66,19 @@ final class EngineExecutor: Sendable {
         }, defersCommit: defersCommit)
     }
 
-    /// Runs `jobs` on the engine's loop as one batch: inline when already there.
+    /// Runs `jobs` on the engine's loop as one batch.
     func submit(_ jobs: [Job]) {
         guard !jobs.isEmpty else { return }
-        if loop.inEventLoop {
+        // Always as a task, even from the engine's own loop (`io_thread: engine`): the
+        // connections' events of one wake-up are all read first, so their batches queue up
+        // behind each other and share one journal append (the group commit), and JavaScript
+        // never runs inside an I/O event: what ``BusyControl`` reads from a socket while it runs
+        // is then never announced to the loop as still readable. From the loop itself a task
+        // is no wake-up.
+        queuedBatches.add(1, ordering: .relaxed)
+        loop.execute { [self] in
+            queuedBatches.subtract(1, ordering: .relaxed)
             runBatch(jobs)
-        } else {
-            queuedBatches.add(1, ordering: .relaxed)
-            loop.execute { [self] in
-                queuedBatches.subtract(1, ordering: .relaxed)
-                runBatch(jobs)
-            }
         }
     }
 

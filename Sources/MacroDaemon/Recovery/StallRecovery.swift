@@ -35,6 +35,8 @@ final class StallRecovery: Sendable {
     private let host: EngineHost
     private let library: MacroLibrary
     private let hub: NotificationHub
+    /// The busy control, with `io_thread: engine` (set once, before serving).
+    let busyControl = Mutex<BusyControl?>(nil)
     private let logger: Logger
     private let previous: Handover?
     private let stallQuarantine: Int
@@ -116,6 +118,10 @@ final class StallRecovery: Sendable {
             logger.critical("the engine stalled \(verdict.restarts.count) times within \(Int(Self.budgetWindow)) s in code no macro file answers for; JavaScript is paused after this restart (control, status and progress.get still answer); `macro resume` (engine.resume) runs it again")
         }
 
+        // The busy control stops first: what it read for the engine, and what it had not
+        // written yet, go to the next process with the sockets.
+        let halted = busyControl.locked { $0 }?.halt()
+        let heldBytes = halted?.held ?? [:]
         let connections = hub.all
         // With `io_thread: engine` the connections live on the stuck loop itself: nothing runs
         // there any more, so their replies are written straight to their sockets below.
@@ -188,11 +194,19 @@ final class StallRecovery: Sendable {
         handover.httpListener = httpCookie.flatMap { descriptors[$0] }
         for connection in connections where handedOver.contains(connection.id) {
             guard let fd = descriptors[connection.cookie.load(ordering: .relaxed)] else { continue }
+            if let bytes = heldBytes[connection.id]?.output, !bytes.isEmpty { Self.writeAll(bytes, to: fd, until: giveUp) }
             if let bytes = direct[connection.id] { Self.writeAll(bytes, to: fd, until: giveUp) }
-            let input = (replay[connection.id] ?? []) + connection.pendingInput.current
+            let input = (replay[connection.id] ?? []) + connection.pendingInput.current + (heldBytes[connection.id]?.input ?? [])
             handover.clients.append(.init(
                 fd: fd, cookie: connection.cookie.load(ordering: .relaxed), subscriptions: connection.subscriptions.map(\.rawValue).sorted(),
                 pendingInput: input, pendingLength: input.count))
+        }
+        // Accepted by the busy control and not adopted yet: theirs too.
+        for client in halted?.accepted ?? [] {
+            if !client.output.isEmpty { Self.writeAll(client.output, to: client.fd, until: giveUp) }
+            handover.clients.append(.init(
+                fd: client.fd, cookie: SocketCookie.of(client.fd) ?? 0, subscriptions: [],
+                pendingInput: client.input, pendingLength: client.input.count))
         }
         handover.quarantine = verdict.quarantine
         handover.restarts = verdict.restarts

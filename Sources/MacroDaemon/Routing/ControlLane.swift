@@ -22,21 +22,15 @@ struct ControlLane: Sendable {
         }
         guard method.bypassesEngine else { return nil }
         guard let id = request.id else {
-            _ = try? run(request, method)
+            _ = try? result(request, method)
             return replyLoop.makeSucceededFuture(nil)
         }
         do {
-            let result = try run(request, method)
+            let result = try self.result(request, method)
             guard method == .cancel, let call = result["call"].intValue else {
                 return replyLoop.makeSucceededFuture(RPCCodec.response(id: id, result: result))
             }
-            // cancelled: true only once the call has actually stopped.
-            let promise = replyLoop.makePromise(of: RPCMessage?.self)
-            let token = inFlight.add(.init(id: id, kind: .cancel(call), promise: promise, connection: connection))
-            engine.whenCallEnds(call) { [inFlight] in
-                inFlight.take(token)?.promise.succeed(RPCCodec.response(id: id, result: result))
-            }
-            return promise.futureResult
+            return replyWhenStopped(id: id, call: call, result: result, from: connection)
         } catch {
             counters.countError()
             let rpcError = error as? RPCError ?? RPCError(code: RPCError.internalError, message: "internal error: \(error)")
@@ -44,8 +38,20 @@ struct ControlLane: Sendable {
         }
     }
 
-    /// `macro.running` and `macro.cancel {call}`.
-    private func run(_ request: RPCRequest, _ method: RPCMethod) throws -> MacroValue {
+    /// The reply to a `macro.cancel` that asked call `call` to stop: `result` (cancelled: true)
+    /// once the call has actually stopped, on the connection's loop; a restart answers it too.
+    func replyWhenStopped(id: RPCID, call: Int, result: MacroValue, from connection: Connection) -> EventLoopFuture<RPCMessage?> {
+        let promise = connection.channel.eventLoop.makePromise(of: RPCMessage?.self)
+        let token = inFlight.add(.init(id: id, kind: .cancel(call), promise: promise, connection: connection))
+        engine.whenCallEnds(call) { [inFlight] in
+            inFlight.take(token)?.promise.succeed(RPCCodec.response(id: id, result: result))
+        }
+        return promise.futureResult
+    }
+
+    /// The result of `macro.running`, or of `macro.cancel {call}` (which asks the call to stop
+    /// and says so; its reply waits for the stop in ``answer(_:_:from:)``).
+    func result(_ request: RPCRequest, _ method: RPCMethod) throws -> MacroValue {
         let params = try Params(request, method: method)
         if method == .running {
             return .array(engine.runningCalls.map { call in

@@ -13,7 +13,8 @@ final class RequestRouter: Sendable {
     private let engine: MacroEngine
     private let executor: EngineExecutor
     private let methods: EngineMethods
-    private let control: ControlLane
+    /// The control lane (also used by ``BusyControl`` while the engine is busy).
+    let control: ControlLane
     private let settings: SettingsBox
     private let counters: RequestCounters
     private let logger: Logger

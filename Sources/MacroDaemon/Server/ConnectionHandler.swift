@@ -53,12 +53,15 @@ final class ConnectionHandler: ChannelDuplexHandler {
 
     private let pendingInput: PendingInput
     private let adoptedSubscriptions: [EventKind]
+    /// The connection's gate when it lives on the engine's loop (``BusyControl``).
+    private let busyGate: BusyGate?
 
     /// `pendingInput` is the line decoder's; `subscriptions` restores those of a connection handed
     /// over by an engine restart.
     init(host: EngineHost, allowedUIDs: [UInt32], maxLineBytes: Int, maxInFlight: Int, logger: Logger,
-         pendingInput: PendingInput = PendingInput(), subscriptions: [EventKind] = []) {
+         pendingInput: PendingInput = PendingInput(), subscriptions: [EventKind] = [], busyGate: BusyGate? = nil) {
         self.pendingInput = pendingInput
+        self.busyGate = busyGate
         self.adoptedSubscriptions = subscriptions
         self.host = host
         self.maxInFlight = maxInFlight
@@ -72,6 +75,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
         connection.peerIsOwner.store(false, ordering: .relaxed)
         if !adoptedSubscriptions.isEmpty { _ = connection.subscribe(adoptedSubscriptions) }
         self.connection = connection
+        busyGate?.attach(connection, context: context)
     }
 
     func channelActive(context: ChannelHandlerContext) {

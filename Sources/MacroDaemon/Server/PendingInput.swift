@@ -23,6 +23,14 @@ final class PendingInput: Sendable {
         bytes.locked { $0 = (buffer?.readableBytes ?? 0) > 0 ? buffer : nil }
     }
 
+    /// True when what is left ends inside a line (the next bytes read continue it).
+    var endsInsideALine: Bool {
+        bytes.locked { buffer in
+            guard let buffer, buffer.readableBytes > 0 else { return false }
+            return buffer.getInteger(at: buffer.writerIndex - 1, as: UInt8.self) != UInt8(ascii: "\n")
+        }
+    }
+
     /// What is left now.
     var current: [UInt8] { bytes.locked { $0.map { Array($0.readableBytesView) } ?? [] } }
 }

@@ -62,6 +62,35 @@ public final class EngineOccupancy: Sendable {
     private let watchdogSeen = Atomic<UInt64>(0)
     private let memoryStop = Atomic<Int>(0)
 
+    /// Held while an outermost entry ends, and by a thread acting for the engine only while one
+    /// entry lasts (``whileEntry(_:_:)``): such a thread never acts across the end of its entry.
+    private let gate = Mutex<Void>(())
+    /// Called on the engine's thread right after each outermost entry ended (see
+    /// ``observeEntryEnds(_:)``); nil: nobody.
+    private let endObserver = Mutex<(@Sendable () -> Void)?>(nil)
+    private let observed = Atomic<Bool>(false)
+
+    /// Runs `body` under the entry gate while the entry that began at `since` (a
+    /// ``Snapshot/since``) still occupies the engine; false (and `body` not run) once it ended.
+    /// The engine cannot end that entry while `body` runs.
+    public func whileEntry(_ since: UInt64, _ body: () -> Void) -> Bool {
+        gate.locked { _ in
+            guard self.since.load(ordering: .acquiring) == since else { return false }
+            body()
+            return true
+        }
+    }
+
+    /// Runs `body` under the entry gate (no entry can end meanwhile).
+    public func withGate<T>(_ body: () -> T) -> T { gate.locked { _ in body() } }
+
+    /// `observer` runs on the engine's thread after every outermost entry ended, before the
+    /// engine returns to its loop (one observer; set once, before the engine serves).
+    public func observeEntryEnds(_ observer: @escaping @Sendable () -> Void) {
+        endObserver.locked { $0 = observer }
+        observed.store(true, ordering: .releasing)
+    }
+
     /// The CPU-time clock of the engine's thread (set once, when its runtime is made there).
     private let engineClock = Atomic<Int32>(-1)
 
@@ -151,7 +180,12 @@ public final class EngineOccupancy: Sendable {
                 lastEntryNanoseconds.store(elapsed, ordering: .relaxed)
             }
         }
-        since.store(0, ordering: .releasing)
+        if observed.load(ordering: .acquiring) {
+            gate.locked { _ in since.store(0, ordering: .releasing) }
+            endObserver.locked { $0 }?()
+        } else {
+            since.store(0, ordering: .releasing)
+        }
         call.store(0, ordering: .relaxed)
         cancelledAt.store(0, ordering: .relaxed)
     }

@@ -1,0 +1,471 @@
+import Foundation
+import Logging
+import MacroEngineCore
+import MacroRPC
+import NIOCore
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// With the connections on the engine's own thread (`io_thread: engine`, the default: one
+/// wake-up per call, as in Redis), nothing reads them while JavaScript keeps that thread busy.
+/// Redis answers its clients from inside a busy script (`processEventsWhileBlocked`); macrod
+/// does it from a thread of its own: once an entry into JavaScript has lasted
+/// ``takeoverNanoseconds``, this thread takes the engine-thread connections over until the
+/// entry ends. It reads what their clients send, answers the control lane at once
+/// (`macro.running`, `macro.cancel`, `progress.get` of the committed values), keeps every other
+/// byte for the engine, and writes, in order, both those answers and whatever the engine writes
+/// meanwhile (a busy macro's console lines). When the entry ends (``reclaim()``, on the engine's
+/// thread, before its loop reads again) the connections go back: the kept bytes are fed to each
+/// pipeline ahead of anything read later (``BusyGate``), the unwritten output is written.
+///
+/// The hand-over is safe because the engine's loop does no I/O of its own while it runs
+/// JavaScript, and the two sides never act at once: the takeover and every pass happen under
+/// ``EngineOccupancy/whileEntry(_:_:)``, which the engine's end of the entry waits for.
+final class BusyControl: Sendable {
+    /// An entry must have lasted this long (one watchdog tick and more) before the takeover.
+    static let takeoverNanoseconds: UInt64 = 20_000_000
+    /// How often the thread looks.
+    static let tick: Duration = .milliseconds(5)
+    /// At most this much is read from one connection during one takeover (then its reading
+    /// waits for the engine, as it would have without the takeover).
+    static let stashLimit = 1 << 20
+
+    private let occupancy: EngineOccupancy
+    private let engine: MacroEngine
+    private let control: ControlLane
+    private let publisher: ProgressPublisher
+    private let logger: Logger
+    private let links = Mutex<[Int: BusyLink]>([:])
+    /// Clients accepted by the control thread during a takeover, handed to the engine's loop
+    /// (``adopt``) when the entry ends.
+    private let accepted = Mutex<[AcceptedClient]>([])
+    /// The users besides macrod's own that may connect (`allowed_uids`).
+    private let allowedUIDs: [UInt32]
+    /// The listening socket's cookie (0: not listening yet).
+    private let listenerCookie: @Sendable () -> UInt64
+    /// Gives an accepted client's socket to the engine's loop, with what was read for it and
+    /// what it still has to be sent (set by the daemon once its pipeline is known).
+    private let adopter = Mutex<(@Sendable (AcceptedClient) -> Void)?>(nil)
+    /// The listening socket's descriptor during a takeover (-1: none).
+    private let listenerFD = Atomic<Int32>(-1)
+    /// The entry taken over (its ``EngineOccupancy/Snapshot/since``; 0: none).
+    private let taken = Atomic<UInt64>(0)
+    private let stopped = Atomic<Bool>(false)
+
+    init(occupancy: EngineOccupancy, engine: MacroEngine, control: ControlLane, publisher: ProgressPublisher,
+         allowedUIDs: [UInt32], listenerCookie: @escaping @Sendable () -> UInt64, logger: Logger) {
+        self.allowedUIDs = allowedUIDs
+        self.listenerCookie = listenerCookie
+        self.occupancy = occupancy
+        self.engine = engine
+        self.control = control
+        self.publisher = publisher
+        self.logger = logger
+    }
+
+    /// Starts the thread and the engine's hand-back at each entry's end.
+    func start() {
+        occupancy.observeEntryEnds { [self] in reclaim() }
+        let thread = Thread { [self] in loop() }
+        thread.name = "macrod-busy-control"
+        thread.start()
+    }
+
+    /// How an accepted client joins the engine's loop (the daemon's pipeline).
+    func setAdopter(_ adopt: @escaping @Sendable (AcceptedClient) -> Void) { adopter.locked { $0 = adopt } }
+
+    /// A connection on the engine's loop joins (engine thread, when its pipeline is set up).
+    func register(_ link: BusyLink) { links.locked { $0[link.connection.id] = link } }
+
+    /// A connection left (engine thread).
+    func unregister(_ id: Int) { _ = links.locked { $0.removeValue(forKey: id) } }
+
+    private func loop() {
+        while !stopped.load(ordering: .relaxed) {
+            Thread.sleep(forTimeInterval: Double(Self.tick.components.attoseconds) / 1e18)
+            let reading = occupancy.snapshot
+            guard let since = reading.since, EngineOccupancy.now() &- since >= Self.takeoverNanoseconds else { continue }
+            _ = occupancy.whileEntry(since) {
+                guard !stopped.load(ordering: .relaxed) else { return }
+                let current = links.locked { Array($0.values) }
+                if taken.load(ordering: .relaxed) != since {
+                    takeOver(current)
+                    taken.store(since, ordering: .relaxed)
+                }
+                findDescriptors(of: current)
+                for link in current where link.isHeld { serve(link) }
+                acceptNew()
+                for client in accepted.locked({ $0 }) { serve(client) }
+                closeVanished()
+            }
+        }
+    }
+
+    /// Holds every connection: from now on the engine's writes to them wait in their outboxes.
+    private func takeOver(_ current: [BusyLink]) {
+        var descriptors: [UInt64: Int32]?
+        let cookie = listenerCookie()
+        if cookie != 0 {
+            descriptors = SocketCookie.descriptorsByCookie()
+            listenerFD.store(descriptors?[cookie] ?? -1, ordering: .relaxed)
+        }
+        for link in current {
+            link.state.locked { state in
+                state.reset(continuingALine: link.connection.pendingInput.endsInsideALine)
+                let cookie = link.connection.cookie.load(ordering: .relaxed)
+                if state.fd < 0, cookie != 0 {
+                    if descriptors == nil { descriptors = SocketCookie.descriptorsByCookie() }
+                    state.fd = descriptors?[cookie] ?? -2
+                }
+            }
+            link.hold(true)
+        }
+    }
+
+    /// Descriptors not known yet (a connection whose cookie came late), in one scan.
+    private func findDescriptors(of current: [BusyLink]) {
+        let missing = current.filter { link in
+            link.isHeld && link.connection.cookie.load(ordering: .relaxed) != 0 && link.state.locked { $0.fd == -1 }
+        }
+        guard !missing.isEmpty else { return }
+        let descriptors = SocketCookie.descriptorsByCookie()
+        for link in missing {
+            // -2: looked for and gone (not looked for again).
+            let fd = descriptors[link.connection.cookie.load(ordering: .relaxed)] ?? -2
+            link.state.locked { $0.fd = fd }
+        }
+    }
+
+    /// Reads what the client sent, answers its control requests, writes what waits.
+    private func serve(_ link: BusyLink) {
+        let connection = link.connection
+        var replies: [RPCMessage] = []
+        var cancels: [(id: RPCID, call: Int, result: MacroValue)] = []
+        link.state.locked { state in
+            guard state.fd >= 0 else { return }
+            state.read()
+            for line in state.takeCompleteLines() {
+                guard let (request, method) = Self.controlRequest(line) else {
+                    state.keep(line)
+                    continue
+                }
+                switch method {
+                case .cancel where request.id != nil:
+                    do {
+                        let result = try control.result(request, method)
+                        if let id = request.id, let call = result["call"].intValue { cancels.append((id, call, result)) }
+                    } catch {
+                        replies.append(RPCCodec.response(id: request.id!, error: Self.rpcError(error)))
+                    }
+                case .progressGet:
+                    // As the control lane: the committed values, when this connection has
+                    // nothing on the engine (its own earlier requests are then seen).
+                    guard connection.engineRequests.load(ordering: .relaxed) == 0, state.kept.isEmpty,
+                          connection.pendingInput.current.isEmpty, case .undefined = request.params else {
+                        state.keep(line)
+                        continue
+                    }
+                    if let id = request.id { replies.append(RPCCodec.response(id: id, result: publisher.values(committed: true))) }
+                default:
+                    guard let id = request.id else { _ = try? control.result(request, method); continue }
+                    do {
+                        replies.append(RPCCodec.response(id: id, result: try control.result(request, method)))
+                    } catch {
+                        replies.append(RPCCodec.response(id: id, error: Self.rpcError(error)))
+                    }
+                }
+            }
+            for reply in replies { state.outbox += reply.bytes + [UInt8(ascii: "\n")] }
+            if state.mayWrite { state.write() }
+        }
+        // A cancel answers once its call has stopped: through the control lane, whose reply
+        // comes back on the engine's loop (after this entry), or from the restart.
+        for cancel in cancels {
+            control.replyWhenStopped(id: cancel.id, call: cancel.call, result: cancel.result, from: connection).whenSuccess { message in
+                if let message { connection.send(message) }
+            }
+        }
+    }
+
+    private static func rpcError(_ error: any Error) -> RPCError {
+        error as? RPCError ?? RPCError(code: RPCError.internalError, message: "internal error: \(error)")
+    }
+
+    /// New clients wait in the listener's backlog while the engine is busy: accept them, so a
+    /// `macro running` or `macro cancel` started now is answered too (only users allowed to
+    /// connect are served; the others are refused by the engine's loop afterwards, as always).
+    private func acceptNew() {
+        let listener = listenerFD.load(ordering: .relaxed)
+        guard listener >= 0 else { return }
+        for _ in 0..<64 {
+            // The listener is non-blocking (NIO's): nothing waiting is EAGAIN.
+            let fd = accept(listener, nil, nil)
+            guard fd >= 0 else { return }
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+            var credentials = PeerCredentials()
+            var length = socklen_t(MemoryLayout<PeerCredentials>.size)
+            let known = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0
+            let allowed = known && (credentials.uid == getuid() || allowedUIDs.contains(credentials.uid))
+            let client = AcceptedClient(fd: fd, allowed: allowed)
+            accepted.locked { $0.append(client) }
+        }
+    }
+
+    /// A client accepted during the takeover that hung up without a request, or whose every
+    /// request was answered here, costs nothing more: closed now rather than adopted.
+    private func closeVanished() {
+        let gone = accepted.locked { list -> [AcceptedClient] in
+            let gone = list.filter { client in client.state.locked { $0.ended && $0.kept.isEmpty && $0.unread.isEmpty && $0.outbox.isEmpty } }
+            list.removeAll { client in gone.contains { $0 === client } }
+            return gone
+        }
+        for client in gone { close(client.fd) }
+    }
+
+    /// Serves a client accepted during the takeover (no pipeline yet: a cancel's reply goes to
+    /// its outbox, or to its channel once it has one).
+    private func serve(_ client: AcceptedClient) {
+        var stops: [(id: RPCID, call: Int, result: MacroValue)] = []
+        client.state.locked { state in
+            state.read()
+            for line in state.takeCompleteLines() {
+                guard client.allowed, let (request, method) = Self.controlRequest(line), method != .progressGet || state.kept.isEmpty else {
+                    state.keep(line)
+                    continue
+                }
+                let reply: RPCMessage?
+                do {
+                    if method == .progressGet {
+                        guard case .undefined = request.params else { state.keep(line); continue }
+                        reply = request.id.map { RPCCodec.response(id: $0, result: publisher.values(committed: true)) }
+                    } else {
+                        let result = try control.result(request, method)
+                        if method == .cancel, let id = request.id, let call = result["call"].intValue {
+                            stops.append((id, call, result))
+                            reply = nil
+                        } else {
+                            reply = request.id.map { RPCCodec.response(id: $0, result: result) }
+                        }
+                    }
+                } catch {
+                    reply = request.id.map { RPCCodec.response(id: $0, error: Self.rpcError(error)) }
+                }
+                if let reply { state.outbox += reply.bytes + [UInt8(ascii: "\n")] }
+            }
+            state.write()
+        }
+        for stop in stops {
+            engine.whenCallEnds(stop.call) { client.deliver(RPCCodec.response(id: stop.id, result: stop.result)) }
+        }
+    }
+
+    /// The request of `line` when it is a single control request.
+    static func controlRequest(_ line: [UInt8]) -> (RPCRequest, RPCMethod)? {
+        // Cheap first: the method's name must be in the line.
+        guard Self.mentionsControl(line) else { return nil }
+        guard case .single(.success(let request)) = RPCCodec.parse(line),
+              let method = RPCMethod(rawValue: request.method), method.bypassesEngine || method == .progressGet else { return nil }
+        return (request, method)
+    }
+
+    private static let names = ["macro.running", "macro.cancel", "progress.get"].map { Array($0.utf8) }
+
+    private static func mentionsControl(_ line: [UInt8]) -> Bool {
+        names.contains { name in
+            guard line.count >= name.count else { return false }
+            var i = 0
+            while i + name.count <= line.count {
+                if line[i] == name[0], line[i..<(i + name.count)].elementsEqual(name) { return true }
+                i += 1
+            }
+            return false
+        }
+    }
+
+    /// The engine's thread, right after an outermost entry ended: the connections go back to
+    /// their pipelines, with what was read for them first and what waits to be written.
+    func reclaim() {
+        guard taken.load(ordering: .relaxed) != 0 else { return }
+        taken.store(0, ordering: .relaxed)
+        listenerFD.store(-1, ordering: .relaxed)
+        let clients = accepted.locked { list in defer { list.removeAll() }; return list }
+        if !clients.isEmpty, let adopt = adopter.locked({ $0 }) {
+            for client in clients { adopt(client) }
+        }
+        for link in links.locked({ Array($0.values) }) where link.isHeld {
+            link.hold(false)
+            let (input, output) = link.state.locked { state in state.takeAll() }
+            link.handBack(input: input, output: output)
+        }
+    }
+
+    /// Stops for good (an engine restart): returns, per connection id, the bytes read for the
+    /// engine and those not yet written, for the next process.
+    func halt() -> (held: [Int: (input: [UInt8], output: [UInt8])], accepted: [(fd: Int32, input: [UInt8], output: [UInt8])]) {
+        occupancy.withGate { stopped.store(true, ordering: .relaxed) }
+        var left: [Int: (input: [UInt8], output: [UInt8])] = [:]
+        for link in links.locked({ Array($0.values) }) where link.isHeld {
+            left[link.connection.id] = link.state.locked { $0.takeAll() }
+        }
+        let clients = accepted.locked { list in defer { list.removeAll() }; return list }
+        return (left, clients.map { client in
+            let (input, output) = client.state.locked { $0.takeAll() }
+            return (client.fd, input, output)
+        })
+    }
+}
+
+/// One connection on the engine's loop, as ``BusyControl`` and its ``BusyGate`` share it.
+final class BusyLink: Sendable {
+    let connection: Connection
+    private let held = Atomic<Bool>(false)
+    /// The gate's own state (the engine's loop only).
+    private let gate: NIOLoopBound<BusyGate>
+    let state = Mutex<BusyState>(BusyState())
+
+    init(connection: Connection, gate: NIOLoopBound<BusyGate>) {
+        self.connection = connection
+        self.gate = gate
+    }
+
+    var isHeld: Bool { held.load(ordering: .acquiring) }
+    func hold(_ value: Bool) { held.store(value, ordering: .releasing) }
+
+    /// Engine thread: `input` goes to the pipeline before anything read later, `output` is
+    /// written after what the channel already had.
+    func handBack(input: [UInt8], output: [UInt8]) {
+        gate.value.handBack(input: input, output: output)
+    }
+}
+
+/// A client the control thread accepted while the engine was busy.
+final class AcceptedClient: Sendable {
+    let fd: Int32
+    /// Its user may connect (SO_PEERCRED): only then are its control requests answered early.
+    let allowed: Bool
+    let state: Mutex<BusyState>
+    /// Its channel once the engine's loop adopted it.
+    let channel = Mutex<(any Channel)?>(nil)
+
+    init(fd: Int32, allowed: Bool) {
+        self.fd = fd
+        self.allowed = allowed
+        var state = BusyState()
+        state.fd = fd
+        state.mayWrite = true
+        self.state = Mutex(state)
+    }
+
+    /// A reply that comes later (a cancel's, once its call stopped): through its channel when it
+    /// has one, else written with what it waits for.
+    func deliver(_ message: RPCMessage) {
+        state.locked { state in
+            if let channel = channel.locked({ $0 }) {
+                LineFraming().write(message, to: channel)
+                return
+            }
+            state.outbox += message.bytes + [UInt8(ascii: "\n")]
+            state.write()
+        }
+    }
+
+    /// The engine's loop adopted it as `channel`: what was read for it and what it still has
+    /// to be sent, in order; later replies go to `channel`.
+    func adopted(by channel: any Channel) -> (input: [UInt8], output: [UInt8]) {
+        state.locked { state in
+            self.channel.locked { $0 = channel }
+            return state.takeAll()
+        }
+    }
+}
+
+/// What the takeover has of one connection.
+struct BusyState: Sendable {
+    /// The socket's descriptor (found once by its cookie; -1: not looked for, -2: not found).
+    var fd: Int32 = -1
+    /// Bytes read, not yet cut into lines.
+    var unread: [UInt8] = []
+    /// Lines (and the unfinished rest) for the engine, in order.
+    var kept: [UInt8] = []
+    /// Bytes to write, in order.
+    var outbox: [UInt8] = []
+    /// The first line read continues one the engine's decoder already holds the start of.
+    var continuing = false
+    var ended = false
+    /// The channel's last flush left bytes the kernel did not take: a line may be half written,
+    /// so the control thread must not write to this socket (``BusyGate`` keeps it current).
+    var halfWritten = false
+    /// The control thread may write during this takeover (nothing was half written).
+    var mayWrite = false
+
+    mutating func reset(continuingALine: Bool) {
+        unread = []
+        kept = []
+        outbox = []
+        continuing = continuingALine
+        ended = false
+        mayWrite = !halfWritten
+    }
+
+    /// Reads what the socket has, without blocking, up to the stash limit.
+    mutating func read() {
+        guard !ended else { return }
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while unread.count + kept.count < BusyControl.stashLimit {
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            if n > 0 {
+                unread += buffer[..<n]
+                continue
+            }
+            // 0: the client closed its side; the engine's own read will see it too.
+            if n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) { ended = true }
+            if n < 0 && errno == EINTR { continue }
+            return
+        }
+    }
+
+    /// The complete lines read so far (without their newline), leaving the unfinished rest;
+    /// a line that continues the engine's own is kept for it, unlooked at.
+    mutating func takeCompleteLines() -> [[UInt8]] {
+        var lines: [[UInt8]] = []
+        var start = 0
+        while let newline = unread[start...].firstIndex(of: UInt8(ascii: "\n")) {
+            let line = Array(unread[start..<newline])
+            start = newline + 1
+            if continuing {
+                continuing = false
+                kept += line + [UInt8(ascii: "\n")]
+            } else {
+                lines.append(line)
+            }
+        }
+        unread.removeFirst(start)
+        return lines
+    }
+
+    /// A line that is the engine's to answer.
+    mutating func keep(_ line: [UInt8]) { kept += line + [UInt8(ascii: "\n")] }
+
+    /// Writes the outbox, without blocking; what the socket does not take waits.
+    mutating func write() {
+        while !outbox.isEmpty {
+            let n = outbox.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
+            if n > 0 {
+                outbox.removeFirst(n)
+                continue
+            }
+            if n < 0 && errno == EINTR { continue }
+            return
+        }
+    }
+
+    /// Everything, for the hand-back: the input in order, the output not written.
+    mutating func takeAll() -> (input: [UInt8], output: [UInt8]) {
+        defer { reset(continuingALine: false) }
+        return (kept + unread, outbox)
+    }
+}
