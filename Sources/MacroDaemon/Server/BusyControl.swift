@@ -48,7 +48,7 @@ final class BusyControl: Sendable {
     private let listenerCookie: @Sendable () -> UInt64
     /// Gives an accepted client's socket to the engine's loop, with what was read for it and
     /// what it still has to be sent (set by the daemon once its pipeline is known).
-    private let adopter = Mutex<(@Sendable (AcceptedClient) -> Void)?>(nil)
+    private let adopter = Mutex<CallbackBox<@Sendable (AcceptedClient) -> Void>?>(nil)
     /// The listening socket's descriptor during a takeover (-1: none).
     private let listenerFD = Atomic<Int32>(-1)
     /// The entry taken over (its ``EngineOccupancy/Snapshot/since``; 0: none).
@@ -75,7 +75,7 @@ final class BusyControl: Sendable {
     }
 
     /// How an accepted client joins the engine's loop (the daemon's pipeline).
-    func setAdopter(_ adopt: @escaping @Sendable (AcceptedClient) -> Void) { adopter.locked { $0 = adopt } }
+    func setAdopter(_ adopt: @escaping @Sendable (AcceptedClient) -> Void) { adopter.locked { $0 = CallbackBox(adopt) } }
 
     /// A connection on the engine's loop joins (engine thread, when its pipeline is set up).
     func register(_ link: BusyLink) { links.locked { $0[link.connection.id] = link } }
@@ -294,7 +294,7 @@ final class BusyControl: Sendable {
         listenerFD.store(-1, ordering: .relaxed)
         let clients = accepted.locked { list in defer { list.removeAll() }; return list }
         if !clients.isEmpty, let adopt = adopter.locked({ $0 }) {
-            for client in clients { adopt(client) }
+            for client in clients { adopt.call(client) }
         }
         for link in links.locked({ Array($0.values) }) where link.isHeld {
             link.hold(false)

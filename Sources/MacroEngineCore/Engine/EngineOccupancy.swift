@@ -67,7 +67,7 @@ public final class EngineOccupancy: Sendable {
     private let gate = Mutex<Void>(())
     /// Called on the engine's thread right after each outermost entry ended (see
     /// ``observeEntryEnds(_:)``); nil: nobody.
-    private let endObserver = Mutex<(@Sendable () -> Void)?>(nil)
+    private let endObserver = Mutex<CallbackBox<@Sendable () -> Void>?>(nil)
     private let observed = Atomic<Bool>(false)
 
     /// Runs `body` under the entry gate while the entry that began at `since` (a
@@ -87,7 +87,7 @@ public final class EngineOccupancy: Sendable {
     /// `observer` runs on the engine's thread after every outermost entry ended, before the
     /// engine returns to its loop (one observer; set once, before the engine serves).
     public func observeEntryEnds(_ observer: @escaping @Sendable () -> Void) {
-        endObserver.locked { $0 = observer }
+        endObserver.locked { $0 = CallbackBox(observer) }
         observed.store(true, ordering: .releasing)
     }
 
@@ -182,7 +182,7 @@ public final class EngineOccupancy: Sendable {
         }
         if observed.load(ordering: .acquiring) {
             gate.locked { _ in since.store(0, ordering: .releasing) }
-            endObserver.locked { $0 }?()
+            endObserver.locked { $0 }?.call()
         } else {
             since.store(0, ordering: .releasing)
         }

@@ -70,7 +70,7 @@ public final class MacroLibrary: Sendable {
         if verdict.lifted { logger.notice("\(name) changed: its quarantine is lifted") }
         if let file = verdict.held { throw Quarantine.error(for: file, macro: name) }
     }
-    private let observer = Mutex<(@Sendable (Change) -> Void)?>(nil)
+    private let observer = Mutex<CallbackBox<@Sendable (Change) -> Void>?>(nil)
 
     /// What changed in the library, for live reload notifications.
     public enum Change: Sendable, Equatable {
@@ -84,11 +84,11 @@ public final class MacroLibrary: Sendable {
 
     /// Called after each change (on the thread that made it).
     public func onChange(_ body: (@Sendable (Change) -> Void)?) {
-        observer.locked { $0 = body }
+        observer.locked { $0 = body.map { CallbackBox($0) } }
     }
 
     private func notify(_ change: Change) {
-        observer.locked { $0 }?(change)
+        observer.locked { $0 }?.call(change)
     }
 
     private struct Item {
