@@ -13,6 +13,9 @@ public struct MacroDaemonError: Error, Sendable, CustomStringConvertible {
         public static let watch = Code(exit: 71)
         /// The config is invalid (78).
         public static let config = Code(exit: 78)
+        /// The state could not be saved on shutdown (74, EX_IOERR, as `macro`'s "state file
+        /// could not be read or written").
+        public static let stateNotSaved = Code(exit: 74)
     }
 
     /// What went wrong.

@@ -90,6 +90,7 @@ public final class MacroDaemon: Service, Sendable {
                 newFileMode: FileMode.newFile(umask: userUmask)),
             version: version, logger: logger)
         if let handover { host.metrics.restarts.increment(by: handover.totalRestarts) }
+        host.persistence.checkWritable()
         // The last line of defence, watching from its own thread from the first file loaded on.
         let recovery = StallRecovery(
             host: host, library: library, hub: hub, previous: handover, stallQuarantine: config.stallQuarantine, logger: logger)
@@ -293,13 +294,21 @@ public final class MacroDaemon: Service, Sendable {
         }
         for frontend in frontends { await frontend.stop() }
         for connection in hub.all { try? await connection.channel.close() }
+        var unsaved: (any Error)?
         do {
             try host.journal.close(saving: model.valuesByName)
         } catch {
-            logger.error("cannot save the state on shutdown: \(error)")
+            logger.error("cannot save the state on shutdown: \(StatePersistence.describe(error))")
+            unsaved = error
         }
         unlink(socketPath)
         try? await group.shutdownGracefully()
+        if let unsaved {
+            // Exit 74 (EX_IOERR), not 0: a supervisor or a script must see that values were lost.
+            throw MacroDaemonError(
+                code: .stateNotSaved,
+                message: "macrod stopped without saving the state (exit 74): \(StatePersistence.describe(unsaved))")
+        }
         logger.info("macrod stopped")
     }
 
@@ -379,13 +388,15 @@ public final class MacroDaemon: Service, Sendable {
     }
 
     private func restoreState(model: ProgressModel, store: StateStore) {
+        var warnings: [StateWarning] = []
         do {
-            if case .corrupt(let reason, let movedTo) = try store.restore(into: model) {
+            if case .corrupt(let reason, let movedTo) = try store.restore(into: model, warnings: &warnings) {
                 logger.warning("state file \(store.path) is corrupt (\(reason)); kept as \(movedTo), starting from the defaults")
             }
         } catch {
             logger.error("cannot read the state file: \(error); starting from the defaults")
         }
+        for warning in warnings { logger.warning("\(warning.message)") }
     }
 
     /// Full rescan: re-watch the directory (it may be new) and reload every file.

@@ -46,8 +46,10 @@ struct Session {
     }
 
     static func restore(_ model: ProgressModel, from store: StateStore) throws {
+        var warnings: [StateWarning] = []
+        defer { for warning in warnings { Console.error("macro: warning: \(warning.message)") } }
         do {
-            if case .corrupt(let reason, let movedTo) = try store.restore(into: model) {
+            if case .corrupt(let reason, let movedTo) = try store.restore(into: model, warnings: &warnings) {
                 Console.error("macro: warning: state file \(store.path) is corrupt (\(reason)); kept as \(movedTo), starting from the defaults")
             }
         } catch let error as MacroError {

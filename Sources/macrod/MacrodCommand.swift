@@ -32,9 +32,11 @@ struct MacrodCommand: AsyncParsableCommand {
             (default /usr/share/javascript/codemirror, Debian's libjs-codemirror).
 
             Signals: SIGTERM/SIGINT stop accepting, let calls in flight finish (shutdown_grace_ms), \
-            write the state, remove the socket and exit 0. SIGHUP re-reads the config and rescans the macros.
+            write the state, remove the socket and exit 0 (74 when the state could not be saved). \
+            SIGHUP re-reads the config and rescans the macros.
 
-            Exit codes: 0 stopped cleanly, 64 usage, 71 cannot listen, 75 another macrod \
+            Exit codes: 0 stopped cleanly, 64 usage, 71 cannot listen, 74 the state could not be \
+            saved on shutdown, 75 another macrod \
             answers on the socket, 77 unsafe socket directory, 78 invalid config (a non-loopback \
             --http without http_allow_remote included).
             """,

@@ -176,6 +176,25 @@ struct CLITests {
         #expect(try f.dir.read("state/\(kept[0])") == "{ this is not json")
     }
 
+    /// Issue 25 (minor): saved values out of range were clamped silently, and a garbled journal
+    /// was ignored silently; in-process runs say so on stderr too.
+    @Test func outOfRangeValuesAndAGarbledJournalAreWarnedAbout() throws {
+        let f = try Fixture()
+        try f.dir.write("state/state.json", "{\"version\": 1, \"progress\": {\"inner\": 12, \"middle\": 0, \"outer\": 0}}\n")
+        try f.dir.write("state/state.json.journal", "garbage\n")
+        let result = try f.run("run", "echo", "--json")
+        #expect(result.status == 0, "\(result)")
+        let kept = try FileManager.default.contentsOfDirectory(atPath: f.dir.url("state")).filter { $0.hasPrefix("state.json.journal.corrupt-") }
+        #expect(kept.count == 1)
+        #expect(result.stderr == """
+            macro: warning: state journal \(f.state).journal: line 1 cannot be used (not JSON: unexpected character 'g'); kept as \(f.dir.url("state"))/\(kept.first ?? "") (never deleted); no line is usable: the state file's values are used
+            macro: warning: state file \(f.state): the saved value 12 of 'inner' is outside its range 0...10; clamped to 10
+
+            """)
+        #expect(try f.json(result)["progress"] == ["inner": 10, "middle": 0, "outer": 0])
+        #expect(try f.dir.read("state/\(kept.first ?? "")") == "garbage\n")
+    }
+
     @Test func anInvalidConfigExits78NamingKeyAndFile() throws {
         let f = try Fixture()
         let config = try f.dir.write("bad.yaml", "time_limt_ms: 10\n")

@@ -207,7 +207,24 @@ public struct MacroConfig: Sendable, Equatable {
         if let underlying = ns.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
             return String(cString: strerror(Int32(underlying.code)))
         }
-        if ns.domain == NSCocoaErrorDomain, ns.code == NSFileReadNoSuchFileError { return "no such file" }
+        if ns.domain == NSPOSIXErrorDomain { return String(cString: strerror(Int32(ns.code))) }
+        if ns.domain == NSCocoaErrorDomain {
+            // Foundation's texts ("NSCocoaErrorDomain error 256", "You don't have permission"
+            // for a FIFO) say less than a plain sentence.
+            switch ns.code {
+            case NSFileReadNoSuchFileError, NSFileNoSuchFileError: return "no such file"
+            case NSFileReadNoPermissionError, NSFileWriteNoPermissionError: return "permission denied (or not a regular file)"
+            case NSFileWriteOutOfSpaceError: return "no space left on the device"
+            case NSFileWriteVolumeReadOnlyError: return "read-only file system"
+            case NSFileReadInvalidFileNameError, NSFileWriteInvalidFileNameError: return "invalid file name"
+            case NSFileReadInapplicableStringEncodingError, NSFileReadCorruptFileError: return "not readable as text (not UTF-8?)"
+            case NSFileReadTooLargeError: return "the file is too large"
+            case NSFileWriteFileExistsError: return "the file exists"
+            case NSFileReadUnknownError, NSFileReadUnknownStringEncodingError: return "the file could not be read (not a regular file?)"
+            case NSFileWriteUnknownError: return "the file could not be written"
+            default: break
+            }
+        }
         return ns.localizedDescription
     }
 }

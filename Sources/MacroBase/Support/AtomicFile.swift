@@ -41,6 +41,9 @@ public enum AtomicFile {
                         if errno == EINTR { continue }
                         throw failure("cannot write", temporary)
                     }
+                    if n == 0 {
+                        throw MacroError(code: .io, message: "short write to \(temporary) (\(offset) of \(buffer.count) bytes; disk full?)", file: temporary)
+                    }
                     offset += n
                 }
             }
@@ -55,20 +58,19 @@ public enum AtomicFile {
         }
     }
 
-    /// Creates `path` and its parents (mode 0700) when missing.
+    /// Creates `path` and its parents (mode 0700) when missing. Errors name the directory and
+    /// what the system said (`mkdir(2)`'s errno, not a Foundation error number).
     public static func createDirectory(_ path: String) throws {
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
-            guard isDirectory.boolValue else {
+        var info = stat()
+        if stat(path, &info) == 0 {
+            guard info.st_mode & S_IFMT == S_IFDIR else {
                 throw MacroError(code: .io, message: "\(path) exists and is not a directory", file: path)
             }
             return
         }
-        do {
-            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        } catch {
-            throw MacroError(code: .io, message: "cannot create directory \(path): \(MacroConfig.reason(error))", file: path)
-        }
+        let parent = (path as NSString).deletingLastPathComponent
+        if errno == ENOENT, !parent.isEmpty, parent != path, parent != "/" { try createDirectory(parent) }
+        guard mkdir(path, 0o700) == 0 || errno == EEXIST else { throw failure("cannot create directory", path) }
     }
 
     /// A `.io` error: what failed, the path, and what errno says.

@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import MacroEngineCore
 import Synchronization
@@ -20,8 +21,29 @@ final class StatePersistence: Sendable {
         self.logger = logger
     }
 
-    /// Why the last append failed (nil: it did not), for `engine.status`.
+    /// Why the state cannot be saved, as the start-up check or the last append found it (nil:
+    /// it can), for `engine.status`.
     var stateError: String? { lastError.withLock { $0 } }
+
+    /// At start: opens the journal and checks that the state file's directory may be written,
+    /// so that a location that cannot be written is reported (``stateError``, and a warning in
+    /// the log) before the first change rather than at it. Calls go on either way.
+    func checkWritable() {
+        var problem: String?
+        do {
+            try journal.prepare()
+            let directory = (journal.store.path as NSString).deletingLastPathComponent
+            let dir = directory.isEmpty ? "." : directory
+            if access(dir, W_OK) != 0 {
+                problem = "the state file \(journal.store.path) cannot be replaced: its directory \(dir) is not writable (\(String(cString: strerror(errno))))"
+            }
+        } catch {
+            problem = Self.describe(error)
+        }
+        guard let problem else { return }
+        lastError.withLock { $0 = problem }
+        logger.warning("cannot save the state: \(problem); found at start. Calls go on; their values are kept in memory only, until the state location can be written (engine.status: stateError)")
+    }
 
     /// Appends the model's current values; fsyncs under `fsync: always`. A failure is logged
     /// once (until an append succeeds again) and reported by ``stateError``. On the engine's loop.
@@ -32,11 +54,17 @@ final class StatePersistence: Sendable {
             lastError.withLock { $0 = nil }
         } catch {
             let first = lastError.withLock { last -> Bool in
-                defer { last = "\(error)" }
+                defer { last = Self.describe(error) }
                 return last == nil
             }
-            if first { logger.error("cannot save the state: \(error)") }
+            if first { logger.error("cannot save the state: \(Self.describe(error))") }
         }
+    }
+
+    /// An error as the log and `stateError` show it: a ``MacroError``'s message names the file
+    /// already (its `file: error:` prefix would say it twice).
+    static func describe(_ error: any Error) -> String {
+        (error as? MacroError)?.message ?? "\(error)"
     }
 
     /// For the `interval` policy: fsyncs the journal if a change was written since the last sync.

@@ -11,7 +11,9 @@ import Glibc
 /// `kill -9` for the price of one small write instead of a temporary file, a rename and (with
 /// fsync) a directory sync. ``StateStore/load()`` applies the journal's last complete line over
 /// the snapshot; when the journal passes ``compactionBytes`` it is folded into the snapshot and
-/// truncated. A torn last line (power loss mid-write) is ignored: the line before it wins.
+/// truncated. A torn last line (power loss mid-write) is ignored: the line before it wins. Other
+/// lines that cannot be used make ``StateStore/load(warnings:)`` warn and keep the journal aside.
+/// The file is opened without following a symbolic link, and must be a regular file.
 public final class StateJournal: Sendable {
     /// Past this size the journal is folded into the snapshot.
     public static let compactionBytes = 256 * 1024
@@ -28,10 +30,14 @@ public final class StateJournal: Sendable {
         var unsynced = false
         /// When the file was last checked for removal (uptime nanoseconds).
         var checkedAt: UInt64 = 0
+        /// The open file's device: the path still names it when `lstat` says this and ``inode``.
+        var device: UInt64 = 0
+        /// The open file's inode.
+        var inode: UInt64 = 0
     }
 
-    /// How often an append checks that the journal was not removed under it: an `fstat` per
-    /// append was a system call Redis does not make; a removal is seen within this time.
+    /// How often an append checks that the journal was not removed or moved aside under it: an
+    /// `lstat` per append was a system call Redis does not make; a removal is seen within this time.
     public static let removalCheckNanoseconds: UInt64 = 100_000_000
 
     /// Nanoseconds between two removal checks (``removalCheckNanoseconds``; 0: every append).
@@ -51,14 +57,14 @@ public final class StateJournal: Sendable {
     public func append(_ values: [String: Double], durable: Bool) throws {
         let line = StateJournal.line(values)
         try file.locked { file in
-            // Removed under us (e.g. `macro run --local` saved the same state file): start a new
-            // journal rather than append to a file nobody will read.
-            // (Checked at most every 100 ms: reading the monotonic clock is no system call.)
+            // Removed or moved aside under us (`macro run --local` saved the same state file, or
+            // found the journal corrupt): start a new journal rather than append to a file nobody
+            // will read. (Checked at most every 100 ms: reading the monotonic clock is no system call.)
             let now = DispatchTime.now().uptimeNanoseconds
             if file.fd >= 0, now &- file.checkedAt >= removalCheck {
                 file.checkedAt = now
                 var info = stat()
-                if fstat(file.fd, &info) == 0, info.st_nlink == 0 {
+                if lstat(path, &info) != 0 || UInt64(info.st_dev) != file.device || UInt64(info.st_ino) != file.inode {
                     Glibc.close(file.fd)
                     file = OpenFile()
                 }
@@ -73,7 +79,9 @@ public final class StateJournal: Sendable {
             }
             let written = line.withUnsafeBytes { Glibc.write(file.fd, $0.baseAddress!, $0.count) }
             guard written == line.count else {
-                let error = AtomicFile.failure(written < 0 ? "cannot append to" : "short write to", path)
+                // A short write sets no errno ("Success"): it is a full disk (or a quota).
+                let error = written < 0 ? AtomicFile.failure("cannot append to", path)
+                    : MacroError(code: .io, message: "short write to \(path) (\(written) of \(line.count) bytes; disk full?)", file: path)
                 _ = ftruncate(file.fd, off_t(file.size))
                 throw error
             }
@@ -105,15 +113,43 @@ public final class StateJournal: Sendable {
         try store.save(values, durable: true)
     }
 
+    /// Opens (creating) the journal now rather than at the first append, so that a state
+    /// location that cannot be written is known from the start. Throws as ``append(_:durable:)``.
+    public func prepare() throws {
+        try file.locked { file in
+            if file.fd < 0 { try open(&file) }
+        }
+    }
+
+    /// Opens the journal: never through a symbolic link (`O_NOFOLLOW`), and only a regular file
+    /// (a FIFO or a device is refused by name). All checks are here, none per append.
     private func open(_ file: inout OpenFile) throws {
         let directory = (path as NSString).deletingLastPathComponent
         try AtomicFile.createDirectory(directory.isEmpty ? "." : directory)
-        let fd = Glibc.open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw AtomicFile.failure("cannot open", path) }
+        // O_NONBLOCK: a FIFO put in its place must not block the open; cleared below.
+        let fd = Glibc.open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
+        guard fd >= 0 else {
+            if errno == ELOOP {
+                throw MacroError(code: .io, message: "cannot open state journal \(path): it is a symbolic link, which is not followed (remove it)", file: path)
+            }
+            throw AtomicFile.failure("cannot open state journal", path)
+        }
         var info = stat()
-        fstat(fd, &info)
+        guard fstat(fd, &info) == 0 else {
+            let error = AtomicFile.failure("cannot open state journal", path)
+            Glibc.close(fd)
+            throw error
+        }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            Glibc.close(fd)
+            throw MacroError(
+                code: .io, message: "cannot open state journal \(path): it is \(StateStore.kind(of: info.st_mode)), not a regular file", file: path)
+        }
+        _ = fcntl(fd, F_SETFL, O_RDWR | O_APPEND)
         file.fd = fd
         file.size = Int(info.st_size)
+        file.device = UInt64(info.st_dev)
+        file.inode = UInt64(info.st_ino)
         file.checkedAt = removalCheck == 0 ? 0 : DispatchTime.now().uptimeNanoseconds
         // A torn last line (no newline) must not swallow the next one.
         var last: UInt8 = 0
@@ -142,17 +178,67 @@ public final class StateJournal: Sendable {
         return bytes
     }
 
-    /// The values of the last complete, valid line of `data` (nil when there is none).
-    static func lastValues(in data: Data) -> [String: Double]? {
-        let lines = data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true)
-        // A last line without its newline may be torn: only newline-terminated lines count.
-        let complete = data.last == UInt8(ascii: "\n") ? lines[...] : lines.dropLast()
-        for line in complete.reversed() {
-            if let values = try? JSONDecoder().decode([String: Double].self, from: Data(line)),
-               values.values.allSatisfy(\.isFinite) {
-                return values
+    /// What ``scan(_:)`` found in a journal.
+    struct Scan {
+        /// The values of the last usable line (nil: none).
+        var values: [String: Double]?
+        /// That line's number (one-based).
+        var valuesLine: Int?
+        /// How many complete lines could not be used.
+        var problems = 0
+        /// The first of them: its number and what was wrong.
+        var firstProblem: (line: Int, reason: String)?
+    }
+
+    /// Every line of a journal checked: the last usable one's values, and the lines that cannot
+    /// be used (not JSON, not an object, a value that is not a finite number). A last line
+    /// without its newline is torn by a crash mid-write and is no problem when it could be the
+    /// start of a line (`{` and text); binary data there is one.
+    static func scan(_ data: Data) -> Scan {
+        var scan = Scan()
+        var number = 0
+        var start = data.startIndex
+        while start < data.endIndex {
+            number += 1
+            let end = data[start...].firstIndex(of: UInt8(ascii: "\n"))
+            let line = data[start..<(end ?? data.endIndex)]
+            start = end.map { $0 + 1 } ?? data.endIndex
+            if line.isEmpty { continue }
+            let reason: String?
+            if end == nil {
+                reason = line.first == UInt8(ascii: "{") && !line.contains(where: { $0 < 0x20 || $0 == 0x7F })
+                    ? nil : "an unfinished last line that is not the start of one (binary data?)"
+                if reason == nil { break }
+            } else {
+                reason = problem(in: line, values: &scan.values)
+                if reason == nil { scan.valuesLine = number }
+            }
+            if let reason {
+                scan.problems += 1
+                if scan.firstProblem == nil { scan.firstProblem = (number, reason) }
             }
         }
+        return scan
+    }
+
+    /// Why `line` is no journal line (nil: it is one; `values` are set to its values).
+    private static func problem(in line: Data, values: inout [String: Double]?) -> String? {
+        let parsed: MacroValue
+        do {
+            parsed = try JSONParser.parse(line)
+        } catch {
+            return error.kind == .numberOutOfRange ? "a number too large for a double" : "not JSON: \(error.message)"
+        }
+        guard case .object(let fields) = parsed else { return "not a JSON object" }
+        var found: [String: Double] = [:]
+        for (name, value) in fields {
+            guard case .number(let number) = value, number.isFinite else { return "the value of '\(name)' is not a number" }
+            found[name] = number
+        }
+        values = found
         return nil
     }
+
+    /// The values of the last complete, valid line of `data` (nil when there is none).
+    static func lastValues(in data: Data) -> [String: Double]? { scan(data).values }
 }
