@@ -67,6 +67,26 @@ struct EngineShapesTests {
         #expect(outcome.failure?.message == "timed out after 300 ms")
         #expect(try engine.evaluate("[1, 2].length") == 2)
     }
+
+    /// Two more of the trial's shapes that ended in a stall restart: a 200 MiB string made in one
+    /// native step, and `console.log` of 50 MiB. The first is counted (a long string's memory is
+    /// in what `memory_limit_mb` judges) and returns; the second leaves JavaScript cut to 65,536
+    /// characters. Neither stalls.
+    @Test func aHugeStringAndAHugeConsoleLineDoNotStall() throws {
+        let engine = MacroEngine(configuration: .init(timeLimit: .seconds(5)), logger: silentLogger)
+        let lines = Mutex<[String]>([])
+        engine.consoleHandler = { message in lines.withLock { $0.append(message.message) } }
+        try engine.evaluate("""
+            function big() { return "x".repeat(200 * 1024 * 1024).length; }
+            function loud() { console.log("y".repeat(50 * 1024 * 1024)); return 1; }
+            """)
+        #expect(try #require(callBounded(engine, "big")).get() == 209_715_200)
+        #expect(try #require(callBounded(engine, "loud")).get() == 1)
+        let logged = try #require(lines.withLock { $0.first })
+        #expect(logged.count == 65_536 + " [52363264 more characters cut]".count + 1)
+        #expect(logged.hasSuffix("\u{2026} [52363264 more characters cut]"))
+        #expect(try engine.evaluate("[1, 2].length") == 2)
+    }
 }
 
 extension Result {
