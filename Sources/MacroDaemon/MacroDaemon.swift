@@ -180,15 +180,11 @@ public final class MacroDaemon: Service, Sendable {
         }
         busyControl?.setAdopter { client in
             // On the engine's loop, when the entry that kept it busy ended.
-            ClientBootstrap(group: group)
-                .channelOption(.autoRead, value: false)
-                .channelOption(.allowRemoteHalfClosure, value: true)
-                .channelOption(.writeBufferWaterMark, value: .init(low: buffer / 4, high: buffer))
-                .channelInitializer { setUp($0, []) }
+            Self.adoptingBootstrap(group: group, buffer: buffer) { setUp($0, []) }
                 .withConnectedSocket(client.fd)
                 .whenComplete { result in
                     guard case .success(let channel) = result else {
-                        close(client.fd)
+                        client.close()
                         return
                     }
                     let (input, output) = client.adopted(by: channel)
@@ -197,16 +193,11 @@ public final class MacroDaemon: Service, Sendable {
                         bytes.writeBytes(output)
                         channel.writeAndFlush(bytes, promise: nil)
                     }
-                    if !input.isEmpty {
-                        var bytes = channel.allocator.buffer(capacity: input.count)
-                        bytes.writeBytes(input)
-                        channel.pipeline.fireChannelRead(bytes)
-                        channel.pipeline.fireChannelReadComplete()
-                    }
-                    channel.setOption(.autoRead, value: true).whenFailure { _ in }
+                    Self.resume(channel, feeding: input)
                 }
         }
         busyControl?.start()
+        defer { busyControl?.stop() }
         do {
             let bootstrap = ServerBootstrap(group: group)
                 .serverChannelOption(.backlog, value: 256)
@@ -336,11 +327,7 @@ public final class MacroDaemon: Service, Sendable {
         for client in clients {
             let subscriptions = client.subscriptions.compactMap(EventKind.init(rawValue:))
             do {
-                let channel = try await ClientBootstrap(group: group)
-                    .channelOption(.autoRead, value: false)
-                    .channelOption(.allowRemoteHalfClosure, value: true)
-                    .channelOption(.writeBufferWaterMark, value: .init(low: buffer / 4, high: buffer))
-                    .channelInitializer { setUp($0, subscriptions) }
+                let channel = try await Self.adoptingBootstrap(group: group, buffer: buffer) { setUp($0, subscriptions) }
                     .withConnectedSocket(client.fd)
                     .get()
                 adopted.append((channel, client.pendingInput))
@@ -354,20 +341,34 @@ public final class MacroDaemon: Service, Sendable {
         guard let loop = fed.first?.channel.eventLoop else { return }
         do {
             try await loop.submit {
-                for (channel, pending) in fed {
-                    if !pending.isEmpty {
-                        var bytes = channel.allocator.buffer(capacity: pending.count)
-                        bytes.writeBytes(pending)
-                        channel.pipeline.fireChannelRead(bytes)
-                        // As after a read from the socket: the requests it held are handed over.
-                        channel.pipeline.fireChannelReadComplete()
-                    }
-                    channel.setOption(.autoRead, value: true).whenFailure { _ in }
-                }
+                for (channel, pending) in fed { Self.resume(channel, feeding: pending) }
             }.get()
         } catch {
             logger.warning("could not feed the connections kept across the engine restart: \(error)")
         }
+    }
+
+    /// A bootstrap for a socket macrod already holds (handed over by a restart, or accepted by
+    /// the busy control): the connection's pipeline, reading off until ``resume(_:feeding:)``.
+    static func adoptingBootstrap(group: MultiThreadedEventLoopGroup, buffer: Int,
+                                  initializer: @escaping @Sendable (any Channel) -> EventLoopFuture<Void>) -> ClientBootstrap {
+        ClientBootstrap(group: group)
+            .channelOption(.autoRead, value: false)
+            .channelOption(.allowRemoteHalfClosure, value: true)
+            .channelOption(.writeBufferWaterMark, value: .init(low: buffer / 4, high: buffer))
+            .channelInitializer(initializer)
+    }
+
+    /// Feeds an adopted connection what was read for it before, then lets it read (its loop).
+    static func resume(_ channel: any Channel, feeding pending: [UInt8]) {
+        if !pending.isEmpty {
+            var bytes = channel.allocator.buffer(capacity: pending.count)
+            bytes.writeBytes(pending)
+            channel.pipeline.fireChannelRead(bytes)
+            // As after a read from the socket: the requests it held are handed over.
+            channel.pipeline.fireChannelReadComplete()
+        }
+        channel.setOption(.autoRead, value: true).whenFailure { _ in }
     }
 
     /// Starts the listeners beside the socket (the dashboard); when one cannot start, macrod

@@ -98,4 +98,23 @@ struct BusyControlTests {
         #expect(try fresh.call("macro.call", ["name": "add", "args": [1]]) == 2)
         #expect(try fresh.call("engine.status")["connections"] == 3)
     }
+
+    /// `echo '{"method":"macro.cancel",...}' | socat - UNIX-CONNECT:...`: a client connected
+    /// while the engine is busy sends a cancel, closes its sending side and waits for the reply
+    /// (owed until the call stops: the client is not taken for one that hung up).
+    @Test func aNewClientThatCancelsAndHalfClosesGetsItsReply() throws {
+        let daemon = try DaemonProcess(files: Self.files, config: Self.config)
+        let control = try daemon.client()
+        let caller = try daemon.client()
+        try caller.send(raw: #"{"jsonrpc":"2.0","id":1,"method":"macro.call","params":{"name":"runaway"}}"#)
+        let call = try #require(try control.runningCalls(waitingUpTo: 10).first?["call"].intValue)
+        let canceller = try daemon.client()
+        canceller.setReceiveTimeout(seconds: 10)
+        try canceller.send(raw: #"{"jsonrpc":"2.0","id":9,"method":"macro.cancel","params":{"call":\#(call)}}"#)
+        canceller.shutdownWrite()
+        #expect(try canceller.readMessage() == ["jsonrpc": "2.0", "id": 9, "result": ["call": .number(Double(call)), "cancelled": true]])
+        #expect(try caller.readMessage()?["method"] == "macro.console")
+        #expect(try caller.readMessage()?["error"]["data"]["reason"] == "cancelled")
+        #expect(try control.call("macro.running") == [])
+    }
 }

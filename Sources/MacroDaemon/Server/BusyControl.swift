@@ -32,6 +32,8 @@ final class BusyControl: Sendable {
     /// At most this much is read from one connection during one takeover (then its reading
     /// waits for the engine, as it would have without the takeover).
     static let stashLimit = 1 << 20
+    /// At most this many clients are accepted during one takeover.
+    static let acceptLimit = 64
 
     private let occupancy: EngineOccupancy
     private let engine: MacroEngine
@@ -42,6 +44,8 @@ final class BusyControl: Sendable {
     /// Clients accepted by the control thread during a takeover, handed to the engine's loop
     /// (``adopt``) when the entry ends.
     private let accepted = Mutex<[AcceptedClient]>([])
+    /// Accepted clients handed to the loop and not adopted yet (a restart hands them over).
+    private let adopting = Mutex<[AcceptedClient]>([])
     /// The users besides macrod's own that may connect (`allowed_uids`).
     private let allowedUIDs: [UInt32]
     /// The listening socket's cookie (0: not listening yet).
@@ -84,8 +88,9 @@ final class BusyControl: Sendable {
     func unregister(_ id: Int) { _ = links.locked { $0.removeValue(forKey: id) } }
 
     private func loop() {
+        var scratch = [UInt8](repeating: 0, count: 65_536)
         while !stopped.load(ordering: .relaxed) {
-            Thread.sleep(forTimeInterval: Double(Self.tick.components.attoseconds) / 1e18)
+            Thread.sleep(forTimeInterval: Double(Self.tick.components.seconds) + Double(Self.tick.components.attoseconds) / 1e18)
             let reading = occupancy.snapshot
             guard let since = reading.since, EngineOccupancy.now() &- since >= Self.takeoverNanoseconds else { continue }
             _ = occupancy.whileEntry(since) {
@@ -96,9 +101,9 @@ final class BusyControl: Sendable {
                     taken.store(since, ordering: .relaxed)
                 }
                 findDescriptors(of: current)
-                for link in current where link.isHeld { serve(link) }
+                for link in current where link.isHeld { serve(link, scratch: &scratch) }
                 acceptNew()
-                for client in accepted.locked({ $0 }) { serve(client) }
+                for client in accepted.locked({ $0 }) { serve(client, scratch: &scratch) }
                 closeVanished()
             }
         }
@@ -113,15 +118,20 @@ final class BusyControl: Sendable {
             listenerFD.store(descriptors?[cookie] ?? -1, ordering: .relaxed)
         }
         for link in current {
+            // Hold first, then look at the flush flag (the gate sets it, then looks at the hold):
+            // one of the two sees the other, so no socket is written by both.
+            link.hold(true)
+            let mayWrite = !link.flushing.load(ordering: .sequentiallyConsistent) && !link.halfWritten.load(ordering: .relaxed)
+            let pendingEndsInsideALine = link.connection.pendingInput.endsInsideALine
             link.state.locked { state in
-                state.reset(continuingALine: link.connection.pendingInput.endsInsideALine)
+                state.reset(continuingALine: state.handedBackInput.isEmpty ? pendingEndsInsideALine : state.handedBackInput.last != UInt8(ascii: "\n"),
+                            mayWrite: mayWrite)
                 let cookie = link.connection.cookie.load(ordering: .relaxed)
                 if state.fd < 0, cookie != 0 {
                     if descriptors == nil { descriptors = SocketCookie.descriptorsByCookie() }
                     state.fd = descriptors?[cookie] ?? -2
                 }
             }
-            link.hold(true)
         }
     }
 
@@ -139,45 +149,52 @@ final class BusyControl: Sendable {
         }
     }
 
-    /// Reads what the client sent, answers its control requests, writes what waits.
-    private func serve(_ link: BusyLink) {
+    /// Reads what the client sent, answers its control requests, writes what waits. The
+    /// control lane is asked outside the link's lock (it takes the engine's own locks).
+    private func serve(_ link: BusyLink, scratch: inout [UInt8]) {
         let connection = link.connection
-        var replies: [RPCMessage] = []
-        var cancels: [(id: RPCID, call: Int, result: MacroValue)] = []
-        link.state.locked { state in
-            guard state.fd >= 0 else { return }
-            state.read()
+        let requests = link.state.locked { state -> [(RPCRequest, RPCMethod)] in
+            guard state.fd >= 0 else { return [] }
+            state.read(scratch: &scratch)
+            var requests: [(RPCRequest, RPCMethod)] = []
             for line in state.takeCompleteLines() {
                 guard let (request, method) = Self.controlRequest(line) else {
                     state.keep(line)
                     continue
                 }
-                switch method {
-                case .cancel where request.id != nil:
-                    do {
-                        let result = try control.result(request, method)
-                        if let id = request.id, let call = result["call"].intValue { cancels.append((id, call, result)) }
-                    } catch {
-                        replies.append(RPCCodec.response(id: request.id!, error: Self.rpcError(error)))
-                    }
-                case .progressGet:
-                    // As the control lane: the committed values, when this connection has
-                    // nothing on the engine (its own earlier requests are then seen).
-                    guard connection.engineRequests.load(ordering: .relaxed) == 0, state.kept.isEmpty,
+                // As the control lane: committed values, when this connection has nothing on the
+                // engine nor waiting for it (its own earlier requests are then seen).
+                if method == .progressGet {
+                    guard connection.engineRequests.load(ordering: .relaxed) == 0, state.kept.isEmpty, state.handedBackInput.isEmpty,
                           connection.pendingInput.current.isEmpty, case .undefined = request.params else {
                         state.keep(line)
                         continue
                     }
-                    if let id = request.id { replies.append(RPCCodec.response(id: id, result: publisher.values(committed: true))) }
-                default:
-                    guard let id = request.id else { _ = try? control.result(request, method); continue }
-                    do {
-                        replies.append(RPCCodec.response(id: id, result: try control.result(request, method)))
-                    } catch {
-                        replies.append(RPCCodec.response(id: id, error: Self.rpcError(error)))
-                    }
                 }
+                requests.append((request, method))
             }
+            return requests
+        }
+        var replies: [RPCMessage] = []
+        var cancels: [(id: RPCID, call: Int, result: MacroValue)] = []
+        for (request, method) in requests {
+            if method == .progressGet {
+                if let id = request.id { replies.append(RPCCodec.response(id: id, result: publisher.values(committed: true))) }
+                continue
+            }
+            do {
+                let result = try control.result(request, method)
+                guard let id = request.id else { continue }
+                if method == .cancel, let call = result["call"].intValue {
+                    cancels.append((id, call, result))
+                } else {
+                    replies.append(RPCCodec.response(id: id, result: result))
+                }
+            } catch {
+                if let id = request.id { replies.append(RPCCodec.response(id: id, error: Self.rpcError(error))) }
+            }
+        }
+        link.state.locked { state in
             for reply in replies { state.outbox += reply.bytes + [UInt8(ascii: "\n")] }
             if state.mayWrite { state.write() }
         }
@@ -200,7 +217,9 @@ final class BusyControl: Sendable {
     private func acceptNew() {
         let listener = listenerFD.load(ordering: .relaxed)
         guard listener >= 0 else { return }
-        for _ in 0..<64 {
+        // At most 64 clients wait here per takeover (then the backlog keeps the rest, as it
+        // would without the takeover): a flood of connections costs bounded memory and fds.
+        for _ in 0..<max(0, Self.acceptLimit - accepted.locked({ $0.count })) {
             // The listener is non-blocking (NIO's): nothing waiting is EAGAIN.
             let fd = accept(listener, nil, nil)
             guard fd >= 0 else { return }
@@ -219,47 +238,56 @@ final class BusyControl: Sendable {
     /// request was answered here, costs nothing more: closed now rather than adopted.
     private func closeVanished() {
         let gone = accepted.locked { list -> [AcceptedClient] in
-            let gone = list.filter { client in client.state.locked { $0.ended && $0.kept.isEmpty && $0.unread.isEmpty && $0.outbox.isEmpty } }
+            let gone = list.filter { client in
+                client.state.locked { $0.ended && $0.kept.isEmpty && $0.unread.isEmpty && $0.outbox.isEmpty && $0.repliesDue == 0 }
+            }
             list.removeAll { client in gone.contains { $0 === client } }
             return gone
         }
-        for client in gone { close(client.fd) }
+        for client in gone { client.close() }
     }
 
     /// Serves a client accepted during the takeover (no pipeline yet: a cancel's reply goes to
     /// its outbox, or to its channel once it has one).
-    private func serve(_ client: AcceptedClient) {
-        var stops: [(id: RPCID, call: Int, result: MacroValue)] = []
-        client.state.locked { state in
-            state.read()
+    private func serve(_ client: AcceptedClient, scratch: inout [UInt8]) {
+        let requests = client.state.locked { state -> [(RPCRequest, RPCMethod)] in
+            guard state.fd >= 0 else { return [] }
+            state.read(scratch: &scratch)
+            var requests: [(RPCRequest, RPCMethod)] = []
             for line in state.takeCompleteLines() {
-                guard client.allowed, let (request, method) = Self.controlRequest(line), method != .progressGet || state.kept.isEmpty else {
+                guard client.allowed, let (request, method) = Self.controlRequest(line),
+                      method != .progressGet || (state.kept.isEmpty && request.params == .undefined) else {
                     state.keep(line)
                     continue
                 }
-                let reply: RPCMessage?
-                do {
-                    if method == .progressGet {
-                        guard case .undefined = request.params else { state.keep(line); continue }
-                        reply = request.id.map { RPCCodec.response(id: $0, result: publisher.values(committed: true)) }
-                    } else {
-                        let result = try control.result(request, method)
-                        if method == .cancel, let id = request.id, let call = result["call"].intValue {
-                            stops.append((id, call, result))
-                            reply = nil
-                        } else {
-                            reply = request.id.map { RPCCodec.response(id: $0, result: result) }
-                        }
-                    }
-                } catch {
-                    reply = request.id.map { RPCCodec.response(id: $0, error: Self.rpcError(error)) }
-                }
-                if let reply { state.outbox += reply.bytes + [UInt8(ascii: "\n")] }
+                requests.append((request, method))
+                if method == .cancel, request.id != nil { state.repliesDue += 1 }
             }
-            state.write()
+            return requests
         }
-        for stop in stops {
-            engine.whenCallEnds(stop.call) { client.deliver(RPCCodec.response(id: stop.id, result: stop.result)) }
+        var replies: [RPCMessage] = []
+        for (request, method) in requests {
+            do {
+                if method == .progressGet {
+                    if let id = request.id { replies.append(RPCCodec.response(id: id, result: publisher.values(committed: true))) }
+                    continue
+                }
+                let result = try control.result(request, method)
+                guard let id = request.id else { continue }
+                if method == .cancel, let call = result["call"].intValue {
+                    engine.whenCallEnds(call) { client.deliver(RPCCodec.response(id: id, result: result), due: true) }
+                } else {
+                    replies.append(RPCCodec.response(id: id, result: result))
+                }
+            } catch {
+                guard let id = request.id else { continue }
+                if method == .cancel { client.state.locked { $0.repliesDue -= 1 } }
+                replies.append(RPCCodec.response(id: id, error: Self.rpcError(error)))
+            }
+        }
+        client.state.locked { state in
+            for reply in replies { state.outbox += reply.bytes + [UInt8(ascii: "\n")] }
+            state.write()
         }
     }
 
@@ -286,43 +314,71 @@ final class BusyControl: Sendable {
         }
     }
 
-    /// The engine's thread, right after an outermost entry ended: the connections go back to
-    /// their pipelines, with what was read for them first and what waits to be written.
+    /// The engine's thread, right after an outermost entry ended (still inside it): the
+    /// connections go back, their kept bytes and unwritten output move to where their gates take
+    /// them first, and the pipeline work (feeding, writing, adopting accepted clients) runs as
+    /// tasks of the loop afterwards, not inside the entry's end.
     func reclaim() {
-        guard taken.load(ordering: .relaxed) != 0 else { return }
+        guard taken.load(ordering: .relaxed) != 0, !stopped.load(ordering: .relaxed) else { return }
         taken.store(0, ordering: .relaxed)
         listenerFD.store(-1, ordering: .relaxed)
         let clients = accepted.locked { list in defer { list.removeAll() }; return list }
+        adopting.locked { $0 += clients }
         if !clients.isEmpty, let adopt = adopter.locked({ $0 }) {
-            for client in clients { adopt.call(client) }
+            for client in clients {
+                engine.eventLoop.execute { [self] in
+                    // Not adopted if a restart took it meanwhile.
+                    let mine = adopting.locked { list -> Bool in
+                        guard let index = list.firstIndex(where: { $0 === client }) else { return false }
+                        list.remove(at: index)
+                        return true
+                    }
+                    if mine { adopt.call(client) }
+                }
+            }
         }
         for link in links.locked({ Array($0.values) }) where link.isHeld {
-            link.hold(false)
-            let (input, output) = link.state.locked { state in state.takeAll() }
-            link.handBack(input: input, output: output)
+            link.state.locked { state in
+                link.hold(false)
+                state.moveToHandBack()
+            }
+            engine.eventLoop.execute { link.handBackOnLoop() }
         }
     }
 
     /// Stops for good (an engine restart): returns, per connection id, the bytes read for the
     /// engine and those not yet written, for the next process.
     func halt() -> (held: [Int: (input: [UInt8], output: [UInt8])], accepted: [(fd: Int32, input: [UInt8], output: [UInt8])]) {
-        occupancy.withGate { stopped.store(true, ordering: .relaxed) }
+        occupancy.withGate {
+            stopped.store(true, ordering: .relaxed)
+            taken.store(0, ordering: .relaxed)
+        }
         var left: [Int: (input: [UInt8], output: [UInt8])] = [:]
-        for link in links.locked({ Array($0.values) }) where link.isHeld {
-            left[link.connection.id] = link.state.locked { $0.takeAll() }
+        for link in links.locked({ Array($0.values) }) {
+            let bytes = link.state.locked { $0.takeAll() }
+            if !bytes.input.isEmpty || !bytes.output.isEmpty { left[link.connection.id] = bytes }
         }
         let clients = accepted.locked { list in defer { list.removeAll() }; return list }
+            + adopting.locked { list in defer { list.removeAll() }; return list }
         return (left, clients.map { client in
             let (input, output) = client.state.locked { $0.takeAll() }
             return (client.fd, input, output)
         })
     }
+
+    /// Stops the thread (macrod shuts down).
+    func stop() { occupancy.withGate { stopped.store(true, ordering: .relaxed) } }
 }
 
 /// One connection on the engine's loop, as ``BusyControl`` and its ``BusyGate`` share it.
 final class BusyLink: Sendable {
     let connection: Connection
     private let held = Atomic<Bool>(false)
+    /// Set by the gate around each flush (see ``BusyGate``).
+    let flushing = Atomic<Bool>(false)
+    /// The channel's last flush left bytes the kernel did not take, and NIO has not written them
+    /// yet: a line may be half written, so the control thread must not write to this socket.
+    let halfWritten = Atomic<Bool>(false)
     /// The gate's own state (the engine's loop only).
     private let gate: NIOLoopBound<BusyGate>
     let state = Mutex<BusyState>(BusyState())
@@ -332,14 +388,11 @@ final class BusyLink: Sendable {
         self.gate = gate
     }
 
-    var isHeld: Bool { held.load(ordering: .acquiring) }
-    func hold(_ value: Bool) { held.store(value, ordering: .releasing) }
+    var isHeld: Bool { held.load(ordering: .sequentiallyConsistent) }
+    func hold(_ value: Bool) { held.store(value, ordering: .sequentiallyConsistent) }
 
-    /// Engine thread: `input` goes to the pipeline before anything read later, `output` is
-    /// written after what the channel already had.
-    func handBack(input: [UInt8], output: [UInt8]) {
-        gate.value.handBack(input: input, output: output)
-    }
+    /// On the engine's loop, in a task after the entry: the gate feeds and writes what waits.
+    func handBackOnLoop() { gate.value.handBack() }
 }
 
 /// A client the control thread accepted while the engine was busy.
@@ -360,14 +413,17 @@ final class AcceptedClient: Sendable {
         self.state = Mutex(state)
     }
 
-    /// A reply that comes later (a cancel's, once its call stopped): through its channel when it
-    /// has one, else written with what it waits for.
-    func deliver(_ message: RPCMessage) {
+    /// A reply that comes later (a cancel's, once its call stopped; `due`: one counted in
+    /// ``BusyState/repliesDue``): through its channel when it has one, else written with what
+    /// waits; dropped once the client is gone (its descriptor is never written after close).
+    func deliver(_ message: RPCMessage, due: Bool) {
         state.locked { state in
+            if due { state.repliesDue -= 1 }
             if let channel = channel.locked({ $0 }) {
                 LineFraming().write(message, to: channel)
                 return
             }
+            guard state.fd >= 0 else { return }
             state.outbox += message.bytes + [UInt8(ascii: "\n")]
             state.write()
         }
@@ -378,14 +434,26 @@ final class AcceptedClient: Sendable {
     func adopted(by channel: any Channel) -> (input: [UInt8], output: [UInt8]) {
         state.locked { state in
             self.channel.locked { $0 = channel }
+            state.fd = -1
             return state.takeAll()
+        }
+    }
+
+    /// Closes its socket (it hung up, or could not be adopted); nothing is written to the
+    /// descriptor afterwards, whatever number it gets next.
+    func close() {
+        state.locked { state in
+            guard state.fd >= 0 else { return }
+            _ = Glibc.close(state.fd)
+            state.fd = -1
         }
     }
 }
 
 /// What the takeover has of one connection.
 struct BusyState: Sendable {
-    /// The socket's descriptor (found once by its cookie; -1: not looked for, -2: not found).
+    /// The socket's descriptor (found once by its cookie; -1: not looked for or closed, -2: not
+    /// found).
     var fd: Int32 = -1
     /// Bytes read, not yet cut into lines.
     var unread: [UInt8] = []
@@ -393,37 +461,39 @@ struct BusyState: Sendable {
     var kept: [UInt8] = []
     /// Bytes to write, in order.
     var outbox: [UInt8] = []
-    /// The first line read continues one the engine's decoder already holds the start of.
+    /// Handed back by the last takeover, not yet taken by the gate: input ahead of anything
+    /// the channel reads, output ahead of anything the engine writes.
+    var handedBackInput: [UInt8] = []
+    var handedBackOutput: [UInt8] = []
+    /// The first line read continues one the engine already holds the start of.
     var continuing = false
     var ended = false
-    /// The channel's last flush left bytes the kernel did not take: a line may be half written,
-    /// so the control thread must not write to this socket (``BusyGate`` keeps it current).
-    var halfWritten = false
     /// The control thread may write during this takeover (nothing was half written).
     var mayWrite = false
+    /// Replies owed to an accepted client that come later (cancels waiting for their call).
+    var repliesDue = 0
 
-    mutating func reset(continuingALine: Bool) {
+    mutating func reset(continuingALine: Bool, mayWrite: Bool) {
         unread = []
         kept = []
         outbox = []
         continuing = continuingALine
         ended = false
-        mayWrite = !halfWritten
+        self.mayWrite = mayWrite
     }
 
     /// Reads what the socket has, without blocking, up to the stash limit.
-    mutating func read() {
-        guard !ended else { return }
-        var buffer = [UInt8](repeating: 0, count: 65_536)
+    mutating func read(scratch: inout [UInt8]) {
+        guard !ended, fd >= 0 else { return }
         while unread.count + kept.count < BusyControl.stashLimit {
-            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            let n = scratch.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
             if n > 0 {
-                unread += buffer[..<n]
+                unread += scratch[..<n]
                 continue
             }
-            // 0: the client closed its side; the engine's own read will see it too.
-            if n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) { ended = true }
             if n < 0 && errno == EINTR { continue }
+            // 0: the client closed its side; the engine's own read will see it too.
+            if n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK) { ended = true }
             return
         }
     }
@@ -452,6 +522,7 @@ struct BusyState: Sendable {
 
     /// Writes the outbox, without blocking; what the socket does not take waits.
     mutating func write() {
+        guard fd >= 0 else { return }
         while !outbox.isEmpty {
             let n = outbox.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL)) }
             if n > 0 {
@@ -463,9 +534,35 @@ struct BusyState: Sendable {
         }
     }
 
-    /// Everything, for the hand-back: the input in order, the output not written.
+    /// The end of a takeover: what was read and not written moves behind what was handed back
+    /// before (the gate has not taken everything yet when takeovers follow each other closely).
+    mutating func moveToHandBack() {
+        handedBackInput += kept + unread
+        handedBackOutput += outbox
+        reset(continuingALine: false, mayWrite: false)
+    }
+
+    /// The gate takes the input handed back (nil: none).
+    mutating func takeHandedBackInput() -> [UInt8]? {
+        guard !handedBackInput.isEmpty else { return nil }
+        defer { handedBackInput = [] }
+        return handedBackInput
+    }
+
+    /// The gate takes the output handed back (nil: none).
+    mutating func takeHandedBackOutput() -> [UInt8]? {
+        guard !handedBackOutput.isEmpty else { return nil }
+        defer { handedBackOutput = [] }
+        return handedBackOutput
+    }
+
+    /// Everything, for a restart or an adoption: the input in order, the output not written.
     mutating func takeAll() -> (input: [UInt8], output: [UInt8]) {
-        defer { reset(continuingALine: false) }
-        return (kept + unread, outbox)
+        defer {
+            handedBackInput = []
+            handedBackOutput = []
+            reset(continuingALine: false, mayWrite: false)
+        }
+        return (handedBackInput + kept + unread, handedBackOutput + outbox)
     }
 }

@@ -6,9 +6,14 @@ import Glibc
 
 /// The first handler of a connection on the engine's loop, next to the socket: while
 /// ``BusyControl`` holds the connection (the engine is busy in JavaScript), what the engine
-/// writes goes to the control thread's outbox instead of the socket, and a close waits; when the
-/// connection is handed back, what the control thread read for the engine comes first in the
-/// pipeline, before anything the channel reads afterwards.
+/// writes goes to the control thread's outbox instead of the socket, a flush does nothing and a
+/// close waits; when the connection is handed back, what the control thread read for the engine
+/// comes first in the pipeline, before anything the channel reads afterwards, and what it could
+/// not write goes first to the socket, before anything the engine writes afterwards.
+///
+/// No NIO call is ever made under the link's lock (NIO runs pipeline code inline: a flush that
+/// fails reads the socket and fires events that flush again). The flush and the takeover meet
+/// through two flags instead (``BusyLink/flushing`` and ``BusyLink/isHeld``, Dekker-style).
 final class BusyGate: ChannelDuplexHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
@@ -18,9 +23,7 @@ final class BusyGate: ChannelDuplexHandler {
     private let control: BusyControl
     private var link: BusyLink?
     private var context: ChannelHandlerContext?
-    /// Read for the engine by the control thread, not yet given to the pipeline.
-    private var handedBack: [UInt8] = []
-    /// A close asked for while the connection was held.
+    /// Closes asked for while the connection was held.
     private var closeWaiting: (mode: CloseMode, promise: EventLoopPromise<Void>?)?
 
     init(control: BusyControl) { self.control = control }
@@ -48,23 +51,32 @@ final class BusyGate: ChannelDuplexHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if !handedBack.isEmpty { fireHandedBack(context: context) }
+        feedHandedBack(context: context, complete: false)
         context.fireChannelRead(data)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        if !handedBack.isEmpty { fireHandedBack(context: context) }
+        feedHandedBack(context: context, complete: true)
         context.fireChannelInactive()
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        guard let link, link.isHeld else {
+        guard let link else {
             context.write(data, promise: promise)
             return
         }
         let buffer = unwrapOutboundIn(data)
-        link.state.locked { $0.outbox += buffer.readableBytesView }
-        promise?.succeed(())
+        let queued = link.state.locked { state -> Bool in
+            guard link.isHeld else { return false }
+            state.outbox += buffer.readableBytesView
+            return true
+        }
+        if queued {
+            promise?.succeed(())
+            return
+        }
+        writeHandedBack(context: context)
+        context.write(data, promise: promise)
     }
 
     func flush(context: ChannelHandlerContext) {
@@ -72,41 +84,39 @@ final class BusyGate: ChannelDuplexHandler {
             context.flush()
             return
         }
-        // Under the link's lock, so the control thread never takes the connection over while
-        // the socket is being written, and knows whether a line is half written.
-        link.state.locked { state in
-            guard !link.isHeld else { return }
-            context.flush()
-            state.halfWritten = ((try? context.channel.syncOptions?.getOption(ChannelOptions.bufferedWritableBytes)) ?? 0) > 0
-        }
+        // Announce the flush, then look: a takeover that starts now sees it and does not write
+        // to this socket until the hand-back (a line may be half written).
+        link.flushing.store(true, ordering: .sequentiallyConsistent)
+        defer { link.flushing.store(false, ordering: .sequentiallyConsistent) }
+        guard !link.isHeld else { return }
+        writeHandedBack(context: context)
+        context.flush()
+        noteHalfWritten(context: context, link: link)
     }
 
     func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
         // The control thread uses the descriptor until the hand-back: it must not be closed
         // (and reused) under it.
         if let link, link.isHeld {
-            closeWaiting = (mode, promise)
+            if let waiting = closeWaiting {
+                if let promise { waiting.promise?.futureResult.cascade(to: promise) }
+            } else {
+                closeWaiting = (mode, promise)
+            }
             return
         }
         context.close(mode: mode, promise: promise)
     }
 
-    /// The engine's loop, after the entry: see ``BusyLink/handBack(input:output:)``.
-    func handBack(input: [UInt8], output: [UInt8]) {
+    /// The engine's loop, after the entry (a task of its own, not inside the entry's end):
+    /// the bytes kept for it and its unwritten output, then a close that waited.
+    func handBack() {
         guard let context else { return }
-        if !output.isEmpty {
-            var buffer = context.channel.allocator.buffer(capacity: output.count)
-            buffer.writeBytes(output)
-            context.writeAndFlush(NIOAny(buffer), promise: nil)
-        }
-        if !input.isEmpty {
-            handedBack += input
-            // Fed at the next read, or now if none comes first.
-            let bound = NIOLoopBound(self, eventLoop: context.eventLoop)
-            context.eventLoop.execute {
-                let gate = bound.value
-                if let context = gate.context, !gate.handedBack.isEmpty { gate.fireHandedBack(context: context) }
-            }
+        feedHandedBack(context: context, complete: true)
+        if let link, !link.isHeld {
+            writeHandedBack(context: context)
+            context.flush()
+            noteHalfWritten(context: context, link: link)
         }
         if let waiting = closeWaiting {
             closeWaiting = nil
@@ -114,11 +124,49 @@ final class BusyGate: ChannelDuplexHandler {
         }
     }
 
-    private func fireHandedBack(context: ChannelHandlerContext) {
-        var buffer = context.channel.allocator.buffer(capacity: handedBack.count)
-        buffer.writeBytes(handedBack)
-        handedBack = []
+    /// What the control thread read for the engine, ahead of anything read after it.
+    private func feedHandedBack(context: ChannelHandlerContext, complete: Bool) {
+        guard let link, let input = link.state.locked({ $0.takeHandedBackInput() }) else { return }
+        var buffer = context.channel.allocator.buffer(capacity: input.count)
+        buffer.writeBytes(input)
         context.fireChannelRead(NIOAny(buffer))
-        context.fireChannelReadComplete()
+        if complete { context.fireChannelReadComplete() }
+    }
+
+    /// What the control thread could not write (maybe the rest of a line), ahead of any write.
+    private func writeHandedBack(context: ChannelHandlerContext) {
+        guard let link, let output = link.state.locked({ $0.takeHandedBackOutput() }) else { return }
+        var buffer = context.channel.allocator.buffer(capacity: output.count)
+        buffer.writeBytes(output)
+        context.write(NIOAny(buffer), promise: nil)
+    }
+
+    /// After a flush: bytes the kernel did not take mean a line may be half written; the flag
+    /// clears once NIO has written everything (watched through an empty write, one at a time).
+    private func noteHalfWritten(context: ChannelHandlerContext, link: BusyLink) {
+        guard Self.buffered(context) else {
+            link.halfWritten.store(false, ordering: .relaxed)
+            return
+        }
+        guard !link.halfWritten.exchange(true, ordering: .relaxed) else { return }
+        watchDrain(context: context, link: link)
+    }
+
+    private func watchDrain(context: ChannelHandlerContext, link: BusyLink) {
+        let drained = context.eventLoop.makePromise(of: Void.self)
+        context.writeAndFlush(NIOAny(context.channel.allocator.buffer(capacity: 0)), promise: drained)
+        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        drained.futureResult.whenComplete { result in
+            let (gate, context) = bound.value
+            if case .success = result, Self.buffered(context) {
+                gate.watchDrain(context: context, link: link)
+            } else {
+                link.halfWritten.store(false, ordering: .relaxed)
+            }
+        }
+    }
+
+    private static func buffered(_ context: ChannelHandlerContext) -> Bool {
+        ((try? context.channel.syncOptions?.getOption(ChannelOptions.bufferedWritableBytes)) ?? 0) > 0
     }
 }
