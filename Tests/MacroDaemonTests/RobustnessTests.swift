@@ -75,7 +75,18 @@ struct RobustnessTests {
         let polite = try daemon.client()
         polite.setReceiveTimeout(seconds: 20)
         #expect(try polite.call("progress.get") == ["inner": 0, "middle": 0, "outer": 0])
-        #expect(try polite.call("macro.call", ["name": "one"]) == 1)
+        // The floods' admitted requests may fill queue_limit (1,024 < 100 x 64) for a moment:
+        // -32005 says "try again", which a client does; within the same 20 s.
+        var answer: MacroValue?
+        let deadline = Date().addingTimeInterval(20)
+        while answer == nil {
+            do {
+                answer = try polite.call("macro.call", ["name": "one"])
+            } catch let error as RPCError where error.code == RPCError.busy && Date() < deadline {
+                usleep(10_000)
+            }
+        }
+        #expect(answer == 1)
         // At most 64 admitted requests and 64 unsent replies per flood, not 3,000 of each.
         let grown = try daemon.memoryKiB("VmRSS") - before
         #expect(grown < 64 * 1024, "macrod grew by \(grown / 1024) MiB for 100 clients that do not read")
