@@ -98,14 +98,20 @@ out=$(/usr/bin/macro status 2>&1)
 case "$out" in *"$VERSION"*) ok "macro status names macrod $VERSION";; *) bad "macro status names macrod $VERSION" "$out";; esac
 out=$(/usr/bin/macro run bump inner 1 --local --json 2>&1)
 case "$out" in *'"result"'*) ok "macro run --local (macro-local in-process): $out";; *) bad "macro run --local" "$out";; esac
-# The dashboard (the user's config turns it on at 127.0.0.1:0) serves Debian's CodeMirror.
+# The dashboard (the user's config turns it on at 127.0.0.1:0): `macro dashboard` prints a
+# one-time code's URL, which trades for the token as the page does, and the page's editor is
+# Debian's CodeMirror.
 URL=$(/usr/bin/macro dashboard --no-open 2>&1)
-check "the dashboard (${URL%%\?*}) serves CodeMirror from libjs-codemirror" python3 - "$URL" <<'EOF'
-import sys, urllib.request
+check "the dashboard (${URL%%\?*}) trades its one-time code and serves CodeMirror from libjs-codemirror" python3 - "$URL" <<'EOF'
+import json, sys, urllib.request
 url = sys.argv[1]
-base, token = url.split("?token=")
-request = urllib.request.Request(base + "codemirror/lib/codemirror.js", headers={"Authorization": "Bearer " + token})
-body = urllib.request.urlopen(request, timeout=10).read()
+base, code = url.split("?code=")
+origin = base.rstrip("/")
+trade = urllib.request.Request(base + "session", data=json.dumps({"code": code}).encode(), method="POST",
+                               headers={"Content-Type": "application/json", "Origin": origin})
+token = json.loads(urllib.request.urlopen(trade, timeout=10).read())["token"]
+assert len(token) == 64, token
+body = urllib.request.urlopen(base + "codemirror/lib/codemirror.js", timeout=10).read()
 assert b"CodeMirror" in body, body[:200]
 EOF
 kill -TERM "$MACROD_PID"; wait "$MACROD_PID"; status=$?; MACROD_PID=
