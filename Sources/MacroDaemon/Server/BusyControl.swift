@@ -126,6 +126,10 @@ final class BusyControl: Sendable {
             link.state.locked { state in
                 state.reset(continuingALine: state.handedBackInput.isEmpty ? pendingEndsInsideALine : state.handedBackInput.last != UInt8(ascii: "\n"),
                             mayWrite: mayWrite)
+                // Output the last takeover handed back and the gate has not written yet (maybe the
+                // rest of a line) goes first again.
+                state.outbox = state.handedBackOutput
+                state.handedBackOutput = []
                 let cookie = link.connection.cookie.load(ordering: .relaxed)
                 if state.fd < 0, cookie != 0 {
                     if descriptors == nil { descriptors = SocketCookie.descriptorsByCookie() }
