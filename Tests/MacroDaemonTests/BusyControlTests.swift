@@ -17,6 +17,22 @@ struct BusyControlTests {
     /// Only a cancel can stop the runaway: its budget is a minute.
     static let config = "time_limit_ms: 60000\ncall_deadline_ms: 60000\n"
 
+    /// A daemon whose runaway runs: a control connection opened before it, the caller, the call's id.
+    static func startRunaway() throws -> (DaemonProcess, RPCClient, RPCClient, Int) {
+        let daemon = try DaemonProcess(files: files, config: config)
+        let control = try daemon.client()
+        let caller = try daemon.client()
+        try caller.send(raw: #"{"jsonrpc":"2.0","id":1,"method":"macro.call","params":{"name":"runaway"}}"#)
+        let call = try #require(try control.runningCalls(waitingUpTo: 10).first?["call"].intValue)
+        return (daemon, control, caller, call)
+    }
+
+    /// The runaway's caller gets its console line, then -32001 with reason cancelled.
+    static func expectCancelled(_ caller: RPCClient) throws {
+        #expect(try caller.readMessage()?["method"] == "macro.console")
+        #expect(try caller.readMessage()?["error"]["data"]["reason"] == "cancelled")
+    }
+
     @Test func anAlreadyOpenConnectionListsAndCancelsASynchronousRunaway() throws {
         let daemon = try DaemonProcess(files: Self.files, config: Self.config)
         let control = try daemon.client()
@@ -66,8 +82,7 @@ struct BusyControlTests {
         #expect(running["id"] == 12)
         #expect(running["result"].arrayValue?.map { $0["call"] } == [.number(Double(call))])
         #expect(try control.call("macro.cancel", ["call": .number(Double(call))])["cancelled"] == true)
-        #expect(try caller.readMessage()?["method"] == "macro.console")
-        #expect(try caller.readMessage()?["error"]["data"]["reason"] == "cancelled")
+        try Self.expectCancelled(caller)
         // The rest in the order sent, each seeing the ones before it; the runaway's write to
         // outer was rolled back.
         var replies: [MacroValue] = []
@@ -79,11 +94,7 @@ struct BusyControlTests {
     }
 
     @Test func aClientThatLeavesWhileTheEngineIsBusyLeavesNothingBehind() throws {
-        let daemon = try DaemonProcess(files: Self.files, config: Self.config)
-        let control = try daemon.client()
-        let caller = try daemon.client()
-        try caller.send(raw: #"{"jsonrpc":"2.0","id":1,"method":"macro.call","params":{"name":"runaway"}}"#)
-        let call = try #require(try control.runningCalls(waitingUpTo: 10).first?["call"].intValue)
+        let (daemon, control, caller, call) = try Self.startRunaway()
         do {
             let leaving = try daemon.client()
             try leaving.send(raw: #"{"jsonrpc":"2.0","id":5,"method":"macro.call","params":{"name":"add","args":[1]}}"#)
@@ -91,8 +102,7 @@ struct BusyControlTests {
             #expect(try control.call("macro.running").arrayValue?.count == 1)
         }
         #expect(try control.call("macro.cancel", ["call": .number(Double(call))])["cancelled"] == true)
-        #expect(try caller.readMessage()?["method"] == "macro.console")
-        #expect(try caller.readMessage()?["error"]["data"]["reason"] == "cancelled")
+        try Self.expectCancelled(caller)
         // The departed client's call still ran (it was read before it left), and the daemon serves on.
         let fresh = try daemon.client()
         #expect(try fresh.call("macro.call", ["name": "add", "args": [1]]) == 2)
@@ -103,18 +113,13 @@ struct BusyControlTests {
     /// while the engine is busy sends a cancel, closes its sending side and waits for the reply
     /// (owed until the call stops: the client is not taken for one that hung up).
     @Test func aNewClientThatCancelsAndHalfClosesGetsItsReply() throws {
-        let daemon = try DaemonProcess(files: Self.files, config: Self.config)
-        let control = try daemon.client()
-        let caller = try daemon.client()
-        try caller.send(raw: #"{"jsonrpc":"2.0","id":1,"method":"macro.call","params":{"name":"runaway"}}"#)
-        let call = try #require(try control.runningCalls(waitingUpTo: 10).first?["call"].intValue)
+        let (daemon, control, caller, call) = try Self.startRunaway()
         let canceller = try daemon.client()
         canceller.setReceiveTimeout(seconds: 10)
         try canceller.send(raw: #"{"jsonrpc":"2.0","id":9,"method":"macro.cancel","params":{"call":\#(call)}}"#)
         canceller.shutdownWrite()
         #expect(try canceller.readMessage() == ["jsonrpc": "2.0", "id": 9, "result": ["call": .number(Double(call)), "cancelled": true]])
-        #expect(try caller.readMessage()?["method"] == "macro.console")
-        #expect(try caller.readMessage()?["error"]["data"]["reason"] == "cancelled")
+        try Self.expectCancelled(caller)
         #expect(try control.call("macro.running") == [])
     }
 }
