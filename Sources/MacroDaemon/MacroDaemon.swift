@@ -120,10 +120,12 @@ public final class MacroDaemon: Service, Sendable {
         // fsync: interval — make the latest state durable at most once per period.
         let period = TimeAmount.nanoseconds(
             config.fsyncInterval.components.seconds * 1_000_000_000 + config.fsyncInterval.components.attoseconds / 1_000_000_000)
-        let syncTask: RepeatedTask? = config.fsync == .interval
+        let syncTask = Mutex<RepeatedTask?>(config.fsync == .interval
             ? engine.eventLoop.scheduleRepeatedTask(initialDelay: period, delay: period) { _ in host.syncIfNeeded() }
-            : nil
-        defer { syncTask?.cancel() }
+            : nil)
+        // Cancelled once, before the loops shut down: a cancel after that schedules on a dead loop.
+        let stopSync = { syncTask.withLock { $0?.cancel(); $0 = nil } }
+        defer { stopSync() }
 
         let pending = Mutex<Set<String>>([])
         let watcherBox = Mutex<DirectoryWatcher?>(nil)
@@ -157,7 +159,13 @@ public final class MacroDaemon: Service, Sendable {
 
         // The dashboard listens before the socket, so engine.status reports it from the first request.
         if let descriptor = handover?.httpListener { frontends.first?.inherit(listener: descriptor) }
-        try await startFrontends(host: host, group: group, resuming: handover != nil)
+        do {
+            try await startFrontends(host: host, resuming: handover != nil)
+        } catch {
+            stopSync()
+            try? await group.shutdownGracefully()
+            throw error
+        }
         recovery.httpListener.locked { $0 = frontends.first?.listener }
         let server: any Channel
         // The socket is created 0600 (no window in which it has another mode).
@@ -219,6 +227,7 @@ public final class MacroDaemon: Service, Sendable {
         } catch {
             umask(0o077)
             for frontend in frontends { await frontend.stop() }
+            stopSync()
             try? await group.shutdownGracefully()
             throw MacroDaemonError(code: .bind, message: "cannot listen on \(socketPath): \(error)")
         }
@@ -293,6 +302,7 @@ public final class MacroDaemon: Service, Sendable {
             unsaved = error
         }
         unlink(socketPath)
+        stopSync()
         try? await group.shutdownGracefully()
         if let unsaved {
             // Exit 74 (EX_IOERR), not 0: a supervisor or a script must see that values were lost.
@@ -373,7 +383,7 @@ public final class MacroDaemon: Service, Sendable {
 
     /// Starts the listeners beside the socket (the dashboard); when one cannot start, macrod
     /// fails to start.
-    private func startFrontends(host: EngineHost, group: MultiThreadedEventLoopGroup, resuming: Bool) async throws {
+    private func startFrontends(host: EngineHost, resuming: Bool) async throws {
         let gateway = RPCGateway(host: host, channels: config.channels)
         var started: [any DaemonFrontend] = []
         do {
@@ -383,7 +393,6 @@ public final class MacroDaemon: Service, Sendable {
             }
         } catch {
             for frontend in started { await frontend.stop() }
-            try? await group.shutdownGracefully()
             throw error
         }
     }

@@ -45,6 +45,8 @@ public enum BinaryRunner {
         process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         env["MACROENGINE_CONFIG"] = nil
+        // SwiftNIO crashes, instead of printing an error, on a task scheduled on a loop that shut down.
+        env["SWIFTNIO_STRICT"] = "1"
         env["XDG_STATE_HOME"] = scratch.path
         // Nor reads the user's ~/.config/macroengine/macroengine.yaml.
         env["XDG_CONFIG_HOME"] = scratch.url("config")

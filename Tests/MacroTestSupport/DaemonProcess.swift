@@ -51,6 +51,8 @@ public final class DaemonProcess: @unchecked Sendable {
         process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
         var env = ProcessInfo.processInfo.environment
         env["MACROENGINE_CONFIG"] = nil
+        // SwiftNIO crashes, instead of printing an error, on a task scheduled on a loop that shut down.
+        env["SWIFTNIO_STRICT"] = "1"
         env["XDG_CONFIG_HOME"] = dir.url("xdg-config")
         for (key, value) in environment { env[key] = value }
         process.environment = env

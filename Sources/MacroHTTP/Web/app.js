@@ -23,7 +23,7 @@ const SVG = 'http://www.w3.org/2000/svg';
  *   pending: Map<number, { resolve: (result: any) => void, reject: (error: RPCError) => void }>,
  *   channels: Channel[], values: Record<string, number>, macros: MacroEntry[], libs?: MacroEntry[],
  *   sources: Map<string, { version: number, source: string }>, outcomes: Map<string, { kind: string, text: string }>,
- *   editor: MacroSourceEditor | null, current: string | null, draft?: boolean, nameMode?: string,
+ *   editor: MacroSourceEditor | null, current: string | null, draft?: boolean, nameMode?: string, opening?: number,
  *   config: DashboardConfig | null, statusAt: number, status: EngineStatus | null, pausedShown?: boolean,
  *   timers: number[], token: string | null,
  * }} App
@@ -467,10 +467,16 @@ function updateEditorButtons() {
  * @param {boolean} focus
  */
 async function openMacro(name, focus) {
+  // Only the newest open applies: an older one answering late (the first macro opened on load,
+  // then "Edit NAME" clicked) must not replace the text the user has started to edit.
+  const ticket = (app.opening ?? 0) + 1;
+  app.opening = ticket;
   let source;
   try {
     ({ source } = await rpc('macro.source', { name }));
+    if (ticket !== app.opening) return;
   } catch (error) {
+    if (ticket !== app.opening) return;
     // The picker goes on naming the text the editor shows.
     $select('editor-macro').value = app.current || '';
     showDiagnostic('error', `Cannot open ${name}: ${describeError(error)}`);
@@ -546,6 +552,7 @@ async function submitName(event) {
   if (app.macros.some((entry) => entry.name === name)) { showDiagnostic('error', `A macro named ${name} exists already.`); return; }
   $('editor-name-form').hidden = true;
   if (app.nameMode === 'new') {
+    app.opening = (app.opening ?? 0) + 1; // a pending open must not replace the new draft
     app.current = name;
     app.draft = true;
     editor().setValue(TEMPLATE(name));
