@@ -183,10 +183,20 @@ let package = Package(
             name: "MacroCLITests",
             dependencies: ["MacroTestSupport", "MacroEngineCore", "MacroRPC"]
         ),
+        // Drives macrod's service in-process on NIOAsyncTestingChannel (like HummingbirdTesting).
+        .target(
+            name: "MacroDaemonTesting",
+            dependencies: [
+                "MacroDaemon", "MacroEngineCore", "MacroRPC", "MacroBase",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ]
+        ),
         .testTarget(
             name: "MacroDaemonTests",
             dependencies: [
-                "MacroTestSupport", "MacroEngineCore", "MacroRPC", "MacroFuzz", "MacroDaemon",
+                "MacroTestSupport", "MacroEngineCore", "MacroRPC", "MacroFuzz", "MacroDaemon", "MacroDaemonTesting",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ]

@@ -7,7 +7,7 @@ import MacroRPC
 enum ConsoleForwarding {
     /// Prints `note` when it is console output of the request `id`; `macro` names the caller.
     static func print(_ note: MacroValue, id: MacroValue, macro: String) {
-        guard note["method"] == "macro.console" else { return }
+        guard note["method"] == .string(RPCNotification.console.rawValue) else { return }
         let params = note["params"]
         guard params["id"] == id || params["id"] == .undefined else { return }
         Console.error(line(level: params["level"].stringValue ?? "log", message: params["message"].stringValue ?? "", macro: macro))

@@ -12,7 +12,7 @@ struct Status: ParsableCommand {
     func run() throws {
         let client = try DaemonLink.require(options, for: "status")
         let status: MacroValue
-        do { status = try client.call("engine.status") } catch let error as RPCError { throw DaemonLink.report(error) }
+        do { status = try client.call(.status) } catch let error as RPCError { throw DaemonLink.report(error) }
         if options.json {
             print(status.jsonText())
             return
@@ -58,7 +58,7 @@ package struct SetValue: ParsableCommand {
         guard let client = try DaemonLink.connect(options) else { return try InProcess.run(self) }
         let values: [(String, Double)]
         do {
-            let result = try client.call("progress.set", .object([channel: .number(value)]))
+            let result = try client.call(.progressSet, .object([channel: .number(value)]))
             values = (result.objectValue ?? [:]).map { ($0.key, $0.value.doubleValue ?? 0) }
         } catch let error as RPCError { throw DaemonLink.report(error) }
         Progress.show(values, json: options.json)
@@ -88,18 +88,18 @@ package struct Progress: ParsableCommand {
         }
         guard let client = try DaemonLink.connect(options) else { return try InProcess.run(self) }
         do {
-            let result = try client.call("progress.get")
+            let result = try client.call(.progressGet)
             Self.show((result.objectValue ?? [:]).map { ($0.key, $0.value.doubleValue ?? 0) }, json: options.json)
         } catch let error as RPCError { throw DaemonLink.report(error) }
     }
 
     private func follow(_ client: RPCClient) throws {
         do {
-            _ = try client.call("subscribe", ["events": ["progress"]])
-            let current = try client.call("progress.get")
+            _ = try client.call(.subscribe, ["events": ["progress"]])
+            let current = try client.call(.progressGet)
             var shown = Self.draw((current.objectValue ?? [:]).map { ($0.key, $0.value.doubleValue ?? 0) }, previous: 0, json: options.json)
             while let note = try client.nextNotification() {
-                guard note["method"] == "progress.changed", case .object(var fields) = note["params"] else { continue }
+                guard note["method"] == .string(RPCNotification.progressChanged.rawValue), case .object(var fields) = note["params"] else { continue }
                 if options.json {
                     print(note["params"].jsonText())
                     fflush(nil)
@@ -156,8 +156,8 @@ struct Logs: ParsableCommand {
     func run() throws {
         let client = try DaemonLink.require(options, for: "logs")
         do {
-            if follow { _ = try client.call("subscribe", ["events": ["log"]]) }
-            let recent = try client.call("log.recent", ["limit": .number(Double(lines))])
+            if follow { _ = try client.call(.subscribe, ["events": ["log"]]) }
+            let recent = try client.call(.logRecent, ["limit": .number(Double(lines))])
             for record in recent.arrayValue ?? [] { print(format(record)) }
             fflush(nil)
             guard follow else { return }
@@ -190,7 +190,7 @@ struct Running: ParsableCommand {
     func run() throws {
         let client = try DaemonLink.require(options, for: "running")
         let calls: MacroValue
-        do { calls = try client.call("macro.running") } catch let error as RPCError { throw DaemonLink.report(error) }
+        do { calls = try client.call(.running) } catch let error as RPCError { throw DaemonLink.report(error) }
         if options.json {
             print(calls.jsonText())
             return
@@ -221,7 +221,7 @@ struct Cancel: ParsableCommand {
     func run() throws {
         let client = try DaemonLink.require(options, for: "cancel")
         do {
-            _ = try client.call("macro.cancel", ["call": .number(Double(call))])
+            _ = try client.call(.cancel, ["call": .number(Double(call))])
             if options.json { Console.printJSON(["cancelled": .number(Double(call))]) } else { print("cancelled call \(call)") }
         } catch let error as RPCError where error.code == RPCError.invalidParams && error.message.contains("no call \(call) is running") {
             // Not a usage error: the call is not (or no longer) running, like a macro that does not exist.

@@ -18,9 +18,9 @@ struct DaemonRepl: ReplBackend {
         var params: OrderedFields = ["source": .string(script), "call": true]
         if let timeoutMs { params["timeoutMs"] = .number(Double(timeoutMs)) }
         do {
-            return try client.call("engine.eval", .object(params)) { note, id in
+            return try client.call(.eval, .object(params)) { note, id in
                 let output = note["params"]
-                guard note["method"] == "macro.console", output["id"] == id else { return }
+                guard note["method"] == .string(RPCNotification.console.rawValue), output["id"] == id else { return }
                 ReplConsole.print(level: output["level"].stringValue ?? "log", message: output["message"].stringValue ?? "")
             }
         } catch let error as RPCError {
@@ -33,9 +33,9 @@ struct DaemonRepl: ReplBackend {
 
     /// Cancels this session's call (on a connection of its own: the session's waits for the reply).
     static func cancelCalls(named name: String, at path: String) {
-        guard let client = try? RPCClient(path: path), let running = try? client.call("macro.running").arrayValue else { return }
+        guard let client = try? RPCClient(path: path), let running = try? client.call(.running).arrayValue else { return }
         for call in running where call["name"] == .string(name) {
-            _ = try? client.call("macro.cancel", ["call": call["call"]])
+            _ = try? client.call(.cancel, ["call": call["call"]])
         }
     }
 }

@@ -31,7 +31,7 @@ struct Dashboard: ParsableCommand {
     func run() throws {
         let client = try DaemonLink.require(options, for: "dashboard")
         let status: MacroValue
-        do { status = try client.call("engine.status") } catch let error as RPCError { throw DaemonLink.report(error) }
+        do { status = try client.call(.status) } catch let error as RPCError { throw DaemonLink.report(error) }
         guard let address = status["dashboard"].stringValue else {
             throw Failure(exit: 69, kind: "unavailable", message: "macro dashboard: macrod serves no dashboard; start it with --http 127.0.0.1:0, or set http: \"127.0.0.1:0\" in its config")
         }

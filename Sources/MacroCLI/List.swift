@@ -54,7 +54,7 @@ package struct List: ParsableCommand {
     /// they come from.
     static func entries(from client: RPCClient) throws -> ([MacroValue], String) {
         do {
-            let list = try client.call("macro.list").arrayValue ?? []
+            let list = try client.call(.list).arrayValue ?? []
             return (list, "the daemon at \(client.path)")
         } catch let error as RPCError { throw DaemonLink.report(error) }
     }

@@ -60,7 +60,7 @@ package struct Profile: ParsableCommand {
         // Runs can take seconds: say what is going on (on a terminal only, so scripts read the result line alone).
         if isatty(STDERR_FILENO) != 0 { Console.error("profiling \(name): \(runs) run(s) in macrod...") }
         do {
-            try write(client.call("macro.profile", .object(params)))
+            try write(client.call(.profile, .object(params)))
         } catch let error as RPCError { throw DaemonLink.report(error) }
     }
 

@@ -26,7 +26,7 @@ struct Unquarantine: ParsableCommand {
     func run() throws {
         let client = try DaemonLink.require(options, for: "unquarantine")
         do {
-            let result = try client.call("macro.unquarantine", ["name": .string(name)])
+            let result = try client.call(.unquarantine, ["name": .string(name)])
             if options.json { return Console.printJSON(result) }
             let status = result["status"].stringValue.map { ", now \($0)" } ?? ""
             print("lifted the quarantine of \(name) (\(result["stalls"].intValue ?? 0) stall(s))\(status)")
@@ -51,7 +51,7 @@ struct Resume: ParsableCommand {
     func run() throws {
         let client = try DaemonLink.require(options, for: "resume")
         do {
-            let result = try client.call("engine.resume")
+            let result = try client.call(.resume)
             if options.json { return Console.printJSON(result) }
             print(result["resumed"] == .bool(true) ? "JavaScript runs again; the macros were loaded again" : "JavaScript was not paused")
         } catch let error as RPCError { throw DaemonLink.report(error) }

@@ -64,7 +64,7 @@ package struct Repl: ParsableCommand {
 
     private func runOnDaemon(_ client: RPCClient, _ editor: LineEditor) throws {
         do {
-            _ = try client.call("engine.eval", ["source": "(function () {})", "call": true])
+            _ = try client.call(.eval, ["source": "(function () {})", "call": true])
         } catch let error as RPCError where error.code == RPCError.forbidden {
             Console.error("""
                 macro repl: the daemon at \(client.path) does not allow engine.eval (it runs any JavaScript).

@@ -54,20 +54,20 @@ package struct Run: ParsableCommand {
         defer { withExtendedLifetime(interrupts) {} }
         do {
             // console.* of the call arrives as macro.console notifications before the reply.
-            let result = try client.call("macro.call", .object(params)) { note, id in
-                if note["method"] == "macro.started", note["params"]["id"] == id, let call = note["params"]["call"].intValue {
+            let result = try client.call(.call, .object(params)) { note, id in
+                if note["method"] == .string(RPCNotification.started.rawValue), note["params"]["id"] == id, let call = note["params"]["call"].intValue {
                     cancel.started(call)
                 }
                 ConsoleForwarding.print(note, id: id, macro: name)
             }
-            let progress = try client.call("progress.get")
+            let progress = try client.call(.progressGet)
             let values = (progress.objectValue ?? [:]).map { ($0.key, $0.value.doubleValue ?? 0) }
             printResult(result, values: values)
         } catch let error as RPCError where cancel.interrupted && error.code == RPCError.timeout {
             throw Failure(exit: 130, kind: "interrupted", message: "\(name): cancelled (Ctrl-C); its changes were rolled back")
         } catch let error as RPCError {
             let failure = DaemonLink.report(error)
-            if error.code == RPCError.macroThrew, let entries = try? client.call("macro.list").arrayValue {
+            if error.code == RPCError.macroThrew, let entries = try? client.call(.list).arrayValue {
                 LibHint.print(for: error.data?["message"].stringValue ?? error.message, libs: entries.filter { $0["kind"] == "lib" })
             }
             throw failure

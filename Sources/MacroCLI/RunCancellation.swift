@@ -36,6 +36,6 @@ final class RunCancellation: Sendable {
     private func cancel(_ call: Int) {
         state.withLock { $0.sent = true }
         Console.error("macro: cancelling call \(call) (Ctrl-C)")
-        _ = try? RPCClient(path: socket).call("macro.cancel", ["call": .number(Double(call))])
+        _ = try? RPCClient(path: socket).call(.cancel, ["call": .number(Double(call))])
     }
 }

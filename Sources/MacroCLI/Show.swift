@@ -26,9 +26,9 @@ struct Show: ParsableCommand {
         let source: String, file: String
         if let client = try DaemonLink.connect(options) {
             do {
-                source = try client.call("macro.source", ["name": .string(name)])["source"].stringValue ?? ""
-                let entries = try client.call("macro.list").arrayValue ?? []
-                let macrosDir = try client.call("engine.status")["macrosDir"].stringValue ?? "macros"
+                source = try client.call(.source, ["name": .string(name)])["source"].stringValue ?? ""
+                let entries = try client.call(.list).arrayValue ?? []
+                let macrosDir = try client.call(.status)["macrosDir"].stringValue ?? "macros"
                 file = entries.first { $0["name"] == .string(name) }?["file"].stringValue ?? "\(macrosDir)/\(name).js"
             } catch let error as RPCError { throw DaemonLink.report(error) }
         } else {

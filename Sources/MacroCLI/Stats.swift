@@ -20,7 +20,7 @@ struct Stats: ParsableCommand {
         if let name { params["name"] = .string(name) }
         if reset { params["reset"] = true }
         let stats: MacroValue
-        do { stats = try client.call("macro.stats", .object(params)) } catch let error as RPCError { throw DaemonLink.report(error) }
+        do { stats = try client.call(.stats, .object(params)) } catch let error as RPCError { throw DaemonLink.report(error) }
         if options.json {
             print(stats.jsonText())
             return

@@ -28,7 +28,7 @@ package struct Types: ParsableCommand {
     package func run() throws {
         guard let client = try DaemonLink.connect(options) else { return try InProcess.run(self) }
         let source: String
-        do { source = try client.call("macro.types")["source"].stringValue ?? "" } catch let error as RPCError { throw DaemonLink.report(error) }
+        do { source = try client.call(.types)["source"].stringValue ?? "" } catch let error as RPCError { throw DaemonLink.report(error) }
         show(source)
     }
 

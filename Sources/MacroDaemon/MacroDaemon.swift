@@ -72,17 +72,10 @@ public final class MacroDaemon: Service, Sendable {
 
         // io_thread: engine — the connections share the engine's loop (no hand-off per request).
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let engine = MacroEngine(
-            configuration: .init(
-                timeLimit: config.timeLimit, callDeadline: config.callDeadline, evalEnabled: config.allowEval,
-                name: "macrod", memoryLimit: config.memoryLimitMB << 20, hardenBuiltins: config.hardenBuiltins),
-            eventLoop: config.ioThread == .engine ? group.next() : nil,
-            logger: logger)
-        let model = ProgressModel(channels: config.channels)
-        try engine.add(model)
-        let store = StateStore(path: config.resolvedStateFile)
-        restoreState(model: model, store: store)
-        let library = MacroLibrary(directory: config.macrosDirectory, engine: engine, logger: logger)
+        let environment = try EngineEnvironment(
+            config: config, name: "macrod", eventLoop: config.ioThread == .engine ? group.next() : nil, logger: logger)
+        let engine = environment.engine, model = environment.model, store = environment.store, library = environment.library
+        restoreState(environment)
         let host = EngineHost(
             engine: engine, model: model, library: library, store: store, hub: hub,
             settings: .init(
@@ -170,21 +163,12 @@ public final class MacroDaemon: Service, Sendable {
         let server: any Channel
         // The socket is created 0600 (no window in which it has another mode).
         umask(0o177)
-        let allowed = config.allowedUIDs, maxLine = config.maxLineBytes, logger = logger
-        let inFlight = config.connectionInFlight, buffer = config.connectionBufferBytes
-        /// The pipeline of a client connection, accepted or handed over by a restart.
+        let buffer = config.connectionBufferBytes
+        let pipeline = ClientPipeline(
+            host: host, allowedUIDs: config.allowedUIDs, maxLineBytes: config.maxLineBytes,
+            maxInFlight: config.connectionInFlight, busyControl: busyControl, logger: logger)
         let setUp: @Sendable (any Channel, [EventKind]) -> EventLoopFuture<Void> = { channel, subscriptions in
-            channel.eventLoop.makeCompletedFuture {
-                let pending = PendingInput()
-                let gate = busyControl.flatMap { channel.eventLoop === host.engine.eventLoop ? BusyGate(control: $0) : nil }
-                if let gate { try channel.pipeline.syncOperations.addHandler(gate) }
-                try channel.pipeline.syncOperations.addHandler(BackPressureHandler())
-                try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineDecoder(maximumLength: maxLine, pending: pending)))
-                try channel.pipeline.syncOperations.addHandler(
-                    ConnectionHandler(
-                        host: host, allowedUIDs: allowed, maxLineBytes: maxLine, maxInFlight: inFlight, logger: logger,
-                        pendingInput: pending, subscriptions: subscriptions, busyGate: gate))
-            }
+            channel.eventLoop.makeCompletedFuture { try pipeline.install(on: channel, subscriptions: subscriptions) }
         }
         busyControl?.setAdopter { client in
             // On the engine's loop, when the entry that kept it busy ended.
@@ -397,11 +381,11 @@ public final class MacroDaemon: Service, Sendable {
         }
     }
 
-    private func restoreState(model: ProgressModel, store: StateStore) {
+    private func restoreState(_ environment: EngineEnvironment) {
         var warnings: [StateWarning] = []
         do {
-            if case .corrupt(let reason, let movedTo) = try store.restore(into: model, warnings: &warnings) {
-                logger.warning("state file \(store.path) is corrupt (\(reason)); kept as \(movedTo), starting from the defaults")
+            if case .corrupt(let reason, let movedTo) = try environment.restoreState(warnings: &warnings) {
+                logger.warning("state file \(environment.store.path) is corrupt (\(reason)); kept as \(movedTo), starting from the defaults")
             }
         } catch {
             logger.error("cannot read the state file: \(error); starting from the defaults")

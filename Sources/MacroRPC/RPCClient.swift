@@ -128,6 +128,19 @@ public final class RPCClient {
     /// Calls `method` and returns its result, or throws its ``RPCError``. Notifications that
     /// arrive first are kept in ``pendingNotifications``.
     @discardableResult
+    public func call(_ method: RPCMethod, _ params: MacroValue? = nil) throws -> MacroValue {
+        try call(method.rawValue, params)
+    }
+
+    /// Calls `method` and hands every notification that arrives before the reply to
+    /// `onNotification` with the request's id (e.g. the call's `macro.console` output).
+    public func call(_ method: RPCMethod, _ params: MacroValue?, onNotification: (MacroValue, MacroValue) -> Void) throws -> MacroValue {
+        try call(method.rawValue, params, onNotification: onNotification)
+    }
+
+    /// Calls a method by its name (a test of the wire, or a method this version of the table
+    /// does not know); see ``call(_:_:)-(RPCMethod,_)``.
+    @discardableResult
     public func call(_ method: String, _ params: MacroValue? = nil) throws -> MacroValue {
         try call(method, params) { note, _ in pendingNotifications.append(note) }
     }

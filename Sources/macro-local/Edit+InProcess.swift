@@ -18,8 +18,8 @@ extension Edit: InProcessCommand {
         var entryBefore: MacroValue?
         if let connected = client {
             do {
-                directory = try connected.call("engine.status")["macrosDir"].stringValue ?? "macros"
-                let entries = try connected.call("macro.list").arrayValue ?? []
+                directory = try connected.call(.status)["macrosDir"].stringValue ?? "macros"
+                let entries = try connected.call(.list).arrayValue ?? []
                 entryBefore = entries.first { $0["name"] == .string(name) }
             } catch let error as RPCError { throw DaemonLink.report(error) }
         } else {
@@ -109,7 +109,7 @@ extension Edit: InProcessCommand {
     private func reportDaemonVerdict(_ client: RPCClient, path: String, saved: Data?, before: MacroValue?) throws {
         if let saved, let source = String(data: saved, encoding: .utf8) {
             do {
-                _ = try client.call("macro.check", ["name": .string(name), "source": .string(source)])
+                _ = try client.call(.check, ["name": .string(name), "source": .string(source)])
             } catch let error as RPCError where error.code == RPCError.syntaxError {
                 let data = error.data ?? .undefined
                 let headline = data["errorName"].stringValue.map { "\($0): " + (data["message"].stringValue ?? "") } ?? error.message
@@ -125,10 +125,10 @@ extension Edit: InProcessCommand {
     /// before is an earlier save's, and never the answer.
     private func awaitLoad(_ client: RPCClient, path: String, before: MacroValue?) throws {
         let deadline = Date().addingTimeInterval(Double(waitMs) / 1000)
-        _ = try? client.call("subscribe", ["events": ["macros"]])
+        _ = try? client.call(.subscribe, ["events": ["macros"]])
         while Date() < deadline {
             let entries: [MacroValue]
-            do { entries = try client.call("macro.list").arrayValue ?? [] } catch let error as RPCError { throw DaemonLink.report(error) }
+            do { entries = try client.call(.list).arrayValue ?? [] } catch let error as RPCError { throw DaemonLink.report(error) }
             if let entry = entries.first(where: { $0["name"] == .string(name) }) {
                 if entry["status"] == "ok", entry["version"] != (before?["version"] ?? .undefined) {
                     report(status: "loaded", path: path, version: entry["version"].intValue, text: Terminal.green("\(name) loaded") + " (version \(entry["version"].intValue ?? 0))")

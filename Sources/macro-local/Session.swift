@@ -21,35 +21,32 @@ struct Session {
         logger.logLevel = options.verbose ? .debug : .critical
         self.config = config
         self.logger = logger
-        engine = MacroEngine(
-            configuration: .init(
-                timeLimit: config.timeLimit, callDeadline: config.callDeadline, evalEnabled: config.allowEval,
-                memoryLimit: config.memoryLimitMB << 20, hardenBuiltins: config.hardenBuiltins),
-            logger: logger)
+        let environment = try EngineEnvironment(config: config, logger: logger)
+        engine = environment.engine
+        model = environment.model
+        store = environment.store
         engine.exceptionHandler = { [logger] error in MacroEngine.report(error, to: logger) }
         // console.* of the macro goes to stderr, so a person running it sees it.
         engine.consoleHandler = { message in
             let level = message.level == .info ? "" : "\(message.level): "
             Console.error("[\(message.macro ?? "macro")] \(level)\(message.message)")
         }
-        model = ProgressModel(channels: config.channels)
-        try engine.add(model)
-        store = StateStore(path: config.resolvedStateFile)
-        if loadState { try Self.restore(model, from: store) }
+        if loadState { try Self.restore(environment) }
         var isDirectory: ObjCBool = false
         let exists = FileManager.default.fileExists(atPath: config.macrosDirectory, isDirectory: &isDirectory)
         guard !needsDirectory || (exists && isDirectory.boolValue) else {
             throw Failure(exit: 66, kind: "noSuchMacro", message: "no macros directory at \(config.macrosDirectory) (set --macros or macros_dir in the config)")
         }
-        library = MacroLibrary(directory: config.macrosDirectory, engine: engine, logger: logger)
+        library = environment.library
         stallWatch = LocalStallGuard.install(engine: engine, library: library, grace: config.stallGrace, json: options.json)
     }
 
-    static func restore(_ model: ProgressModel, from store: StateStore) throws {
+    static func restore(_ environment: EngineEnvironment) throws {
+        let store = environment.store
         var warnings: [StateWarning] = []
         defer { for warning in warnings { Console.error("macro: warning: \(warning.message)") } }
         do {
-            if case .corrupt(let reason, let movedTo) = try store.restore(into: model, warnings: &warnings) {
+            if case .corrupt(let reason, let movedTo) = try environment.restoreState(warnings: &warnings) {
                 Console.error("macro: warning: state file \(store.path) is corrupt (\(reason)); kept as \(movedTo), starting from the defaults")
             }
         } catch let error as MacroError {

@@ -1,4 +1,5 @@
 @testable import MacroDaemon
+import MacroRPC
 import MacroEngineCore
 import Testing
 

@@ -8,8 +8,8 @@ import NIOCore
 /// commit), ``EngineMethods`` (what each method does), ``StatePersistence`` (the journal and
 /// fsync) and the ``ProgressPublisher`` (`progress.changed`). The transports (the socket's
 /// ``ConnectionHandler``, the dashboard's ``RPCGateway``) talk to this façade only.
-final class EngineHost: Sendable {
-    let engine: MacroEngine
+package final class EngineHost: Sendable {
+    package let engine: MacroEngine
     let hub: NotificationHub
     /// The Prometheus metrics `GET /metrics` renders.
     let metrics = EngineMetrics()
@@ -26,7 +26,7 @@ final class EngineHost: Sendable {
     /// The settings (``HostSettings``), under the name the daemon builds them with.
     typealias Settings = HostSettings
 
-    init(engine: MacroEngine, model: ProgressModel, library: MacroLibrary, store: StateStore, hub: NotificationHub,
+    package init(engine: MacroEngine, model: ProgressModel, library: MacroLibrary, store: StateStore, hub: NotificationHub,
          settings: HostSettings, version: String, logger: Logger) {
         self.engine = engine
         self.hub = hub

@@ -7,7 +7,7 @@ import Glibc
 
 /// What macrod's request handling reads from its config while it runs; a SIGHUP or the
 /// dashboard may change it.
-struct HostSettings: Sendable {
+package struct HostSettings: Sendable {
     /// `engine_eval`: whether `engine.eval` is answered.
     var engineEval: Bool
     /// `queue_limit`: requests that may wait for the engine before -32005.
@@ -20,6 +20,15 @@ struct HostSettings: Sendable {
     var newFileMode: mode_t = 0o644
     /// The dashboard's URL with its token (nil: no dashboard).
     var dashboard: String?
+
+    /// Settings with the defaults of a config; `socket` is what `engine.status` reports.
+    package init(engineEval: Bool = false, queueLimit: Int = 1024, socket: String, fsync: FsyncPolicy = .interval, newFileMode: mode_t = 0o644) {
+        self.engineEval = engineEval
+        self.queueLimit = queueLimit
+        self.socket = socket
+        self.fsync = fsync
+        self.newFileMode = newFileMode
+    }
 }
 
 /// The settings, shared by the parts of the host that read them (any thread).

@@ -40,45 +40,42 @@ final class EngineMethods: Sendable {
 
     /// Runs `method` for `request` on the engine's loop; the future completes with its result
     /// (or fails with an ``RPCError`` or ``MacroError``). `callID` is the call id reserved for a
-    /// `macro.call` when it was admitted.
+    /// `macro.call` when it was admitted. The one switch from a method to its handler: a new
+    /// case of ``RPCMethod`` is a compile error here until it has one.
     func run(_ method: RPCMethod, _ request: RPCRequest, callID: Int?, connection: Connection) -> EventLoopFuture<MacroValue> {
+        let loop = engine.eventLoop
         do {
             let params = try Params(request, method: method)
             switch method {
             case .call: return try call(params, callID: callID, id: request.id, connection: connection)
             case .profile: return try profile(params)
             case .eval: return try eval(params, id: request.id, connection: connection)
-            default: return engine.eventLoop.makeSucceededFuture(try dispatch(method, params, connection))
+            case .list: return loop.makeSucceededFuture(list())
+            case .source: return loop.makeSucceededFuture(try source(params))
+            case .save: return loop.makeSucceededFuture(try save(params))
+            case .check: return loop.makeSucceededFuture(try check(params))
+            case .delete: return loop.makeSucceededFuture(try delete(params))
+            case .types: return loop.makeSucceededFuture(try types())
+            case .progressGet: return loop.makeSucceededFuture(publisher.values())
+            case .progressSet: return loop.makeSucceededFuture(try setProgress(params))
+            case .subscribe: return loop.makeSucceededFuture(subscriptions(connection.subscribe(try params.events())))
+            case .unsubscribe: return loop.makeSucceededFuture(subscriptions(connection.unsubscribe(try params.events())))
+            case .status: return loop.makeSucceededFuture(status(for: connection))
+            case .stats: return loop.makeSucceededFuture(try stats(params))
+            case .logRecent: return loop.makeSucceededFuture(try recentLogs(params))
+            case .unquarantine: return loop.makeSucceededFuture(try unquarantine(params))
+            case .resume: return loop.makeSucceededFuture(resume())
+            case .running, .cancel:
+                // The control lane's (``ControlLane``): never queued behind the engine.
+                throw RPCError(code: RPCError.internalError, message: "internal error: \(method.rawValue) is not run on the engine lane")
             }
         } catch {
-            return engine.eventLoop.makeFailedFuture(error)
+            return loop.makeFailedFuture(error)
         }
     }
 
-    /// The methods that answer at once.
-    private func dispatch(_ method: RPCMethod, _ params: Params, _ connection: Connection) throws -> MacroValue {
-        switch method {
-        case .list: return list()
-        case .source: return try source(params)
-        case .save: return try save(params)
-        case .check: return try check(params)
-        case .delete: return try delete(params)
-        case .types: return try types()
-        case .progressGet: return publisher.values()
-        case .progressSet: return try setProgress(params)
-        case .subscribe:
-            let subscribed = connection.subscribe(try params.events())
-            return ["events": .array(EventKind.allCases.filter(subscribed.contains).map { .string($0.rawValue) })]
-        case .unsubscribe:
-            let subscribed = connection.unsubscribe(try params.events())
-            return ["events": .array(EventKind.allCases.filter(subscribed.contains).map { .string($0.rawValue) })]
-        case .status: return status(for: connection)
-        case .stats: return try stats(params)
-        case .logRecent: return try recentLogs(params)
-        case .unquarantine: return try unquarantine(params)
-        case .resume: return resume()
-        case .call, .running, .cancel, .profile, .eval:
-            throw RPCError(code: RPCError.internalError, message: "internal error: \(method.rawValue) is not dispatched here")
-        }
+    /// The reply to `subscribe` and `unsubscribe`: the events the connection is subscribed to now.
+    private func subscriptions(_ subscribed: Set<EventKind>) -> MacroValue {
+        ["events": .array(EventKind.allCases.filter(subscribed.contains).map { .string($0.rawValue) })]
     }
 }

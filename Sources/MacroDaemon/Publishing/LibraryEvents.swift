@@ -15,16 +15,16 @@ enum LibraryEvents {
             switch change {
             case .loaded(let name, let version):
                 record { $0.loaded(name, version: version) }
-                hub.publish(.macros, "macro.loaded", ["name": .string(name), "version": .number(Double(version))])
+                hub.publish(.macros, RPCNotification.loaded.rawValue, ["name": .string(name), "version": .number(Double(version))])
             case .failed(let name, let error):
                 record { $0.failed(name) }
                 var params: OrderedFields = ["name": .string(name), "file": .string(error.file ?? "")]
                 params["line"] = error.line.map { .number(Double($0)) } ?? .null
                 params["column"] = error.column.map { .number(Double($0)) } ?? .null
                 params["message"] = .string(error.headline)
-                hub.publish(.macros, "macro.failed", .object(params))
+                hub.publish(.macros, RPCNotification.failed.rawValue, .object(params))
             case .removed(let name):
-                hub.publish(.macros, "macro.removed", ["name": .string(name)])
+                hub.publish(.macros, RPCNotification.removed.rawValue, ["name": .string(name)])
             }
         }
     }

@@ -46,7 +46,7 @@ final class ProgressPublisher: Sendable {
         var notification: PreparedNotification?
         if hub.hasSubscribers(.progress), case .object(var fields) = values() {
             fields["seq"] = .number(Double(seq))
-            notification = hub.prepare(.progress, "progress.changed", .object(fields))
+            notification = hub.prepare(.progress, RPCNotification.progressChanged.rawValue, .object(fields))
         }
         let commit = groupCommit.value
         if commit.isOpen {

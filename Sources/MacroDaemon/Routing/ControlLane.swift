@@ -1,3 +1,4 @@
+import Logging
 import MacroEngineCore
 import MacroRPC
 import NIOCore
@@ -12,11 +13,12 @@ struct ControlLane: Sendable {
     let publisher: ProgressPublisher
     let inFlight: InFlightRequests
     let counters: RequestCounters
+    let logger: Logger
 
     /// The reply, or nil when `method` belongs to the engine lane.
     func answer(_ request: RPCRequest, _ method: RPCMethod, from connection: Connection) -> EventLoopFuture<RPCMessage?>? {
         let replyLoop = connection.channel.eventLoop
-        if method == .progressGet, connection.engineRequests.load(ordering: .relaxed) == 0,
+        if method.descriptor.lane == .controlWhenIdle, connection.engineRequests.load(ordering: .relaxed) == 0,
            case .undefined = request.params {
             return replyLoop.makeSucceededFuture(request.id.map { RPCCodec.response(id: $0, result: publisher.values(committed: true)) })
         }
@@ -33,8 +35,7 @@ struct ControlLane: Sendable {
             return replyWhenStopped(id: id, call: call, result: result, from: connection)
         } catch {
             counters.countError()
-            let rpcError = error as? RPCError ?? RPCError(code: RPCError.internalError, message: "internal error: \(error)")
-            return replyLoop.makeSucceededFuture(RPCCodec.response(id: id, error: rpcError))
+            return replyLoop.makeSucceededFuture(RPCCodec.response(id: id, error: RPCError(error, method: request.method, logger: logger)))
         }
     }
 

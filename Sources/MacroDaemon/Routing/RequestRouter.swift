@@ -36,7 +36,7 @@ final class RequestRouter: Sendable {
         self.counters = counters
         self.inFlight = inFlight
         self.logger = logger
-        control = ControlLane(engine: engine, publisher: methods.publisher, inFlight: inFlight, counters: counters)
+        control = ControlLane(engine: engine, publisher: methods.publisher, inFlight: inFlight, counters: counters, logger: logger)
     }
 
     /// The error of a request the engine restart overtook.

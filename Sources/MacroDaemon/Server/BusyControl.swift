@@ -195,7 +195,7 @@ final class BusyControl: Sendable {
                     replies.append(RPCCodec.response(id: id, result: result))
                 }
             } catch {
-                if let id = request.id { replies.append(RPCCodec.response(id: id, error: Self.rpcError(error))) }
+                if let id = request.id { replies.append(RPCCodec.response(id: id, error: RPCError(error, method: request.method, logger: logger))) }
             }
         }
         link.state.locked { state in
@@ -209,10 +209,6 @@ final class BusyControl: Sendable {
                 if let message { connection.send(message) }
             }
         }
-    }
-
-    private static func rpcError(_ error: any Error) -> RPCError {
-        error as? RPCError ?? RPCError(code: RPCError.internalError, message: "internal error: \(error)")
     }
 
     /// New clients wait in the listener's backlog while the engine is busy: accept them, so a
@@ -286,7 +282,7 @@ final class BusyControl: Sendable {
             } catch {
                 guard let id = request.id else { continue }
                 if method == .cancel { client.state.locked { $0.repliesDue -= 1 } }
-                replies.append(RPCCodec.response(id: id, error: Self.rpcError(error)))
+                replies.append(RPCCodec.response(id: id, error: RPCError(error, method: request.method, logger: logger)))
             }
         }
         client.state.locked { state in
@@ -304,7 +300,7 @@ final class BusyControl: Sendable {
         return (request, method)
     }
 
-    private static let names = ["macro.running", "macro.cancel", "progress.get"].map { Array($0.utf8) }
+    private static let names = [RPCMethod.running, .cancel, .progressGet].map { Array($0.rawValue.utf8) }
 
     private static func mentionsControl(_ line: [UInt8]) -> Bool {
         names.contains { name in

@@ -91,10 +91,13 @@ struct PreparedNotification: Sendable {
 }
 
 /// Delivers notifications to the connections subscribed to them.
-final class NotificationHub: Sendable {
+package final class NotificationHub: Sendable {
     private let connections = Mutex<[Int: Connection]>([:])
     private let nextID = Atomic<Int>(0)
     private let counts = SubscriberCounts()
+
+    /// A hub with no connections.
+    package init() {}
 
     func register(_ channel: any Channel, pendingInput: PendingInput = PendingInput(), framing: any MessageFraming = LineFraming()) -> Connection {
         let connection = Connection(channel: channel, id: nextID.add(1, ordering: .relaxed).newValue, pendingInput: pendingInput,
@@ -163,7 +166,7 @@ final class NotificationHub: Sendable {
                 ring.bytes -= ring.records.removeFirst().bytes
             }
         }
-        publish(.log, "log", params)
+        publish(.log, RPCNotification.log.rawValue, params)
     }
 
     /// The last `limit` log records, oldest first.

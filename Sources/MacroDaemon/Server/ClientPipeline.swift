@@ -1,0 +1,49 @@
+import Logging
+import NIOCore
+
+/// The handlers of a client connection on the Unix socket, accepted or handed over by an engine
+/// restart: the busy gate (connections on the engine's loop), back pressure, the line decoder and
+/// the ``ConnectionHandler``. The one place that knows their order.
+package struct ClientPipeline: Sendable {
+    let host: EngineHost
+    let allowedUIDs: [UInt32]
+    let maxLineBytes: Int
+    let maxInFlight: Int
+    let busyControl: BusyControl?
+
+    let logger: Logger
+
+    /// The pipeline of `host`'s clients.
+    package init(host: EngineHost, allowedUIDs: [UInt32], maxLineBytes: Int, maxInFlight: Int, logger: Logger) {
+        self.init(host: host, allowedUIDs: allowedUIDs, maxLineBytes: maxLineBytes, maxInFlight: maxInFlight, busyControl: nil, logger: logger)
+    }
+
+    /// With `busyControl`: connections on the engine's loop get a ``BusyGate``.
+    init(host: EngineHost, allowedUIDs: [UInt32], maxLineBytes: Int, maxInFlight: Int, busyControl: BusyControl?, logger: Logger) {
+        self.host = host
+        self.allowedUIDs = allowedUIDs
+        self.maxLineBytes = maxLineBytes
+        self.maxInFlight = maxInFlight
+        self.busyControl = busyControl
+        self.logger = logger
+    }
+
+    /// Adds the handlers to `channel`'s pipeline, on its loop.
+    package func install(on channel: any Channel) throws {
+        try install(on: channel, subscriptions: [])
+    }
+
+    /// Adds the handlers of a connection handed over with `subscriptions`.
+    func install(on channel: any Channel, subscriptions: [EventKind]) throws {
+        let pending = PendingInput()
+        let gate = busyControl.flatMap { channel.eventLoop === host.engine.eventLoop ? BusyGate(control: $0) : nil }
+        let pipeline = channel.pipeline.syncOperations
+        if let gate { try pipeline.addHandler(gate) }
+        try pipeline.addHandler(BackPressureHandler())
+        try pipeline.addHandler(ByteToMessageHandler(LineDecoder(maximumLength: maxLineBytes, pending: pending)))
+        try pipeline.addHandler(
+            ConnectionHandler(
+                host: host, allowedUIDs: allowedUIDs, maxLineBytes: maxLineBytes, maxInFlight: maxInFlight, logger: logger,
+                pendingInput: pending, subscriptions: subscriptions, busyGate: gate))
+    }
+}
