@@ -20,21 +20,17 @@ final class WebSocketSession: ChannelDuplexHandler {
     typealias OutboundOut = WebSocketFrame
 
     private let gateway: RPCGateway
-    private let maxInFlight: Int
     private let logger: Logger
     private var connection: Connection?
-    private var inFlight = 0
-    /// Replies written whose bytes the kernel has not taken (the client is not reading).
-    private var unsent = 0
-    /// A pong is on its way: more pings while it is unsent get none (RFC 6455 lets a server
-    /// answer only the latest ping), so unread pongs cannot pile up.
-    private var pongPending = false
-    private var readHeld = false
+    /// In-flight gating, unsent replies and held reads, as on the socket. A pong on its way holds
+    /// reads too (``RPCSessionState/heldByTransport``): more pings while it is unsent get none
+    /// (RFC 6455 lets a server answer only the latest ping), so unread pongs cannot pile up.
+    private var session: RPCSessionState
     private var closing = false
 
     init(gateway: RPCGateway, maxInFlight: Int, logger: Logger) {
         self.gateway = gateway
-        self.maxInFlight = maxInFlight
+        session = RPCSessionState(maxInFlight: maxInFlight)
         self.logger = logger
     }
 
@@ -56,24 +52,24 @@ final class WebSocketSession: ChannelDuplexHandler {
             var data = frame.unmaskedData
             let bytes = data.readBytes(length: data.readableBytes) ?? []
             if bytes.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\n") || $0 == UInt8(ascii: "\t") }) { return }
-            inFlight += 1
+            session.admitted()
             let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
             gateway.handle(bytes, from: connection).hop(to: context.eventLoop).whenComplete { result in
-                let (session, context) = loopBound.value
-                session.inFlight -= 1
-                if case .success(let reply?) = result { session.writeReply(reply, context: context) }
-                session.resumeReadingIfAllowed(context: context)
+                let (handler, context) = loopBound.value
+                _ = handler.session.answered()
+                if case .success(let reply?) = result { handler.writeReply(reply, context: context) }
+                handler.resumeReadingIfAllowed(context: context)
             }
         case .ping:
-            guard !pongPending else { return }
-            pongPending = true
+            guard !session.heldByTransport else { return }
+            session.heldByTransport = true
             var payload = frame.unmaskedData
             let pong = WebSocketFrame(fin: true, opcode: .pong, data: payload.readSlice(length: payload.readableBytes) ?? context.channel.allocator.buffer(capacity: 0))
             let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
             context.writeAndFlush(wrapOutboundOut(pong)).whenComplete { _ in
-                let (session, context) = loopBound.value
-                session.pongPending = false
-                session.resumeReadingIfAllowed(context: context)
+                let (handler, context) = loopBound.value
+                handler.session.heldByTransport = false
+                handler.resumeReadingIfAllowed(context: context)
             }
         case .connectionClose:
             close(context: context, code: .normalClosure)
@@ -103,25 +99,19 @@ final class WebSocketSession: ChannelDuplexHandler {
     private func writeReply(_ reply: RPCMessage, context: ChannelHandlerContext) {
         var buffer = context.channel.allocator.buffer(capacity: 256)
         reply.encode(into: &buffer)
-        unsent += 1
+        session.repliesUnsent(1)
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .text, data: buffer))).whenComplete { _ in
-            let (session, context) = loopBound.value
-            session.unsent -= 1
-            session.resumeReadingIfAllowed(context: context)
+            let (handler, context) = loopBound.value
+            handler.session.repliesSent(1)
+            handler.resumeReadingIfAllowed(context: context)
         }
     }
 
-    /// The same bounds as the Unix socket's: `connection_in_flight` requests unanswered or replies
-    /// unsent, `connection_buffer_bytes` of output waiting (the channel's high watermark), or a
-    /// pong unsent, and nothing more is read from this client.
-    private var mayRead: Bool { inFlight + unsent < maxInFlight && !pongPending }
-
+    /// The same bounds as the Unix socket's (``RPCSessionState``), and `connection_buffer_bytes`
+    /// of output waiting (the channel's high watermark): nothing more is read from this client.
     private func resumeReadingIfAllowed(context: ChannelHandlerContext) {
-        if readHeld, mayRead, context.channel.isWritable {
-            readHeld = false
-            context.read()
-        }
+        if session.mayResume(writable: context.channel.isWritable), session.takeHeldRead() { context.read() }
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
@@ -131,11 +121,7 @@ final class WebSocketSession: ChannelDuplexHandler {
 
     // Reads are requested by NIO (autoRead); hold them while the bounds above are reached.
     func read(context: ChannelHandlerContext) {
-        if !mayRead || !context.channel.isWritable {
-            readHeld = true
-            return
-        }
-        context.read()
+        if session.readRequested(writable: context.channel.isWritable) { context.read() }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {

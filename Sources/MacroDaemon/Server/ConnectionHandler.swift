@@ -31,23 +31,20 @@ final class ConnectionHandler: ChannelDuplexHandler {
     private let allowedUIDs: [UInt32]
     private let maxLineBytes: Int
     private let logger: Logger
-    private let maxInFlight: Int
     private var connection: Connection?
-    private var inFlight = 0
-    private var readHeld = false
-    private var inputClosed = false
+    /// In-flight gating, unsent replies, held reads and close-after-drain.
+    private var session: RPCSessionState
     private var refused = false
     /// The requests of the read in progress, handed over at `channelReadComplete`.
     private var collected: [RPCRequest] = []
     /// A flush of the replies written in this event-loop turn is scheduled.
     private var flushScheduled = false
-    /// Replies written since the last flush.
+    /// Replies written since the last flush. Once flushed, those the kernel has not taken count
+    /// in ``session`` as unsent: reads are held while there are `maxInFlight` of them, so a
+    /// client that pipelines without reading holds at most that many replies (plus those of its
+    /// requests in flight), however small they are, and never makes this loop parse and answer
+    /// its whole backlog.
     private var unflushedReplies = 0
-    /// Replies flushed whose bytes the kernel has not taken yet (the client is not reading):
-    /// reads are held while there are `maxInFlight` of them, so a client that pipelines without
-    /// reading holds at most that many replies (plus those of its requests in flight), however
-    /// small they are, and never makes this loop parse and answer its whole backlog.
-    private var unsentReplies = 0
     /// The requests of a read are being handed over: their replies are flushed once after it.
     private var submitting = false
 
@@ -64,7 +61,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
         self.busyGate = busyGate
         self.adoptedSubscriptions = subscriptions
         self.host = host
-        self.maxInFlight = maxInFlight
+        session = RPCSessionState(maxInFlight: maxInFlight)
         self.allowedUIDs = allowedUIDs
         self.maxLineBytes = maxLineBytes
         self.logger = logger
@@ -173,15 +170,15 @@ final class ConnectionHandler: ChannelDuplexHandler {
         case .single(.failure(let failure)):
             write(RPCCodec.response(id: failure.id, error: failure.error), context: context)
         case .single(.success(let request)):
-            begin()
+            session.admitted()
             collected.append(request)
-            if inFlight >= maxInFlight || unsentReplies >= maxInFlight || !context.channel.isWritable { pendingInput.pause(true) }
+            if !session.mayRead || !context.channel.isWritable { pendingInput.pause(true) }
             // Past the in-flight bound the read is held: hand over what this read brought so far.
-            if inFlight >= maxInFlight { submitCollected(connection: connection, context: context) }
+            if session.inFlight >= session.maxInFlight { submitCollected(connection: connection, context: context) }
         case .batch(let items):
             // After the single requests before it, in arrival order.
             submitCollected(connection: connection, context: context)
-            begin()
+            session.admitted()
             let futures: [EventLoopFuture<RPCMessage?>] = items.map { item in
                 switch item {
                 case .failure(let failure): return loop.makeSucceededFuture(RPCCodec.response(id: failure.id, error: failure.error))
@@ -199,14 +196,10 @@ final class ConnectionHandler: ChannelDuplexHandler {
         }
     }
 
-    private func begin() {
-        inFlight += 1
-    }
-
     private func end(context: ChannelHandlerContext) {
-        inFlight -= 1
+        let closeNow = session.answered()
         resumeReadingIfAllowed(context: context)
-        if inputClosed, inFlight == 0 {
+        if closeNow {
             // Unflushed replies would be dropped by the close.
             flushCounting(context: context)
             context.close(promise: nil)
@@ -250,21 +243,21 @@ final class ConnectionHandler: ChannelDuplexHandler {
         // The kernel took everything (the client reads): nothing to count, and no promise on
         // the common path. Otherwise the replies count until an empty write behind them completes.
         guard count > 0, (try? context.channel.syncOptions?.getOption(ChannelOptions.bufferedWritableBytes)) ?? 1 > 0 else { return }
-        unsentReplies += count
+        session.repliesUnsent(count)
         let sent = context.eventLoop.makePromise(of: Void.self)
         context.write(wrapOutboundOut(context.channel.allocator.buffer(capacity: 0)), promise: sent)
         context.flush()
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         sent.futureResult.whenComplete { _ in
             let (handler, context) = loopBound.value
-            handler.unsentReplies -= count
+            handler.session.repliesSent(count)
             handler.resumeReadingIfAllowed(context: context)
         }
     }
 
     /// Reads were held (too many requests unanswered or replies unsent): read again once both allow.
     private func resumeReadingIfAllowed(context: ChannelHandlerContext) {
-        guard inFlight < maxInFlight, unsentReplies < maxInFlight, context.channel.isWritable else { return }
+        guard session.mayResume(writable: context.channel.isWritable) else { return }
         if pendingInput.isPaused {
             // Lines already read and not decoded yet come first: an empty read runs the decoder
             // over them (from the head of the pipeline, as bytes from the socket would).
@@ -272,20 +265,14 @@ final class ConnectionHandler: ChannelDuplexHandler {
             context.pipeline.fireChannelRead(context.channel.allocator.buffer(capacity: 0))
             context.pipeline.fireChannelReadComplete()
         }
-        if readHeld, !pendingInput.isPaused {
-            readHeld = false
-            context.read()
-        }
+        if !pendingInput.isPaused, session.takeHeldRead() { context.read() }
     }
 
     // Reads are requested by NIO (autoRead); hold them while too many requests are unanswered
     // or too many replies unsent.
     func read(context: ChannelHandlerContext) {
-        if inFlight >= maxInFlight || unsentReplies >= maxInFlight {
-            readHeld = true
-            return
-        }
-        context.read()
+        // Writability is the BackPressureHandler's, before this one.
+        if session.readRequested() { context.read() }
     }
 
     /// connection_buffer_bytes of output were waiting and the client read some: go on.
@@ -298,8 +285,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
         if let event = event as? ChannelEvent, event == .inputClosed {
             // The client half-closed: answer what it sent (its last line included), then close.
             if let connection { submitCollected(connection: connection, context: context) }
-            inputClosed = true
-            if inFlight == 0 {
+            if session.closeInput() {
                 flushCounting(context: context)
                 context.close(promise: nil)
             }
