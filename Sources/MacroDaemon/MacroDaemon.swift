@@ -167,8 +167,9 @@ public final class MacroDaemon: Service, Sendable {
         let pipeline = ClientPipeline(
             host: host, allowedUIDs: config.allowedUIDs, maxLineBytes: config.maxLineBytes,
             maxInFlight: config.connectionInFlight, busyControl: busyControl, logger: logger)
+        /// An adopted connection's pipeline: it reads nothing until ``resume(_:feeding:)``.
         let setUp: @Sendable (any Channel, [EventKind]) -> EventLoopFuture<Void> = { channel, subscriptions in
-            channel.eventLoop.makeCompletedFuture { try pipeline.install(on: channel, subscriptions: subscriptions) }
+            channel.eventLoop.makeCompletedFuture { try pipeline.install(on: channel, subscriptions: subscriptions, adopted: true) }
         }
         busyControl?.setAdopter { client in
             // On the engine's loop, when the entry that kept it busy ended.
@@ -195,7 +196,9 @@ public final class MacroDaemon: Service, Sendable {
                 .serverChannelOption(.backlog, value: 256)
                 .childChannelOption(.allowRemoteHalfClosure, value: true)
                 .childChannelOption(.writeBufferWaterMark, value: .init(low: buffer / 4, high: buffer))
-                .childChannelInitializer { setUp($0, []) }
+                .childChannelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture { try pipeline.install(on: channel) }
+                }
             if let listener = handover?.listener {
                 server = try await bootstrap.withBoundSocket(listener).get()
             } else {
@@ -355,13 +358,8 @@ public final class MacroDaemon: Service, Sendable {
 
     /// Feeds an adopted connection what was read for it before, then lets it read (its loop).
     static func resume(_ channel: any Channel, feeding pending: [UInt8]) {
-        if !pending.isEmpty {
-            var bytes = channel.allocator.buffer(capacity: pending.count)
-            bytes.writeBytes(pending)
-            channel.pipeline.fireChannelRead(bytes)
-            // As after a read from the socket: the requests it held are handed over.
-            channel.pipeline.fireChannelReadComplete()
-        }
+        // Before anything the socket says now (its end of input included): ``HandoverInput``.
+        channel.pipeline.fireUserInboundEventTriggered(HandoverInput.Feed(bytes: pending))
         channel.setOption(.autoRead, value: true).whenFailure { _ in }
     }
 

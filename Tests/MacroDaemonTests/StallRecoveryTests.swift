@@ -137,6 +137,46 @@ struct StallRecoveryTests {
         #expect(try reply(queued, id: 3)["result"] == 3)
     }
 
+    /// Clients that send their requests and half-close (`shutdown(SHUT_WR)`, as `socat` and
+    /// `nc -N` do) while the engine is stuck get every reply, from this process or the next. The
+    /// next process saw the socket's end of input before the requests handed over to it, and
+    /// closed with nothing in flight (before the fix 24 of 60 such clients got EOF instead of the
+    /// call's reply, in both io_thread modes). One client connected before the stall, three
+    /// while it lasts (accepted by the busy control, or waiting in the backlog).
+    @Test(arguments: ["engine", "separate"])
+    func clientsThatHalfCloseDuringAStallGetEveryReply(ioThread: String) throws {
+        var files = Self.files
+        files["loop.js"] = "async function() { for (;;) await null; }"
+        let daemon = try DaemonProcess(files: files, config: Self.config + "io_thread: \(ioThread)\n")
+        let early = try daemon.client()
+        let caller = try daemon.client()
+        try caller.send(raw: #"{"jsonrpc":"2.0","id":1,"method":"macro.call","params":{"name":"loop"}}"#)
+        let control = try daemon.client()
+        for _ in 0..<200 {
+            guard let running = try? control.call("macro.running").arrayValue, running.isEmpty else { break }
+            usleep(10_000)
+        }
+        var clients = [early]
+        for _ in 0..<3 { clients.append(try daemon.client()) }
+        // All of them sent and half-closed before the stall's restart (300 ms + 300 ms away).
+        for client in clients {
+            try client.send(raw: #"{"jsonrpc":"2.0","id":1,"method":"progress.get"}"#)
+            try client.send(raw: #"{"jsonrpc":"2.0","id":2,"method":"macro.call","params":{"name":"bump","args":["middle",1]}}"#)
+            client.shutdownWrite()
+        }
+        var results: [MacroValue] = []
+        for (index, client) in clients.enumerated() {
+            client.setReceiveTimeout(seconds: 30)
+            var replies: [Int: MacroValue] = [:]
+            while let message = try client.readMessage() { replies[message["id"].intValue ?? -1] = message }
+            #expect(replies[1]?["result"]["inner"] == 0, "client \(index): \(replies)")
+            results.append(replies[2]?["result"] ?? .undefined)
+        }
+        // Each call ran once, in some order: 1, 2, 3 and 4.
+        #expect(Set(results.compactMap(\.intValue)) == [1, 2, 3, 4], "\(results)\nlog:\n\(daemon.log)")
+        #expect(try reply(caller, id: 1)["error"]["data"]["reason"] == "timeout")
+    }
+
     /// A macro file is parsed, not run, before it loads (issue 25): one whose expression would
     /// run code at load is refused without running it. A lib file is a script: code it runs at
     /// load that stalls the engine gets it quarantined at once, at start and on a reload.

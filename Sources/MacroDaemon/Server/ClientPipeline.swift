@@ -33,11 +33,14 @@ package struct ClientPipeline: Sendable {
         try install(on: channel, subscriptions: [])
     }
 
-    /// Adds the handlers of a connection handed over with `subscriptions`.
-    func install(on channel: any Channel, subscriptions: [EventKind]) throws {
+    /// Adds the handlers of a connection handed over with `subscriptions`. `adopted`: a socket
+    /// macrod already held (an engine restart, the busy control), whose earlier bytes come first
+    /// (``HandoverInput``).
+    func install(on channel: any Channel, subscriptions: [EventKind], adopted: Bool = false) throws {
         let pending = PendingInput()
         let gate = busyControl.flatMap { channel.eventLoop === host.engine.eventLoop ? BusyGate(control: $0) : nil }
         let pipeline = channel.pipeline.syncOperations
+        if adopted { try pipeline.addHandler(HandoverInput()) }
         if let gate { try pipeline.addHandler(gate) }
         try pipeline.addHandler(BackPressureHandler())
         try pipeline.addHandler(ByteToMessageHandler(LineDecoder(maximumLength: maxLineBytes, pending: pending)))
