@@ -28,6 +28,24 @@ struct StallRecoveryTests {
         "function() { setTimeout(function () { progress.inner = 9; function f() { Promise.resolve().then(f) } f() }, 0); return new Promise(function () {}) }",
     ]
 
+    /// A daemon whose engine is stuck in an await loop (call 1 of `caller`): `before` runs once
+    /// the daemon answers, before the loop starts. Returns once the loop runs (or, on a loaded
+    /// machine, once its restart has begun).
+    static func stuckInAnAwaitLoop(config: String, before: (DaemonProcess) throws -> Void = { _ in }) throws -> (DaemonProcess, RPCClient) {
+        var files = Self.files
+        files["loop.js"] = "async function() { for (;;) await null; }"
+        let daemon = try DaemonProcess(files: files, config: config)
+        try before(daemon)
+        let caller = try daemon.client()
+        try caller.send(raw: #"{"jsonrpc":"2.0","id":1,"method":"macro.call","params":{"name":"loop"}}"#)
+        let control = try daemon.client()
+        for _ in 0..<200 {
+            guard let running = try? control.call("macro.running").arrayValue, running.isEmpty else { break }
+            usleep(10_000)
+        }
+        return (daemon, caller)
+    }
+
     func reply(_ client: RPCClient, id: Int) throws -> MacroValue {
         client.setReceiveTimeout(seconds: 30)
         while let message = try client.readMessage() {
@@ -116,17 +134,7 @@ struct StallRecoveryTests {
     }
 
     @Test func requestsWaitingBehindTheStallAreAnsweredNotLost() throws {
-        var files = Self.files
-        files["loop.js"] = "async function() { for (;;) await null; }"
-        let daemon = try DaemonProcess(files: files, config: Self.config)
-        let caller = try daemon.client()
-        try caller.send(raw: #"{"jsonrpc":"2.0","id":1,"method":"macro.call","params":{"name":"loop"}}"#)
-        let control = try daemon.client()
-        // Until the call runs (or, on a loaded machine, until its restart has begun: -32006).
-        for _ in 0..<200 {
-            guard let running = try? control.call("macro.running").arrayValue, running.isEmpty else { break }
-            usleep(10_000)
-        }
+        let (daemon, caller) = try Self.stuckInAnAwaitLoop(config: Self.config)
         // Queued while the engine is stuck, one of them cut in two at the moment of the restart.
         let queued = try daemon.client()
         try queued.send(raw: #"{"jsonrpc":"2.0","id":2,"method":"macro.call","params":{"name":"bump","args":["inner",1]}}"#)
@@ -145,18 +153,9 @@ struct StallRecoveryTests {
     /// while it lasts (accepted by the busy control, or waiting in the backlog).
     @Test(arguments: ["engine", "separate"])
     func clientsThatHalfCloseDuringAStallGetEveryReply(ioThread: String) throws {
-        var files = Self.files
-        files["loop.js"] = "async function() { for (;;) await null; }"
-        let daemon = try DaemonProcess(files: files, config: Self.config + "io_thread: \(ioThread)\n")
-        let early = try daemon.client()
-        let caller = try daemon.client()
-        try caller.send(raw: #"{"jsonrpc":"2.0","id":1,"method":"macro.call","params":{"name":"loop"}}"#)
-        let control = try daemon.client()
-        for _ in 0..<200 {
-            guard let running = try? control.call("macro.running").arrayValue, running.isEmpty else { break }
-            usleep(10_000)
-        }
-        var clients = [early]
+        var early: RPCClient?
+        let (daemon, caller) = try Self.stuckInAnAwaitLoop(config: Self.config + "io_thread: \(ioThread)\n") { early = try $0.client() }
+        var clients = [try #require(early)]
         for _ in 0..<3 { clients.append(try daemon.client()) }
         // All of them sent and half-closed before the stall's restart (300 ms + 300 ms away).
         for client in clients {
