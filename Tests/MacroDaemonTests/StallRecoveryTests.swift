@@ -176,6 +176,23 @@ struct StallRecoveryTests {
         #expect(try reply(caller, id: 1)["error"]["data"]["reason"] == "timeout")
     }
 
+    /// `macro cancel` run while an await loop keeps the engine stuck (so its connection is new,
+    /// accepted while the engine is busy) of a call only an engine restart can stop: the restart
+    /// stops it, and the cancel is answered. Before, with `io_thread: engine`, the cancel's reply
+    /// was owed until the call ended, and the call never ended in that process: `macro cancel`
+    /// waited forever.
+    @Test(arguments: ["engine", "separate"])
+    func macroCancelOfAnAwaitLoopIsAnsweredByTheRestart(ioThread: String) throws {
+        let (daemon, caller) = try Self.stuckInAnAwaitLoop(
+            config: "time_limit_ms: 60000\ncall_deadline_ms: 60000\nstall_grace_ms: 300\nio_thread: \(ioThread)\n")
+        // At most 30 s: a cancel left unanswered is a failure, not a hung test.
+        let cancel = try BinaryRunner.run("/usr/bin/timeout", ["-s", "KILL", "30", BinaryRunner.binDirectory + "/macro", "cancel", "1", "--socket", daemon.socket])
+        #expect(cancel.status == 0, "\(cancel)\nlog:\n\(daemon.log)")
+        #expect(cancel.stdout == "cancelled call 1\n")
+        let answer = try reply(caller, id: 1)
+        #expect(answer["error"]["data"]["reason"] == "cancelled", "\(answer)")
+    }
+
     /// A macro file is parsed, not run, before it loads (issue 25): one whose expression would
     /// run code at load is refused without running it. A lib file is a script: code it runs at
     /// load that stalls the engine gets it quarantined at once, at start and on a reload.

@@ -275,7 +275,9 @@ final class BusyControl: Sendable {
                 let result = try control.result(request, method)
                 guard let id = request.id else { continue }
                 if method == .cancel, let call = result["call"].intValue {
-                    engine.whenCallEnds(call) { client.deliver(RPCCodec.response(id: id, result: result), due: true) }
+                    // Owed until the call stops; an engine restart that stops it sends it too.
+                    let token = client.owe(RPCCodec.response(id: id, result: result))
+                    engine.whenCallEnds(call) { client.deliverOwed(token) }
                 } else {
                     replies.append(RPCCodec.response(id: id, result: result))
                 }
@@ -361,7 +363,13 @@ final class BusyControl: Sendable {
         let clients = accepted.locked { list in defer { list.removeAll() }; return list }
             + adopting.locked { list in defer { list.removeAll() }; return list }
         return (left, clients.map { client in
-            let (input, output) = client.state.locked { $0.takeAll() }
+            // The restart stops the calls they cancelled: their owed replies go with the output.
+            let (input, output) = client.state.locked { state in
+                let owed = state.owed.flatMap(\.bytes)
+                state.owed = []
+                let (input, output) = state.takeAll()
+                return (input, output + owed)
+            }
             return (client.fd, input, output)
         })
     }
@@ -413,18 +421,32 @@ final class AcceptedClient: Sendable {
         self.state = Mutex(state)
     }
 
-    /// A reply that comes later (a cancel's, once its call stopped; `due`: one counted in
-    /// ``BusyState/repliesDue``): through its channel when it has one, else written with what
-    /// waits; dropped once the client is gone (its descriptor is never written after close).
-    func deliver(_ message: RPCMessage, due: Bool) {
+    /// Keeps `message`, a reply owed later (a cancel's, once its call stopped; one counted in
+    /// ``BusyState/repliesDue``), until ``deliverOwed(_:)``, or until an engine restart (which
+    /// stops the call) hands it over with the client's output.
+    func owe(_ message: RPCMessage) -> Int {
         state.locked { state in
-            if due { state.repliesDue -= 1 }
+            state.nextOwed += 1
+            state.owed.append((state.nextOwed, message.bytes + [UInt8(ascii: "\n")]))
+            return state.nextOwed
+        }
+    }
+
+    /// Sends the reply kept under `token`: through its channel when it has one, else written with
+    /// what waits; dropped once the client is gone (its descriptor is never written after close).
+    func deliverOwed(_ token: Int) {
+        state.locked { state in
+            guard let index = state.owed.firstIndex(where: { $0.token == token }) else { return }
+            let bytes = state.owed.remove(at: index).bytes
+            state.repliesDue -= 1
             if let channel = channel.locked({ $0 }) {
-                LineFraming().write(message, to: channel)
+                var buffer = channel.allocator.buffer(capacity: bytes.count)
+                buffer.writeBytes(bytes)
+                channel.writeAndFlush(buffer, promise: nil)
                 return
             }
             guard state.fd >= 0 else { return }
-            state.outbox += message.bytes + [UInt8(ascii: "\n")]
+            state.outbox += bytes
             state.write()
         }
     }
@@ -472,6 +494,9 @@ struct BusyState: Sendable {
     var mayWrite = false
     /// Replies owed to an accepted client that come later (cancels waiting for their call).
     var repliesDue = 0
+    /// The replies owed to an accepted client (``AcceptedClient/owe(_:)``), in order.
+    var owed: [(token: Int, bytes: [UInt8])] = []
+    var nextOwed = 0
 
     mutating func reset(continuingALine: Bool, mayWrite: Bool) {
         unread = []
