@@ -9,7 +9,7 @@ ACORN      := /usr/share/nodejs/acorn/dist/acorn.js
 SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 STATE_DIR  := .run
 
-.PHONY: docs-check deb deb-deps deb-test install-user-files all release-check deps test-deps tool-deps browser-deps codemirror-deps web-deps web-check build release run demo test bench bench-deps fuzz sanitize soak completions install-user clean help
+.PHONY: format format-check docs-check deb deb-deps deb-test install-user-files all release-check deps test-deps tool-deps browser-deps codemirror-deps web-deps web-check build release run demo test bench bench-deps fuzz sanitize soak completions install-user clean help
 
 all: build
 
@@ -17,6 +17,7 @@ help:
 	@echo "make run           build (release), then start macrod in the foreground on the repo's config/ and macros/"
 	@echo "make test          build and run the whole test suite"
 	@echo "make docs-check    check that every relative link and #anchor in README.md and docs/*.md resolves"
+	@echo "make format        format the Swift files with swift-format (.swift-format); make format-check: only check"
 	@echo "make demo          build, then run the demo macros in-process (no daemon)"
 	@echo "make bench         benchmark macrod against Redis FCALL, a plain Node.js server, a bare socket and a minimal JSC process"
 	@echo "make fuzz          libFuzzer on the JSON-RPC line decoder and on macro-file loading (FUZZ_SECONDS each)"
@@ -197,6 +198,15 @@ test: deps test-deps docs-check web-check tool-deps browser-deps
 # Every relative link and #anchor in README.md and docs/*.md resolves (GitHub's anchor slugs).
 docs-check:
 	python3 Tests/Docs/check_links.py $(CURDIR)
+
+# swift-format (in the Swift toolchain) with .swift-format: `make format` rewrites the Swift files,
+# `make format-check` (run by `make test`) fails when one is not formatted.
+FORMAT_PATHS := Sources Tests Plugins Package.swift
+format:
+	$(SWIFT) format format --in-place --recursive --parallel $(FORMAT_PATHS)
+
+format-check:
+	$(SWIFT) format lint --strict --recursive --parallel $(FORMAT_PATHS)
 
 # The Debian package (packaging/build-deb.sh): the release binaries, the systemd user unit,
 # completions, man pages (swift-argument-parser's generate-manual), the example config and

@@ -6,13 +6,13 @@ import Testing
 /// Runs the real `macro` binary against temporary macro directories and state files.
 @Suite("macro CLI end to end")
 struct CLITests {
-    /// A macros directory with the seed's template and a few test macros, plus a state path.
+    /// A macros directory with the demo's template and a few test macros, plus a state path.
     final class Fixture: Sendable {
         let dir = TemporaryDirectory()
         var macros: String { dir.url("macros") }
         var state: String { dir.url("state/state.json") }
         init() throws {
-            try dir.write("macros/random.js", try seedTemplate())
+            try dir.write("macros/random.js", try demoTemplate())
             try dir.write("macros/echo.js", "function() { return Array.prototype.slice.call(arguments) }")
             try dir.write("macros/boom.js", "// throws\nfunction() {\n  progress.inner = 9;\n  throw new Error('boom at ' + progress.inner);\n}\n")
             try dir.write("macros/spin.js", "function() {\n  while (true) {}\n}\n")
@@ -26,7 +26,7 @@ struct CLITests {
         func json(_ result: ProcessResult) throws -> MacroValue { try MacroValue(jsonText: result.stdout) }
     }
 
-    @Test func theSeedTemplateMovesAllRingsAndRunsAccumulate() throws {
+    @Test func theDemoTemplateMovesAllRingsAndRunsAccumulate() throws {
         let f = try Fixture()
         let first = try f.run("run", "random", "--json")
         #expect(first.status == 0, "\(first)")

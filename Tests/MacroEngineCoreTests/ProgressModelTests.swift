@@ -46,7 +46,7 @@ struct ProgressModelTests {
         #expect(model.valuesByName == ["inner": 10, "middle": 0, "outer": 2.5])
     }
 
-    @Test func publishesTheSeedsSixGlobalsAndTheProgressObject() throws {
+    @Test func publishesTheRingsSixGlobalsAndTheProgressObject() throws {
         let (engine, model, _) = try makeEngine()
         for name in ["getInnerProgress", "setInnerProgress", "getMiddleProgress", "setMiddleProgress", "getOuterProgress", "setOuterProgress"] {
             #expect(try engine.evaluate("typeof \(name)") == "function", "\(name)")
@@ -92,9 +92,9 @@ struct ProgressModelTests {
         #expect(try engine.evaluate("typeof setInnerProgress") == "undefined")
     }
 
-    @Test func theSeedTemplateMovesAllRingsWithinRange() throws {
+    @Test func theDemoTemplateMovesAllRingsWithinRange() throws {
         let (engine, model, _) = try makeEngine()
-        let template = try seedTemplate()
+        let template = try demoTemplate()
         #expect(template.contains("setInnerProgress(currentInner + Math.random());"))
         let method = MacroMethod(javascript: template, key: "random", engine: engine)
         var previous = model.valuesByName

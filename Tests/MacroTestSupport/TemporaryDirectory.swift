@@ -48,7 +48,7 @@ public let repositoryRoot: String = {
     return url.path
 }()
 
-/// The seed's random-increment template, as shipped in `macros/random.js`.
-public func seedTemplate() throws -> String {
+/// The demo's random-increment template, as shipped in `macros/random.js`.
+public func demoTemplate() throws -> String {
     try String(contentsOfFile: repositoryRoot + "/macros/random.js", encoding: .utf8)
 }

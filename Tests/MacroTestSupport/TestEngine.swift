@@ -16,7 +16,7 @@ public final class ErrorRecorder: Sendable {
 /// A logger that drops everything (tests assert on values, not on log noise).
 public let silentLogger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
 
-/// An engine with the seed's progress model installed and errors recorded.
+/// An engine with the demo's progress model (inner, middle, outer) installed and errors recorded.
 public func makeEngine(
     channels: [ProgressChannel] = ProgressChannel.rings, timeLimit: Duration = .seconds(5), evalEnabled: Bool = false
 ) throws -> (engine: MacroEngine, model: ProgressModel, errors: ErrorRecorder) {
