@@ -17,6 +17,7 @@ struct ServiceInProcessTests {
         for (name, text) in files { _ = try directory.write("macros/\(name)", text) }
         var config = MacroConfig(macrosDirectory: directory.url("macros"), stateFile: directory.url("state.json"), timeLimit: timeLimit)
         config.memoryLimitMB = 128
+        config.callDeadline = max(config.callDeadline, timeLimit)
         return (try InProcessService(config: config, queueLimit: queueLimit), directory)
     }
 
@@ -120,7 +121,9 @@ struct ServiceInProcessTests {
     /// engine busy (a loop longer than the watchdog's tick), and the cancel's reply waits for the
     /// stop, which the caller gets as -32001 with reason "cancelled".
     @Test func theControlLaneAnswersWhileTheEngineIsBusy() async throws {
-        let (service, _) = try Self.service(["spin.js": "function spin() {\n    for (;;) {}\n}\n"], timeLimit: .seconds(30))
+        // Limits far beyond the test's run, even on a loaded machine (the whole suite runs in
+        // parallel on two cores): only the cancel stops it.
+        let (service, _) = try Self.service(["spin.js": "function spin() {\n    for (;;) {}\n}\n"], timeLimit: .seconds(600))
         let caller = try await service.connect()
         let control = try await service.connect()
         try await caller.request(.call, ["name": "spin"], id: 1)
