@@ -27,8 +27,12 @@ import Glibc
 final class BusyControl: Sendable {
     /// An entry must have lasted this long (one watchdog tick and more) before the takeover.
     static let takeoverNanoseconds: UInt64 = 20_000_000
-    /// How often the thread looks.
+    /// How often the thread looks while an entry runs or has just begun.
     static let tick: Duration = .milliseconds(5)
+    /// How often it looks while no JavaScript runs: an idle macrod does not wake 200 times a
+    /// second (a runaway that begins right after a look is taken over at most this much after
+    /// it began, instead of the 20 ms of ``takeoverNanoseconds``).
+    static let idleTick: Duration = .milliseconds(50)
     /// At most this much is read from one connection during one takeover (then its reading
     /// waits for the engine, as it would have without the takeover).
     static let stashLimit = 1 << 20
@@ -89,10 +93,21 @@ final class BusyControl: Sendable {
 
     private func loop() {
         var scratch = [UInt8](repeating: 0, count: 65_536)
+        var pause = Self.idleTick
         while !stopped.load(ordering: .relaxed) {
-            Thread.sleep(forTimeInterval: Double(Self.tick.components.seconds) + Double(Self.tick.components.attoseconds) / 1e18)
+            Thread.sleep(forTimeInterval: Double(pause.components.seconds) + Double(pause.components.attoseconds) / 1e18)
             let reading = occupancy.snapshot
-            guard let since = reading.since, EngineOccupancy.now() &- since >= Self.takeoverNanoseconds else { continue }
+            guard let since = reading.since else {
+                pause = Self.idleTick
+                continue
+            }
+            let age = EngineOccupancy.now() &- since
+            guard age >= Self.takeoverNanoseconds else {
+                // Look again when this entry would be old enough (not sooner than a tick).
+                pause = max(Self.tick, .nanoseconds(Int64(Self.takeoverNanoseconds - age)))
+                continue
+            }
+            pause = Self.tick
             _ = occupancy.whileEntry(since) {
                 guard !stopped.load(ordering: .relaxed) else { return }
                 let current = links.locked { Array($0.values) }

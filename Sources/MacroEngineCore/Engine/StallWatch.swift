@@ -96,9 +96,15 @@ public final class StallWatch: Sendable {
         var entry: UInt64 = 0
         var baseline = 0
         var lastUnblamed: UInt64 = 0
+        // While no JavaScript runs there is nothing to watch closely: a slower tick keeps an idle
+        // macrod from waking 50 times a second (the first reading of an entry comes at most
+        // this much after it began; every later one at `tick`).
+        let idleTick = max(tick, .milliseconds(50))
+        var busy = false
         while !stopped.load(ordering: .relaxed) {
-            Thread.sleep(forTimeInterval: Double(tick.nanoseconds) / 1e9)
+            Thread.sleep(forTimeInterval: Double((busy ? tick : idleTick).nanoseconds) / 1e9)
             let reading = occupancy.snapshot
+            busy = reading.since != nil
             var stall = Self.verdict(reading, now: EngineOccupancy.now(), graceNanoseconds: graceNanoseconds)
             // Memory the watchdog never got to judge: the engine is inside JavaScript that has
             // grown the process far past the cap (1.5 x memory_limit_mb), so do not wait for the grace.
