@@ -45,8 +45,22 @@ struct StackFrame: Equatable {
 
 extension JSRuntime {
     /// The JavaScript that ``Watchdog/stackProbe`` runs. `Error` is the one the engine started
-    /// with (captured before any macro or lib file runs).
-    static let stackProbeSource = "(function (E) { return function __macroengine_where() { return new E().stack } })(Error)"
+    /// with (captured before any macro or lib file runs). JavaScriptCore takes the number of
+    /// frames from an internal limit that any assignment to `Error.stackTraceLimit` sets, even
+    /// one that the hardened built-ins refuse (measured: `Error.stackTraceLimit = 0` in a macro,
+    /// TypeError caught, left every later stack empty), so the probe sets it for its own capture
+    /// and puts back what `Error.stackTraceLimit` reads.
+    static let stackProbeSource = """
+        (function (E) {
+          return function __macroengine_where() {
+            var limit = E.stackTraceLimit;
+            try { E.stackTraceLimit = 100; } catch (e) {}
+            var stack = new E().stack;
+            try { E.stackTraceLimit = limit; } catch (e) {}
+            return stack;
+          };
+        })(Error)
+        """
 
     /// Where a stopped script was, from the frames the watchdog's probe read at the stop: the
     /// file, line and column of the innermost frame of macro or lib code, and the stack (each
