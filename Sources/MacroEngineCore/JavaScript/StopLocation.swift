@@ -148,8 +148,9 @@ extension ShapeCheck {
               else if (v && typeof v.type === "string") visit(v, n);
             }
           }
+          // A getter's or setter's frame is named by its key alone (measured: `get v()` shows `v@`).
           function keyName(p) {
-            if (p.computed || p.kind === "get" || p.kind === "set") return null;
+            if (p.computed) return null;
             return p.key.type === "Identifier" ? p.key.name : p.key.type === "Literal" ? String(p.key.value) : null;
           }
           // The name JavaScriptCore shows (ECMAScript's SetFunctionName); null: not known here.
