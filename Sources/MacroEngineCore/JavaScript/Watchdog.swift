@@ -29,9 +29,9 @@ final class Watchdog {
     /// The same, with columns: the stack that ``stackProbe`` read at the stop (`name@file:line:column`
     /// lines, innermost first, the probe's own frame already removed). Nil when the probe failed.
     private(set) var firedStack: [StackFrame]?
-    /// `function __macroengine_where() { return new Error().stack }` (made by the runtime, kept
-    /// protected): called from the watchdog's callback at a stop, it sees the stopped frames below
-    /// it, each with the column that `JSContextCreateBacktrace` leaves out.
+    /// `__macroengine_where()`, which returns `new Error().stack` (``JSRuntime/stackProbeSource``;
+    /// made by the runtime, kept protected): called from the watchdog's callback at a stop, it sees
+    /// the stopped frames below it, each with the column that `JSContextCreateBacktrace` leaves out.
     var stackProbe: JSObjectRef?
     private var deadline: NIODeadline = .distantFuture
     /// The time limit of the outermost entry armed last (what a timeout reports).
