@@ -87,8 +87,8 @@ struct CLITests {
         let f = try Fixture()
         let result = try f.run("run", "spin", "--timeout-ms", "300")
         #expect(result.status == 75, "\(result)")
-        // The position is where the watchdog found it: the running function (JSC's backtrace).
-        #expect(result.stderr == "\(f.dir.url("macros/spin.js")):1: error: timed out after 300 ms\n    at spin (\(f.dir.url("macros/spin.js")):1)\n")
+        // The position is the loop that was running when the watchdog stopped it (issue 23).
+        #expect(result.stderr == "\(f.dir.url("macros/spin.js")):2:3: error: timed out after 300 ms\n    at spin (\(f.dir.url("macros/spin.js")):2:3)\n")
     }
 
     @Test func theTimeLimitComesFromTheConfig() throws {
@@ -96,7 +96,7 @@ struct CLITests {
         let config = try f.dir.write("config.yaml", "time_limit_ms: 150\nmacros_dir: macros\nstate_file: state/state.json\n")
         let result = try BinaryRunner.macro("run", "spin", "--config", config)
         #expect(result.status == 75)
-        #expect(result.stderr == "\(f.dir.url("macros/spin.js")):1: error: timed out after 150 ms\n    at spin (\(f.dir.url("macros/spin.js")):1)\n")
+        #expect(result.stderr == "\(f.dir.url("macros/spin.js")):2:3: error: timed out after 150 ms\n    at spin (\(f.dir.url("macros/spin.js")):2:3)\n")
     }
 
     @Test func aBrokenMacroFileExits65WithItsPosition() throws {

@@ -36,9 +36,10 @@ struct RunawayTests {
         let lib = try #require(library.libEntries.first)
         #expect(lib.status == .error)
         #expect(lib.error?.code == .timeout)
-        // JSC's backtrace names the running function by its first line, and each caller's call site.
-        #expect(lib.error?.line == 2)
-        #expect(lib.error?.stack == "spin@\(dir.url("lib/spin.js")):2\nglobal code@\(dir.url("lib/spin.js")):5")
+        // The loop that was running (issue 23), and each caller's call site.
+        #expect(lib.error?.line == 3)
+        #expect(lib.error?.column == 3)
+        #expect(lib.error?.stack == "spin@\(dir.url("lib/spin.js")):3:3\nglobal code@\(dir.url("lib/spin.js")):5:5")
         #expect(try library.call("ok") == 3)
     }
 

@@ -243,9 +243,16 @@ extension MacroEngine {
                 try runtime.call(entry.callback, arguments: entry.arguments, macro: entry.context?.macro)
             }
         } catch var error as MacroError {
-            // A throwing callback is reported; the loop and the other timers go on.
             if error.macro == nil { error.macro = entry.context?.macro }
-            exceptionHandler(error)
+            if [.timeout, .cancelled, .memoryLimit].contains(error.code), let context = entry.context, !context.finished {
+                // A stop ends the call whose turn it stopped: that turn may have been the call's
+                // own continuation (the code after `await sleep(...)`), which then never settles;
+                // the call fails now with the stop's error and position, not at its deadline.
+                finish(context, .failure(error), runtime: runtime)
+            } else {
+                // A throwing callback is reported; the loop and the other timers go on.
+                exceptionHandler(error)
+            }
         } catch {}
         if let interval = entry.interval, runtime.timers[id] != nil {
             entry.scheduled = eventLoop.assumeIsolated().scheduleTask(in: interval) { [weak self] in self?.fire(id, runtime: runtime) }

@@ -23,6 +23,10 @@ final class JSRuntime {
     private(set) var builtinGlobals: Set<String> = []
     /// Files evaluated as `(` + source: their line 1 is shifted right by one column.
     var wrappedFiles: Set<String> = []
+    /// The text last evaluated under each file name (a macro file's as wrapped), and the name
+    /// its top-level function expression goes by (the macro's): where a stop happened is found
+    /// in it (``stoppedLocation()``).
+    var evaluatedSources: [String: (text: String, topName: String?)] = [:]
     /// The call whose code is running (nil for plain evaluations).
     var currentCall: CallContext?
     /// Pending setTimeout/setInterval timers by id.
@@ -66,6 +70,10 @@ final class JSRuntime {
         watchdog = Watchdog(group: group, occupancy: occupancy)
         withJSString(name) { JSGlobalContextSetName(globalContext, $0) }
         builtinGlobals = Set(ownPropertyNames(of: context.globalObject))
+        if let probe = try? evaluateRaw(Self.stackProbeSource, file: nil).objectRef {
+            JSValueProtect(globalContext, probe)
+            watchdog.stackProbe = probe
+        }
     }
 
     /// Releases the context and group. Called on the loop when the engine goes away.
@@ -223,7 +231,9 @@ final class JSRuntime {
         // The innermost frame of ours, the engine's helpers left out.
         var (file, line, column, stack) = (error.file, error.line, error.column, error.stack)
         let frames = (watchdog.firedBacktrace ?? []).filter { !$0.function.hasPrefix("__macroengine_") && $0.file != nil && $0.file != "" }
-        if line == nil, let top = frames.first {
+        if line == nil, let located = stoppedLocation() {
+            (file, line, column, stack) = (located.file, located.line, located.column, located.stack)
+        } else if line == nil, let top = frames.first {
             (file, line, column) = (top.file, top.line, nil)
             stack = frames.map(\.stackLine).joined(separator: "\n")
         }
@@ -234,6 +244,7 @@ final class JSRuntime {
 
     /// Evaluates `source` without the watchdog bookkeeping; throws the JS exception as a MacroError.
     func evaluateRaw(_ source: String, file: String?, line: Int = 1, macro: String? = nil) throws -> JSValue {
+        if let file, line == 1 { evaluatedSources[file] = (source, nil) }
         var exception: JSValueRef?
         let result: JSValueRef? = withJSString(source) { sourceRef in
             if let file {

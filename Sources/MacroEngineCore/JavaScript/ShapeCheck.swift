@@ -29,6 +29,25 @@ final class ShapeCheck {
     private var group: JSContextGroupRef?
     private var context: JSGlobalContextRef?
     private var check: JSObjectRef?
+    private var locator: JSObjectRef?
+
+    /// The parser's context (nil until acorn is loaded).
+    var parserContext: JSGlobalContextRef? { context }
+
+    /// ``locator``, evaluated beside acorn on first use.
+    func loadedLocator() throws -> JSObjectRef {
+        if let locator { return locator }
+        _ = try loaded(file: "")
+        guard let context else { throw MacroError(code: .io, message: "cannot locate a stop: no JavaScript context for the parser") }
+        var exception: JSValueRef?
+        let function = withJSString(Self.locator) { JSEvaluateScript(context, $0, nil, nil, 1, &exception) }
+        guard exception == nil, let function, let object = JSValueToObject(context, function, nil), JSObjectIsFunction(context, object) else {
+            throw MacroError(code: .io, message: "cannot locate a stop: the locator did not load (\(Self.string(exception, in: context) ?? "no function"))")
+        }
+        JSValueProtect(context, object)
+        locator = object
+        return object
+    }
 
     deinit {
         if let context { JSGlobalContextRelease(context) }
@@ -85,7 +104,7 @@ final class ShapeCheck {
         return object
     }
 
-    private static func string(_ value: JSValueRef?, in context: JSContextRef) -> String? {
+    static func string(_ value: JSValueRef?, in context: JSContextRef) -> String? {
         guard let value, let text = JSValueToStringCopy(context, value, nil) else { return nil }
         defer { JSStringRelease(text) }
         return String(jsString: text)

@@ -22,10 +22,17 @@ final class Watchdog {
 
     private let group: JSContextGroupRef
     private(set) var fired: Reason? {
-        didSet { if fired == nil { firedBacktrace = nil } }
+        didSet { if fired == nil { firedBacktrace = nil; firedStack = nil } }
     }
     /// Where the script was when the watchdog stopped it (JSC's termination carries no position).
     private(set) var firedBacktrace: [BacktraceFrame]?
+    /// The same, with columns: the stack that ``stackProbe`` read at the stop (`name@file:line:column`
+    /// lines, innermost first, the probe's own frame already removed). Nil when the probe failed.
+    private(set) var firedStack: [StackFrame]?
+    /// `__macroengine_where()`, which returns `new Error().stack` (``JSRuntime/stackProbeSource``;
+    /// made by the runtime, kept protected): called from the watchdog's callback at a stop, it sees
+    /// the stopped frames below it, each with the column that `JSContextCreateBacktrace` leaves out.
+    var stackProbe: JSObjectRef?
     private var deadline: NIODeadline = .distantFuture
     /// The time limit of the outermost entry armed last (what a timeout reports).
     private(set) var armedLimit: Duration = .zero
@@ -97,6 +104,16 @@ final class Watchdog {
     /// then tells JavaScriptCore to terminate it, and keeps a short tick armed so that any
     /// JavaScript the same entry runs afterwards is stopped too.
     private func stop(_ ctx: JSContextRef?) -> Bool {
+        // First, while the callback holds the VM with the script's frames below: JavaScriptCore
+        // set the deadline to "never" before calling us, so the probe's own entry is not trapped.
+        if let ctx, let probe = stackProbe {
+            var exception: JSValueRef?
+            if let value = JSObjectCallAsFunction(ctx, probe, nil, 0, nil, &exception), exception == nil,
+               JSValueIsString(ctx, value), let text = JSValueToStringCopy(ctx, value, nil) {
+                firedStack = StackFrame.parse(probeStack: String(jsString: text))
+                JSStringRelease(text)
+            }
+        }
         if let ctx, let text = JSContextCreateBacktrace(ctx, 32) {
             firedBacktrace = BacktraceFrame.parse(String(jsString: text))
             JSStringRelease(text)

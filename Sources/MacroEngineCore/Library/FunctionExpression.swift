@@ -30,6 +30,7 @@ extension JSRuntime {
                 guard let engine else { throw MacroError.engineGone }
                 return try engine.enter(self, .housekeeping(macro: macro, timeLimit: nil)) { try evaluateRaw(wrapped, file: file, macro: macro) }
             }
+            evaluatedSources[file] = (wrapped, macro)
             guard value.isFunction else {
                 let (line, column) = FunctionExpression.firstTokenPosition(in: source)
                 throw MacroError(
