@@ -62,8 +62,9 @@ struct EditTests {
             _ = try BinaryRunner.run(try tool("tmux"), ["-S", socket, "send-keys"] + keys)
         }
 
+        /// The pane's text from the start of its history: what scrolled off the 30 rows counts too.
         func screen() throws -> String {
-            try BinaryRunner.run(try tool("tmux"), ["-S", socket, "capture-pane", "-p"]).stdout
+            try BinaryRunner.run(try tool("tmux"), ["-S", socket, "capture-pane", "-p", "-S", "-"]).stdout
         }
 
         /// Polls the screen (every 50 ms, 15 s at most) until `condition` holds.
