@@ -155,3 +155,49 @@ struct HardenedBuiltinPositionTests {
         #expect(error.column.map { error.stack?.hasPrefix("tamper@\(dir.url("macros"))/tamper.js:3:\($0)") == true } == true)
     }
 }
+
+/// JavaScriptCore keeps `Error.stackTraceLimit` for the whole context and sets it from any
+/// assignment or `delete`, even one the hardened built-ins refuse: one macro's
+/// `Error.stackTraceLimit = 0` left every later error of every other macro without a stack or a
+/// position. The limit is put back when the tampering entry ends (for a `delete`, which nothing
+/// sees, once an error comes without a stack: only that one error lacks it).
+@Suite("Hardened built-ins: the stack-trace limit")
+struct StackTraceLimitTests {
+    static let tampering = [
+        "Error.stackTraceLimit = 0",
+        "Reflect.set(Error, 'stackTraceLimit', 0)",
+        "Error.stackTraceLimit = 'none'",
+        "Error.stackTraceLimit = -1",
+    ]
+
+    private static func library(tampering: String) throws -> (MacroLibrary, TemporaryDirectory) {
+        let dir = TemporaryDirectory(prefix: "stack-limit")
+        try dir.write("macros/tamper.js", "function tamper() {\n  try { \(tampering) } catch (e) { return e.name }\n  return 'quiet'\n}\n")
+        try dir.write("macros/boom.js", "function boom() {\n  function inner() { throw new Error('x') }\n  inner();\n}\n")
+        let (engine, _, _) = try makeEngine()
+        let library = MacroLibrary(directory: dir.url("macros"), engine: engine, logger: silentLogger)
+        _ = try library.reload()
+        return (library, dir)
+    }
+
+    @Test(arguments: tampering)
+    func anotherMacrosErrorKeepsItsStackAfterATamperingMacro(_ tampering: String) throws {
+        let (library, dir) = try Self.library(tampering: tampering)
+        #expect(try library.callFuture("tamper").wait() == "TypeError")
+        let error = try #require(throws: MacroError.self) { try library.callFuture("boom").wait() }
+        let file = dir.url("macros") + "/boom.js"
+        #expect(error.file == file)
+        #expect(error.line == 2 && error.column == 37)
+        #expect(error.stack == "inner@\(file):2:37\nboom@\(file):3:8", "\(error)")
+    }
+
+    @Test func aDeleteCostsOneErrorItsStackAndNoMore() throws {
+        let (library, dir) = try Self.library(tampering: "delete Error.stackTraceLimit")
+        #expect(try library.callFuture("tamper").wait() == "quiet")
+        let first = try #require(throws: MacroError.self) { try library.callFuture("boom").wait() }
+        #expect(first.stack == nil)
+        let second = try #require(throws: MacroError.self) { try library.callFuture("boom").wait() }
+        let file = dir.url("macros") + "/boom.js"
+        #expect(second.stack == "inner@\(file):2:37\nboom@\(file):3:8", "\(second)")
+    }
+}

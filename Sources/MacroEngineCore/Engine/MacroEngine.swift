@@ -121,7 +121,7 @@ public final class MacroEngine: Sendable {
             try! unownedSelf.installTimers(runtime: runtime)
             try! unownedSelf.installConsole(runtime: runtime)
             // Last, once the engine's own helpers exist and before any macro or lib file runs.
-            if configuration.hardenBuiltins { _ = try! runtime.evaluateRaw(Lockdown.source, file: nil) }
+            if configuration.hardenBuiltins { try! runtime.installLockdown() }
         }
         if !loop.inEventLoop { try? loop.submit {}.wait() }
     }

@@ -55,6 +55,8 @@ final class JSRuntime {
     /// The macro-global helpers (``defineMacroGlobal(_:_:)``), made once, kept protected.
     var macroGlobalDefineRef: JSObjectRef?
     var macroGlobalRemoveRef: JSObjectRef?
+    /// The stack-trace limit's guard (``StackLimitGuard``).
+    var stackLimit = StackLimitGuard()
     /// The call whose macro function the invoke helper is running (innermost; nil outside).
     var invokingContext: CallContext?
     /// Calls started from Swift that have not settled yet.
@@ -191,7 +193,10 @@ final class JSRuntime {
         entryDepth += 1
         defer {
             entryDepth -= 1
-            if outermost { occupancy.end() }
+            if outermost {
+                occupancy.end()
+                restoreStackLimitIfTouched()
+            }
         }
         do {
             let result = try body()
@@ -316,6 +321,7 @@ final class JSRuntime {
                 .filter { !$0.hasPrefix("__macroengine_") }
                 .joined(separator: "\n")
         }
+        if stack?.isEmpty ?? true { noteMissingStack() }
         var errorFile = sourceURL ?? file
         // Thrown by the engine's own JavaScript (the hardened built-ins' setters, evaluated
         // without a URL): its line and column are the helper's, not the macro's. The innermost

@@ -10,6 +10,12 @@
 /// - The same setter fixes the "override mistake": assigning `obj.toString = f` on an ordinary
 ///   object (whose prototype chain reaches a frozen built-in) defines `toString` on `obj`, as it
 ///   would without the freeze.
+/// - `Error.stackTraceLimit` is process-wide in JavaScriptCore, and any assignment sets it, even
+///   a refused one: the refusal reports it, and the engine puts the limit back when the entry
+///   ends (``JSRuntime/installLockdown()``), so one macro cannot empty the others' stacks.
+///
+/// The source evaluates to a function taking that report (a native function); it returns the
+/// function that restores the limit.
 /// The global bindings of the built-ins (`JSON`, `Math`, `Array`, ...) become read-only too.
 ///
 /// Cost: accesses stay cached (measured with JSC 2.50.6: `Math.floor` in a loop as fast as
@@ -19,7 +25,7 @@
 /// the one of spreading and `for...of` over arrays (3-4x slower in loops that do little else).
 enum Lockdown {
     static let source = #"""
-    (function () {
+    (function (touchedStackLimit) {
       "use strict";
       var g = globalThis;
       var constructors = ["Object", "Array", "Function", "String", "Number", "Boolean", "Symbol", "Promise",
@@ -91,6 +97,11 @@ enum Lockdown {
       }
       var descriptors = Object.getOwnPropertyDescriptors, ownKeys = Reflect.ownKeys, define = Object.defineProperty;
       var preventExtensions = Object.preventExtensions, isFrozen = Object.isFrozen, TypeErrorCtor = TypeError;
+      // JavaScriptCore sets its process-wide stack-trace limit from any assignment to
+      // Error.stackTraceLimit, even one the setter below refuses: the setter tells the engine
+      // (touchedStackLimit), which puts the limit back after the entry with the function this
+      // script returns (an assignment of the frozen value that the setter lets through).
+      var ErrorCtor = g.Error, restoringLimit = false, stackLimit = g.Error.stackTraceLimit;
       var paths = new WeakMap();
       roots.forEach(function (root) { if (!paths.has(root[1])) paths.set(root[1], root[0]); });
       var hasPath = WeakMap.prototype.has.bind(paths), pathOf = WeakMap.prototype.get.bind(paths);
@@ -112,6 +123,8 @@ enum Lockdown {
             // whatever JavaScriptCore reports with it (see FoldedStacks).
             get: function __macroengine_frozen_get() { return value; },
             set: function __macroengine_frozen(v) {
+              if (restoringLimit) return;
+              if (object === ErrorCtor && key === "stackTraceLimit" && this === object) touchedStackLimit();
               // On the built-in itself, or on another built-in that inherits it: refused by name.
               if (this === object || hasPath(this)) throw new TypeErrorCtor("Cannot assign to read only property '" + name + "' of " + (this === object ? path : pathOf(this)) + " (built-ins are frozen; config: harden_builtins)");
               define(this, key, { value: v, writable: true, enumerable: true, configurable: true });
@@ -130,6 +143,10 @@ enum Lockdown {
         if (name in g) define(g, name, { writable: false, configurable: false });
       });
       define(g, "globalThis", { writable: false, configurable: false });
-    })();
+      return function __macroengine_restoreStackLimit() {
+        restoringLimit = true;
+        try { ErrorCtor.stackTraceLimit = stackLimit; } finally { restoringLimit = false; }
+      };
+    })
     """#
 }

@@ -1,0 +1,46 @@
+import CJavaScriptCore
+
+/// JavaScriptCore keeps `Error.stackTraceLimit` for the whole context, and sets it from any
+/// assignment (or `delete`) on `Error`, even one the hardened built-ins refuse. Unguarded, one
+/// macro's `Error.stackTraceLimit = 0` left every later error of every macro without a stack or a
+/// position. The refused assignment is reported (the lockdown's setter), and an error that comes
+/// without a stack shows a `delete` happened; either way the limit is put back when the outermost
+/// entry ends, so only the entry that tampered with it sees the change.
+struct StackLimitGuard {
+    /// The lockdown's function that assigns the frozen limit again.
+    var restorer: JSObjectRef?
+    /// The limit may have been changed in this entry.
+    var touched = false
+}
+
+extension JSRuntime {
+    /// Freezes the built-ins (``Lockdown``) and installs the guard of the stack-trace limit.
+    func installLockdown() throws {
+        let lockdown = try evaluateRaw(Lockdown.source, file: nil)
+        let report = makeFunction(name: "__macroengine_touchedStackLimit") { [weak self, context] (_: [JSValue]) in
+            self?.stackLimit.touched = true
+            return context.undefined
+        }
+        guard let function = lockdown.objectRef else { throw MacroError(code: .threw, message: "the lockdown did not evaluate to a function") }
+        let restorer = try call(function, arguments: [report.ref], macro: nil)
+        guard let restorerRef = restorer.objectRef else { throw MacroError(code: .threw, message: "the lockdown returned no restorer") }
+        JSValueProtect(context.ref, restorerRef)
+        stackLimit.restorer = restorerRef
+    }
+
+    /// At the end of the outermost entry: puts the limit back if it may have changed. Not after
+    /// a watchdog stop (JavaScriptCore aborts when JavaScript is called while the VM is still
+    /// terminating): then at the end of the next entry that ran to its end.
+    func restoreStackLimitIfTouched() {
+        guard stackLimit.touched, watchdog.fired == nil, let restorer = stackLimit.restorer else { return }
+        stackLimit.touched = false
+        var exception: JSValueRef?
+        _ = JSObjectCallAsFunction(context.ref, restorer, nil, 0, nil, &exception)
+    }
+
+    /// An Error object without a stack: the limit was changed in a way the setter cannot see
+    /// (a `delete`); put it back at the end of this entry.
+    func noteMissingStack() {
+        if stackLimit.restorer != nil { stackLimit.touched = true }
+    }
+}
