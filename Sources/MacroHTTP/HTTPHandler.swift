@@ -157,7 +157,7 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         let connection = gateway.open(context.channel, framing: DiscardFraming())
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         let gateway = gateway
-        gateway.handle(body, from: connection).hop(to: context.eventLoop).whenComplete { result in
+        gateway.handle(body, from: connection).whenComplete { result in
             gateway.close(connection)
             let (handler, context) = loopBound.value
             switch result {

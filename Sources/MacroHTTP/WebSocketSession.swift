@@ -54,7 +54,7 @@ final class WebSocketSession: ChannelDuplexHandler {
             if bytes.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\n") || $0 == UInt8(ascii: "\t") }) { return }
             session.admitted()
             let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-            gateway.handle(bytes, from: connection).hop(to: context.eventLoop).whenComplete { result in
+            gateway.handle(bytes, from: connection).whenComplete { result in
                 let (handler, context) = loopBound.value
                 _ = handler.session.answered()
                 if case .success(let reply?) = result { handler.writeReply(reply, context: context) }

@@ -81,16 +81,6 @@ package final class EngineHost: Sendable {
     /// The error of a request the engine restart overtook.
     static var restartError: RPCError { RequestRouter.restartError }
 
-    /// Handles one request (``RequestRouter/handle(_:from:)-(RPCRequest,_)``).
-    func handle(_ request: RPCRequest, from connection: Connection) -> EventLoopFuture<RPCMessage?> {
-        router.handle(request, from: connection)
-    }
-
-    /// Handles the requests of one read (``RequestRouter/handle(_:from:)-([RPCRequest],_)``).
-    func handle(_ requests: [RPCRequest], from connection: Connection) -> [EventLoopFuture<RPCMessage?>] {
-        router.handle(requests, from: connection)
-    }
-
     /// For the `interval` policy: fsyncs the state if a change was written since the last sync.
     func syncIfNeeded() { persistence.syncIfNeeded() }
 

@@ -39,7 +39,8 @@ extension EngineMethods {
         } else {
             future = library.callFuture(name, arguments: arguments, deadline: deadline, callID: callID)
         }
-        future.hop(to: engine.eventLoop).whenComplete { result in
+        // The engine's futures complete on its loop, where the statistics live.
+        future.whenComplete { result in
             let elapsed = NIODeadline.now().uptimeNanoseconds &- start
             var failure: (any Error)?
             if case .failure(let error) = result { failure = error }

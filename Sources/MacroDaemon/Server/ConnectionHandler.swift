@@ -152,8 +152,9 @@ final class ConnectionHandler: ChannelDuplexHandler {
         let loop = context.eventLoop
         let loopBound = NIOLoopBound((self, context), eventLoop: loop)
         submitting = true
-        for reply in host.handle(requests, from: connection) {
-            reply.hop(to: loop).whenComplete { result in
+        // Every reply of the router completes on the connection's loop.
+        for reply in host.router.handle(requests, from: connection) {
+            reply.whenComplete { result in
                 let (handler, context) = loopBound.value
                 if case .success(let reply?) = result { handler.write(reply, context: context) }
                 handler.end(context: context)
@@ -182,7 +183,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
             let futures: [EventLoopFuture<RPCMessage?>] = items.map { item in
                 switch item {
                 case .failure(let failure): return loop.makeSucceededFuture(RPCCodec.response(id: failure.id, error: failure.error))
-                case .success(let request): return host.handle(request, from: connection)
+                case .success(let request): return host.router.handle(request, from: connection)
                 }
             }
             EventLoopFuture.whenAllComplete(futures, on: loop).whenComplete { result in

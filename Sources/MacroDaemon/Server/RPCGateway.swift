@@ -27,19 +27,20 @@ package final class RPCGateway: Sendable {
     }
 
     /// Handles one JSON-RPC message (a request or a batch), exactly as a line on the socket:
-    /// the reply, the array of replies of a batch, or nil when nothing is to be answered.
+    /// the reply, the array of replies of a batch, or nil when nothing is to be answered. The
+    /// future completes on the connection's loop (as every reply of the router does).
     package func handle(_ bytes: [UInt8], from connection: Connection) -> EventLoopFuture<RPCMessage?> {
         let loop = connection.channel.eventLoop
         switch RPCCodec.parse(bytes) {
         case .single(.failure(let failure)):
             return loop.makeSucceededFuture(RPCCodec.response(id: failure.id, error: failure.error))
         case .single(.success(let request)):
-            return host.handle(request, from: connection).hop(to: loop)
+            return host.router.handle(request, from: connection)
         case .batch(let items):
             let futures: [EventLoopFuture<RPCMessage?>] = items.map { item in
                 switch item {
                 case .failure(let failure): return loop.makeSucceededFuture(RPCCodec.response(id: failure.id, error: failure.error))
-                case .success(let request): return host.handle(request, from: connection)
+                case .success(let request): return host.router.handle(request, from: connection)
                 }
             }
             return EventLoopFuture.whenAllComplete(futures, on: loop).map { results in
