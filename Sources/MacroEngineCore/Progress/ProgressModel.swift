@@ -81,7 +81,12 @@ public final class ProgressModel: Sendable {
 
     /// All values by channel name.
     public var valuesByName: [String: Double] {
-        Dictionary(uniqueKeysWithValues: values.map { ($0.channel, $0.value) })
+        // Straight into the dictionary (no list of pairs first): one allocation.
+        state.locked { state in
+            var byName = [String: Double](minimumCapacity: channels.count)
+            for (index, channel) in channels.enumerated() { byName[channel.name] = state.values[index] }
+            return byName
+        }
     }
 
     /// The value of the channel at `index` (the engine's accessors; no name lookup).
