@@ -496,6 +496,8 @@ public final class MacroEngine: Sendable {
 
     /// True when `name` is taken by the engine (a JS built-in such as `Math`, or a native).
     public func isEngineGlobal(_ name: String) throws -> Bool {
-        try sync { $0.isBuiltinGlobal(name) }
+        // On the loop (every macro.call's params): no closure to carry the question over.
+        if eventLoop.inEventLoop { return runtime.value.isBuiltinGlobal(name) }
+        return try sync { $0.isBuiltinGlobal(name) }
     }
 }
