@@ -279,8 +279,12 @@ extension MacroEngine {
     /// with its argument, as a result (`true`) or as a rejection (`false`).
     func settleFunctionFactory(_ runtime: JSRuntime) throws -> JSValueRef {
         if let factory = runtime.handlersRef { return factory }
-        let factory = runtime.makeFunction(name: "__macroengine_handlers") { [weak self, weak runtime] args in
-            guard let self, let runtime else { throw MacroError.engineGone }
+        // The runtime is reached through the (weakly held) engine, not held weakly itself: a weak
+        // reference gives an object a side table, and then every retain and release of it takes
+        // the slow path (the runtime is retained and released several times per call).
+        let factory = runtime.makeFunction(name: "__macroengine_handlers") { [weak self] args in
+            guard let self else { throw MacroError.engineGone }
+            let runtime = self.runtime.value
             guard let context = runtime.invokingContext else {
                 throw MacroError(code: .invalidArgument, message: "__macroengine_handlers: called outside a macro call")
             }
