@@ -9,7 +9,7 @@ ACORN      := /usr/share/nodejs/acorn/dist/acorn.js
 SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 STATE_DIR  := .run
 
-.PHONY: format format-check docs-check deb deb-deps deb-test install-user-files all release-check deps test-deps tool-deps browser-deps codemirror-deps web-deps web-check build release run demo test bench bench-deps fuzz sanitize soak completions install-user clean help
+.PHONY: format format-check docs-check deb deb-deps deb-test install-user-files all release-check deps test-deps tool-deps browser-deps codemirror-deps web-deps web-check build release run demo test bench bench-ladder bench-deps fuzz sanitize soak completions install-user clean help
 
 all: build
 
@@ -20,6 +20,7 @@ help:
 	@echo "make format        format the Swift files with swift-format (.swift-format); make format-check: only check"
 	@echo "make demo          build, then run the demo macros in-process (no daemon)"
 	@echo "make bench         benchmark macrod against Redis FCALL, a plain Node.js server, a bare socket and a minimal JSC process"
+	@echo "make bench-ladder  the benchmark's ladder alone: one macro.call step by step in-process (ns and allocations per step)"
 	@echo "make fuzz          libFuzzer on the JSON-RPC line decoder and on macro-file loading (FUZZ_SECONDS each)"
 	@echo "make sanitize      the test suite under AddressSanitizer, then ThreadSanitizer"
 	@echo "make soak          100,000 calls, 1,000 reloads, 1,000 connections, a million pipelined requests: RSS before/after"
@@ -249,11 +250,22 @@ bench-deps: deps
 	fi
 	@command -v cc >/dev/null || { echo "error: a C compiler (cc) is needed for the minimal JSC baseline" >&2; exit 1; }
 
+# After the table, the ladder (docs/performance.md): one macro.call step by step in-process, with
+# the heap allocations of each step counted by Benchmarks/malloc-count.c (preloaded).
 bench: bench-deps release
 	@mkdir -p .build/bench
 	cc -O2 -o .build/bench/minimal-jsc Benchmarks/minimal-jsc.c $$(pkg-config --cflags --libs $(PKG))
+	cc -O2 -shared -fPIC -o .build/bench/malloc-count.so Benchmarks/malloc-count.c
 	@BIN=$$($(SWIFT) build -c release --show-bin-path); \
-	$$BIN/macro-bench --minimal-jsc .build/bench/minimal-jsc --node-server Benchmarks/node-server.js $(BENCH_ARGS)
+	$$BIN/macro-bench --minimal-jsc .build/bench/minimal-jsc --node-server Benchmarks/node-server.js $(BENCH_ARGS) && \
+	LD_PRELOAD=$(CURDIR)/.build/bench/malloc-count.so $$BIN/macro-bench ladder $(LADDER_ARGS)
+
+# The ladder alone (quicker than make bench: no Redis, Node.js or strace).
+bench-ladder: release
+	@mkdir -p .build/bench
+	cc -O2 -shared -fPIC -o .build/bench/malloc-count.so Benchmarks/malloc-count.c
+	@BIN=$$($(SWIFT) build -c release --show-bin-path); \
+	LD_PRELOAD=$(CURDIR)/.build/bench/malloc-count.so $$BIN/macro-bench ladder $(LADDER_ARGS)
 
 # libFuzzer (swiftc -sanitize=fuzzer, with AddressSanitizer) on each target for FUZZ_SECONDS,
 # starting from the checked-in corpus; new inputs go to .build-fuzz/corpus, crashes to

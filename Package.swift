@@ -147,6 +147,7 @@ let package = Package(
             dependencies: [
                 "CJavaScriptCore", "MacroEngineCore", "MacroDaemon", "MacroRPC",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

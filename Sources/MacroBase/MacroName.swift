@@ -28,10 +28,19 @@ public enum MacroName {
 
     /// True when `name` is a usable identifier (engine globals aside).
     public static func isIdentifier(_ name: String) -> Bool {
-        guard let first = name.unicodeScalars.first, name.unicodeScalars.count <= 128 else { return false }
-        func isStart(_ c: Unicode.Scalar) -> Bool { ("a"..."z").contains(c) || ("A"..."Z").contains(c) || c == "_" || c == "$" }
-        guard isStart(first) else { return false }
-        guard name.unicodeScalars.allSatisfy({ isStart($0) || ("0"..."9").contains($0) }) else { return false }
-        return !reservedWords.contains(name) && shadowingReason(name) == nil
+        // One pass over the UTF-8: every allowed character is ASCII, so any other byte (a
+        // scalar past ASCII) fails, as its scalar would; at most 128 characters.
+        var name = name
+        let shape = name.withUTF8 { bytes -> Bool in
+            guard let first = bytes.first, bytes.count <= 128, isStart(first) else { return false }
+            return bytes.allSatisfy { isStart($0) || ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) }
+        }
+        return shape && !reservedWords.contains(name) && shadowingReason(name) == nil
+    }
+
+    /// A letter, `_` or `$` (what may start an identifier).
+    private static func isStart(_ byte: UInt8) -> Bool {
+        (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+            || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "$")
     }
 }

@@ -76,7 +76,23 @@ package enum RPCCodec {
         }
         let document: JSONDocument
         do {
-            document = try JSONParser.parse(UnsafeRawBufferPointer(bytes), maximumDepth: maximumDepth, keepingRawMember: "id")
+            // A single request (nearly every line): its members straight into the request, no
+            // object built for the top level. The same parser, so the same errors.
+            let text = UnsafeRawBufferPointer(bytes)
+            var members = Members()
+            if try JSONParser.parseTopObject(text, maximumDepth: maximumDepth, member: { key, value, raw in
+                switch key {
+                case "jsonrpc": members.jsonrpc = value
+                case "id": (members.id, members.rawID) = (value, raw)
+                case "method": members.method = value
+                case "params": members.params = value
+                default: break
+                }
+            }) {
+                return .single(request(id: members.id, rawID: members.rawID.map { JSONParser.text(text, $0) },
+                                       jsonrpc: members.jsonrpc, method: members.method, params: members.params))
+            }
+            document = try JSONParser.parse(text, maximumDepth: maximumDepth, keepingRawMember: "id")
         } catch {
             let message = switch error.kind {
             case .tooDeep: "Parse error: JSON nested deeper than \(maximumDepth) levels"
@@ -93,27 +109,42 @@ package enum RPCCodec {
         return .single(request(from: document.value, rawID: document.rawMember(at: 0)))
     }
 
+    /// The members of a request object that matter (nil: absent; the last of repeated ones).
+    private struct Members {
+        var jsonrpc: MacroValue?
+        var id: MacroValue?
+        var rawID: Range<Int>?
+        var method: MacroValue?
+        var params: MacroValue?
+    }
+
     /// The request in a parsed value; `rawID` is its `id` member as written.
     package static func request(from value: MacroValue, rawID: String?) -> Result<RPCRequest, RPCFailure> {
         guard case .object(let fields) = value else {
             return .failure(RPCFailure(id: .null, error: RPCError(code: RPCError.invalidRequest, message: "Invalid Request: expected a JSON object")))
         }
+        return request(id: fields["id"], rawID: rawID, jsonrpc: fields["jsonrpc"], method: fields["method"], params: fields["params"])
+    }
+
+    /// The request made of a request object's members (nil: absent); `rawID` is `id` as written.
+    static func request(id idMember: MacroValue?, rawID: String?, jsonrpc: MacroValue?, method methodMember: MacroValue?,
+                        params paramsMember: MacroValue?) -> Result<RPCRequest, RPCFailure> {
         var id: RPCID? = nil
-        switch fields["id"] {
+        switch idMember {
         case nil: id = nil
         case .some(.string), .some(.number), .some(.null):
-            id = RPCID(json: rawID ?? fields["id"]!.jsonText())
+            id = RPCID(json: rawID ?? idMember!.jsonText())
         default:
             return .failure(RPCFailure(id: .null, error: RPCError(code: RPCError.invalidRequest, message: "Invalid Request: id must be a string, a number or null")))
         }
         let replyID = id ?? .null
-        guard fields["jsonrpc"] == "2.0" else {
+        guard jsonrpc == "2.0" else {
             return .failure(RPCFailure(id: replyID, error: RPCError(code: RPCError.invalidRequest, message: "Invalid Request: \"jsonrpc\" must be \"2.0\"")))
         }
-        guard case .string(let method)? = fields["method"] else {
+        guard case .string(let method)? = methodMember else {
             return .failure(RPCFailure(id: replyID, error: RPCError(code: RPCError.invalidRequest, message: "Invalid Request: \"method\" must be a string")))
         }
-        let params = fields["params"] ?? .undefined
+        let params = paramsMember ?? .undefined
         switch params {
         case .undefined, .object, .array: break
         default:

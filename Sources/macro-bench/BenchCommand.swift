@@ -11,8 +11,8 @@ import Glibc
 struct MacroBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "macro-bench",
-        abstract: "macrod's benchmark (make bench) and leak soak (make soak).",
-        subcommands: [BenchCommand.self, SoakCommand.self],
+        abstract: "macrod's benchmark (make bench), its ladder of in-process steps, and leak soak (make soak).",
+        subcommands: [BenchCommand.self, SoakCommand.self, LadderCommand.self],
         defaultSubcommand: BenchCommand.self)
 }
 

@@ -106,6 +106,34 @@ public struct JSONParser {
     }
 }
 
+extension JSONParser {
+    /// Parses one JSON text whose top level is an object, as ``parse(_:maximumDepth:)-(UnsafeRawBufferPointer,_)``
+    /// accepts it (the same checks, errors and offsets), without building that object: each
+    /// top-level member goes to `member` in order, with its value and the byte range of its
+    /// text as written (a repeated key comes again: the last one wins for a caller that keeps
+    /// the last). A JSON-RPC request's four members need no dictionary, no hashing of keys.
+    /// Returns false, having parsed nothing, when the text (after whitespace) does not start
+    /// with `{`: the caller parses it as any other JSON.
+    public static func parseTopObject(
+        _ bytes: UnsafeRawBufferPointer, maximumDepth: Int = defaultMaximumDepth,
+        member: (_ key: String, _ value: MacroValue, _ raw: Range<Int>) -> Void
+    ) throws(JSONParseError) -> Bool {
+        let buffer = bytes.assumingMemoryBound(to: UInt8.self)
+        var parser = Cursor(bytes: buffer, maximumDepth: maximumDepth)
+        parser.skipWhitespace()
+        guard parser.index < buffer.count, buffer[parser.index] == UInt8(ascii: "{") else { return false }
+        try parser.topObject(member)
+        parser.skipWhitespace()
+        guard parser.index == buffer.count else { throw parser.error("unexpected text after the JSON value") }
+        return true
+    }
+
+    /// The text of `range` of `bytes` (valid UTF-8: a range a parse reported).
+    public static func text(_ bytes: UnsafeRawBufferPointer, _ range: Range<Int>) -> String {
+        String(decoding: UnsafeRawBufferPointer(rebasing: bytes[range]), as: UTF8.self)
+    }
+}
+
 /// A parsed JSON text and the raw text of one member (see
 /// ``JSONParser/parse(_:maximumDepth:keepingRawMember:)``).
 public struct JSONDocument: Sendable, Equatable {
@@ -230,6 +258,35 @@ private struct Cursor {
             guard index < bytes.count else { throw error("unexpected end of the text in an object") }
             if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
             if bytes[index] == UInt8(ascii: "}") { index += 1; return .object(fields) }
+            throw error("expected ',' or '}' in an object")
+        }
+    }
+
+    /// ``object(depth:)`` at the top level (depth 1), each member handed to `member` instead of
+    /// stored: the same steps, so the same errors at the same offsets.
+    mutating func topObject(_ member: (String, MacroValue, Range<Int>) -> Void) throws(JSONParseError) {
+        guard 1 <= maximumDepth else { throw error("JSON nested deeper than \(maximumDepth) levels", .tooDeep) }
+        index += 1
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
+            index += 1
+            return
+        }
+        while true {
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw error("expected a string key in an object") }
+            let key = try string()
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':' after an object key") }
+            index += 1
+            skipWhitespace()
+            let start = index
+            let value = try value(depth: 1)
+            member(key, value, start..<index)
+            skipWhitespace()
+            guard index < bytes.count else { throw error("unexpected end of the text in an object") }
+            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+            if bytes[index] == UInt8(ascii: "}") { index += 1; return }
             throw error("expected ',' or '}' in an object")
         }
     }
@@ -372,6 +429,7 @@ private struct Cursor {
             while index < bytes.count, Self.isDigit(bytes[index]) { index += 1 }
         }
         let slice = UnsafeBufferPointer(rebasing: bytes[start..<index])
+        if !integer, let exact = Self.shortDecimal(slice) { return exact }
         // Whole numbers of up to 15 digits are exact in a double: no string conversion needed.
         if integer, slice.count <= 16 {
             var value: Int64 = 0
@@ -386,6 +444,35 @@ private struct Cursor {
         }
         return number
     }
+
+    /// A decimal fraction without an exponent and with at most 15 digits (`0.5`, `-12.25`),
+    /// converted without `strtod`: its digits as a whole number (exact in a double, < 2^53)
+    /// divided by a power of ten that is exact too (10^1 ... 10^15), one correctly rounded
+    /// division, so the same double `strtod` gives (Clinger's fast path). nil: another form.
+    static func shortDecimal(_ slice: UnsafeBufferPointer<UInt8>) -> Double? {
+        guard slice.count <= 17 else { return nil }
+        var mantissa: Int64 = 0
+        var digits = 0
+        var fraction = -1
+        var negative = false
+        for byte in slice {
+            switch byte {
+            case UInt8(ascii: "-"): negative = true
+            case UInt8(ascii: "."): fraction = 0
+            case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                mantissa = mantissa * 10 + Int64(byte - UInt8(ascii: "0"))
+                digits += 1
+                if fraction >= 0 { fraction += 1 }
+            default: return nil
+            }
+        }
+        guard fraction > 0, digits <= 15 else { return nil }
+        let value = Double(mantissa) / powersOfTen[fraction]
+        return negative ? -value : value
+    }
+
+    /// 10^0 ... 10^15, each exact in a double.
+    static let powersOfTen: [Double] = (0...15).map { power in (0..<power).reduce(1.0) { value, _ in value * 10 } }
 
     static func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
 

@@ -108,7 +108,8 @@ extension MacroValue {
 
     /// The other numbers: fractions as `description` spells them (a small string, no heap),
     /// non-finite and huge whole numbers through ``formatNumber(_:)``.
-    @usableFromInline static func writeJSONRawNumber<Sink: JSONByteSink>(_ n: Double, to sink: inout Sink) {
+    /// Inlinable, so a sink of another module (the socket's `ByteBuffer` sink) gets it specialised.
+    @inlinable static func writeJSONRawNumber<Sink: JSONByteSink>(_ n: Double, to sink: inout Sink) {
         if n.isFinite, n != n.rounded() {
             sink.writeJSONRaw(n.description)
         } else {

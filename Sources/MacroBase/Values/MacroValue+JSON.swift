@@ -14,7 +14,7 @@ extension MacroValue {
 
     /// Formats a number as JavaScript prints it in JSON: whole numbers without a fraction,
     /// non-finite numbers as `null`.
-    package static func formatNumber(_ n: Double) -> String {
+    @usableFromInline package static func formatNumber(_ n: Double) -> String {
         guard n.isFinite else { return "null" }
         if n == n.rounded(), abs(n) < 1e21 {
             if n == 0 { return "0" }

@@ -5,7 +5,7 @@ import NIOCore
 /// timers, and the promise that settles it. Lives on the engine loop only.
 final class CallContext {
     let id: Int
-    let started = NIODeadline.now()
+    let started: NIODeadline
     let macro: String?
     let deadline: NIODeadline
     let budget: Duration
@@ -16,15 +16,30 @@ final class CallContext {
     var finished = false
     var failed = false
     var deadlineTask: Scheduled<Void>?
+    /// Rewrites the call's failure before the caller hears it (``MacroLibrary``'s note on a lib
+    /// file that did not load), after the exception handler saw it.
+    let explainer: (any CallFailureExplainer)?
 
-    init(id: Int, macro: String?, budget: Duration, promise: EventLoopPromise<MacroValue>, owner: CodeOwner?) {
+    init(id: Int, macro: String?, budget: Duration, promise: EventLoopPromise<MacroValue>, owner: CodeOwner?,
+         explainer: (any CallFailureExplainer)? = nil) {
         self.id = id
         self.macro = macro
         self.owner = owner
         self.budget = budget
-        self.deadline = .now() + .nanoseconds(Int64(budget.components.seconds) * 1_000_000_000 + budget.components.attoseconds / 1_000_000_000)
+        // One clock read for both (a call's start and its deadline).
+        let now = NIODeadline.now()
+        self.started = now
+        self.deadline = now + .nanoseconds(Int64(budget.components.seconds) * 1_000_000_000 + budget.components.attoseconds / 1_000_000_000)
         self.promise = promise
+        self.explainer = explainer
     }
+}
+
+/// Rewrites a call's failure before its caller hears of it (``MacroLibrary`` adds which lib file
+/// did not load to a `ReferenceError`). A class, so passing one along costs no allocation.
+protocol CallFailureExplainer: AnyObject, Sendable {
+    /// The error the caller gets instead of `error`.
+    func explain(_ error: any Error) -> any Error
 }
 
 /// A pending setTimeout/setInterval: the callback and its arguments are protected from GC
@@ -55,14 +70,16 @@ extension MacroEngine {
     /// Calls `function` as a macro call: a promise result settles the call when it settles; the
     /// whole call, awaited time included, must finish by `budget` (default: the engine's call
     /// deadline), else it fails with `.timeout` and its timers are cancelled. Must run on the loop.
-    func invoke(_ function: JSObjectRef, arguments: [MacroValue], macro: String?, budget: Duration?, callID: Int? = nil, runtime: JSRuntime) -> EventLoopFuture<MacroValue> {
+    func invoke(_ function: JSObjectRef, arguments: [MacroValue], macro: String?, budget: Duration?, callID: Int? = nil,
+                explainer: (any CallFailureExplainer)? = nil, runtime: JSRuntime) -> EventLoopFuture<MacroValue> {
         let promise = eventLoop.makePromise(of: MacroValue.self)
         let owner = macro.flatMap { runtime.macroOwners[$0] }
-        let context = CallContext(id: callID ?? nextCallID(), macro: macro, budget: budget ?? callDeadline, promise: promise, owner: owner)
+        let context = CallContext(id: callID ?? nextCallID(), macro: macro, budget: budget ?? callDeadline, promise: promise, owner: owner,
+                                  explainer: explainer)
         runtime.pendingCalls[ObjectIdentifier(context)] = context
         registerRunning(context)
         do {
-            let args = try runtime.jsValue(.array(arguments))
+            let args = try runtime.jsArray(arguments)
             // One API call runs the macro *and* attaches the handlers, so a rejection among this
             // turn's microtasks is seen in this turn (JSC drains microtasks at each API exit).
             // A plain result is converted inside the same armed entry: its getters and proxy
@@ -79,7 +96,7 @@ extension MacroEngine {
                 runtime.currentOwner = previousOwner
             }
             let result = try enter(runtime, .call(context)) { () -> Result<MacroValue, any Error>? in
-                let value = try runtime.call(runtime.invokeHelper(), arguments: [function, args.ref, handlers], macro: macro)
+                let value = try runtime.call(runtime.invokeHelper(), function, args.ref, handlers, macro: macro)
                 if runtime.isPendingSentinel(value) { return nil }
                 do { return .success(try runtime.macroValue(value)) } catch let error as MacroError where error.code == .conversion {
                     if runtime.watchdog.fired != nil { throw error }
@@ -126,6 +143,7 @@ extension MacroEngine {
                 error = macroError
                 exceptionHandler(macroError)
             }
+            if let explainer = context.explainer { error = explainer.explain(error) }
             deliver(.failure(error))
         }
     }
@@ -268,8 +286,12 @@ extension MacroEngine {
     /// with its argument, as a result (`true`) or as a rejection (`false`).
     func settleFunctionFactory(_ runtime: JSRuntime) throws -> JSValueRef {
         if let factory = runtime.handlersRef { return factory }
-        let factory = runtime.makeFunction(name: "__macroengine_handlers") { [weak self, weak runtime] args in
-            guard let self, let runtime else { throw MacroError.engineGone }
+        // The runtime is reached through the (weakly held) engine, not held weakly itself: a weak
+        // reference gives an object a side table, and then every retain and release of it takes
+        // the slow path (the runtime is retained and released several times per call).
+        let factory = runtime.makeFunction(name: "__macroengine_handlers") { [weak self] args in
+            guard let self else { throw MacroError.engineGone }
+            let runtime = self.runtime.value
             guard let context = runtime.invokingContext else {
                 throw MacroError(code: .invalidArgument, message: "__macroengine_handlers: called outside a macro call")
             }

@@ -137,15 +137,15 @@ public final class EngineOccupancy: Sendable {
         return reading
     }
 
-    /// An outermost entry starts (engine thread).
-    func begin(budget nanoseconds: UInt64, call id: Int, owner current: CodeOwner?) {
+    /// An outermost entry starts (engine thread) at uptime `now`.
+    func begin(budget nanoseconds: UInt64, call id: Int, owner current: CodeOwner?, now: UInt64 = EngineOccupancy.now()) {
         owner.locked { $0 = current }
         budget.store(nanoseconds, ordering: .relaxed)
         call.store(id, ordering: .relaxed)
         cancelledAt.store(0, ordering: .relaxed)
         watchdogSeen.store(0, ordering: .relaxed)
         memoryStop.store(0, ordering: .relaxed)
-        since.store(max(1, Self.now()), ordering: .releasing)
+        since.store(max(1, now), ordering: .releasing)
     }
 
     /// Asks the watchdog to stop the current entry for the memory it grew (any thread; the stall

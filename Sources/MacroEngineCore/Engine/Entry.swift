@@ -52,10 +52,15 @@ extension MacroEngine {
 
     /// ``Entry/call(_:)``.
     private func callTurn<T>(_ runtime: JSRuntime, _ context: CallContext?, _ body: () throws -> T) throws -> T {
-        var limit = timeLimit
+        // The settings in one read, and one clock read for the deadline, the watchdog and the
+        // occupancy record.
+        let settings = turnSettings
+        var limit = settings.timeLimit
+        let participants = settings.participants
+        let now = NIODeadline.now()
         var deadlineBound = false
         if let context {
-            let remaining = context.deadline - .now()
+            let remaining = context.deadline - now
             guard remaining.nanoseconds > 0 else {
                 throw MacroError(code: .timeout, message: "timed out after \(context.budget.milliseconds) ms", macro: context.macro)
             }
@@ -72,17 +77,18 @@ extension MacroEngine {
             if runtime.entryDepth == 0 { turnEnded() }
         }
         do {
-            return try transaction(runtime) { try runtime.armed(timeLimit: limit, macro: context?.macro, body) }
+            return try transaction(runtime, participants) { try runtime.armed(timeLimit: limit, macro: context?.macro, now: now, body) }
         } catch var error as MacroError where error.code == .timeout && deadlineBound {
             error.message = "timed out after \(context!.budget.milliseconds) ms"
             throw error
         }
     }
 
-    /// Runs `body` as one atomic turn of the participants (only at the outermost entry).
-    private func transaction<T>(_ runtime: JSRuntime, _ body: () throws -> T) throws -> T {
+    /// Runs `body` as one atomic turn of the participants (only at the outermost entry);
+    /// `participants`: ``turnParticipants`` when the caller read them already.
+    private func transaction<T>(_ runtime: JSRuntime, _ participants: [any TurnParticipant]? = nil, _ body: () throws -> T) throws -> T {
         guard runtime.entryDepth == 0 else { return try body() }
-        let participants = turnParticipants
+        let participants = participants ?? turnParticipants
         participants.forEach { $0.beginTurn() }
         runtime.turnFailed = false
         runtime.inTransaction = true

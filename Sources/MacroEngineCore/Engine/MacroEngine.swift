@@ -176,6 +176,11 @@ public final class MacroEngine: Sendable {
     /// The participants a turn begins and commits or rolls back (see ``Entry``).
     var turnParticipants: [any TurnParticipant] { settings.locked { $0.participants } }
 
+    /// ``timeLimit`` and ``turnParticipants`` in one read (a call's turn).
+    var turnSettings: (timeLimit: Duration, participants: [any TurnParticipant]) {
+        settings.locked { ($0.timeLimit, $0.participants) }
+    }
+
     func turnEnded() {
         settings.locked { $0.turnObserver }?()
     }
@@ -262,17 +267,28 @@ public final class MacroEngine: Sendable {
     /// Like ``callFuture(_:arguments:deadline:)`` for a function handle. The closure that crosses
     /// to the engine's loop holds the ``MacroFunction`` itself, whose protection keeps the JS
     /// object alive until the call starts (a reload in between cannot free it).
-    func callFuture(_ function: MacroFunction, arguments: [MacroValue], deadline: Duration?, callID: Int? = nil) -> EventLoopFuture<MacroValue> {
-        let start = { @Sendable [self] () -> EventLoopFuture<MacroValue> in
-            let runtime = self.runtime.value
-            guard let object = function.objectRef(in: runtime) else {
-                return self.eventLoop.makeFailedFuture(MacroError.conversion("function '\(function.name)' belongs to another engine"))
-            }
-            return self.invoke(object, arguments: arguments, macro: function.name, budget: deadline, callID: callID, runtime: runtime)
+    /// `explainer` rewrites a failure before the caller hears it.
+    func callFuture(_ function: MacroFunction, arguments: [MacroValue], deadline: Duration?, callID: Int? = nil,
+                    explainer: (any CallFailureExplainer)? = nil) -> EventLoopFuture<MacroValue> {
+        // Already on the engine's loop and outside JavaScript (a server sharing the loop): start
+        // now, without a closure to carry the call over.
+        if eventLoop.inEventLoop {
+            let runtime = runtime.value
+            if runtime.entryDepth == 0 { return start(function, arguments: arguments, deadline: deadline, callID: callID, explainer: explainer, runtime: runtime) }
         }
-        // Already on the engine's loop and outside JavaScript (a server sharing the loop): start now.
-        guard eventLoop.inEventLoop, runtime.value.entryDepth == 0 else { return eventLoop.flatSubmit(start) }
-        return start()
+        return eventLoop.flatSubmit { [self] in
+            start(function, arguments: arguments, deadline: deadline, callID: callID, explainer: explainer, runtime: runtime.value)
+        }
+    }
+
+    /// ``callFuture(_:arguments:deadline:callID:explainer:)`` on the loop.
+    private func start(_ function: MacroFunction, arguments: [MacroValue], deadline: Duration?, callID: Int?,
+                       explainer: (any CallFailureExplainer)?, runtime: JSRuntime) -> EventLoopFuture<MacroValue> {
+        guard let object = function.objectRef(in: runtime) else {
+            let error: any Error = MacroError.conversion("function '\(function.name)' belongs to another engine")
+            return eventLoop.makeFailedFuture(explainer?.explain(error) ?? error)
+        }
+        return invoke(object, arguments: arguments, macro: function.name, budget: deadline, callID: callID, explainer: explainer, runtime: runtime)
     }
 
     // MARK: Globals
@@ -480,6 +496,8 @@ public final class MacroEngine: Sendable {
 
     /// True when `name` is taken by the engine (a JS built-in such as `Math`, or a native).
     public func isEngineGlobal(_ name: String) throws -> Bool {
-        try sync { $0.isBuiltinGlobal(name) }
+        // On the loop (every macro.call's params): no closure to carry the question over.
+        if eventLoop.inEventLoop { return runtime.value.isBuiltinGlobal(name) }
+        return try sync { $0.isBuiltinGlobal(name) }
     }
 }

@@ -183,12 +183,15 @@ final class JSRuntime {
     /// runs unarmed. The outermost entry is also recorded in ``occupancy`` for the stall watch:
     /// the one runaway shape the watchdog cannot see (an endless chain of promise jobs, each its
     /// own VM entry on JavaScriptCore 2.50.6) shows there as an entry that never ends.
-    func armed<T>(timeLimit: Duration, macro: String?, _ body: () throws -> T) throws -> T {
+    /// `now`: the clock, when the caller just read it.
+    func armed<T>(timeLimit: Duration, macro: String?, now: NIODeadline? = nil, _ body: () throws -> T) throws -> T {
         precondition(!closed, "MacroEngine used after it was shut down")
         let outermost = entryDepth == 0
         if outermost {
-            watchdog.arm(timeLimit)
-            occupancy.begin(budget: UInt64(max(0, timeLimit.nanoseconds)), call: watchdog.runningCall, owner: currentOwner)
+            let now = now ?? .now()
+            watchdog.arm(timeLimit, now: now)
+            occupancy.begin(budget: UInt64(max(0, timeLimit.nanoseconds)), call: watchdog.runningCall, owner: currentOwner,
+                            now: UInt64(now.uptimeNanoseconds))
         }
         entryDepth += 1
         defer {
@@ -292,6 +295,21 @@ final class JSRuntime {
     }
 
     /// Calls a function with `this` = undefined.
+    /// ``call(_:arguments:macro:)`` with three arguments, passed from the stack (a macro call's
+    /// entry: no array per call).
+    func call(_ function: JSObjectRef, _ first: JSValueRef?, _ second: JSValueRef?, _ third: JSValueRef?, macro: String?) throws -> JSValue {
+        var exception: JSValueRef?
+        let result = withUnsafeTemporaryAllocation(of: JSValueRef?.self, capacity: 3) { buffer in
+            buffer.initialize(repeating: nil)
+            buffer[0] = first
+            buffer[1] = second
+            buffer[2] = third
+            return JSObjectCallAsFunction(context.ref, function, nil, 3, buffer.baseAddress, &exception)
+        }
+        if let exception { throw macroError(fromException: exception, macro: macro, file: nil) }
+        return JSValue(result ?? JSValueMakeUndefined(context.ref), in: context)
+    }
+
     func call(_ function: JSObjectRef, arguments: [JSValueRef?], macro: String?) throws -> JSValue {
         var exception: JSValueRef?
         var args = arguments
@@ -471,6 +489,17 @@ final class JSRuntime {
     // MARK: Conversion Swift -> JS
 
     /// Converts a ``MacroValue`` to a JS value of this context.
+    /// `jsValue(.array(items))`, the elements converted into temporary memory (a call's
+    /// arguments: no array of references per call; short lists are on the stack, where the
+    /// collector's conservative scan sees them, as it did not see the array's heap buffer).
+    func jsArray(_ items: [MacroValue]) throws -> JSValue {
+        let ctx = context.ref
+        return try withUnsafeTemporaryAllocation(of: JSValueRef?.self, capacity: items.count) { buffer in
+            for (index, item) in items.enumerated() { (buffer.baseAddress! + index).initialize(to: try jsValue(item).ref) }
+            return JSValue(JSObjectMakeArray(ctx, items.count, buffer.baseAddress, nil)!, in: context)
+        }
+    }
+
     func jsValue(_ value: MacroValue) throws -> JSValue {
         let ctx = context.ref
         switch value {

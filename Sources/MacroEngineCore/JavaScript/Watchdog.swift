@@ -54,11 +54,12 @@ final class Watchdog {
         self.occupancy = occupancy
     }
 
-    /// Sets the limit for the next entry (measured from VM entry, native callbacks included).
-    func arm(_ limit: Duration) {
+    /// Sets the limit for the next entry (measured from VM entry, native callbacks included);
+    /// `now`: the clock as the caller just read it.
+    func arm(_ limit: Duration, now: NIODeadline = .now()) {
         fired = nil
         armedLimit = limit
-        deadline = .now() + .nanoseconds(limit.components.seconds * 1_000_000_000 + limit.components.attoseconds / 1_000_000_000)
+        deadline = now + .nanoseconds(limit.components.seconds * 1_000_000_000 + limit.components.attoseconds / 1_000_000_000)
         let seconds = Double(limit.components.seconds) + Double(limit.components.attoseconds) / 1e18
         rearm(min(seconds, Self.tick))
     }

@@ -27,3 +27,8 @@ extension MacroLibrary {
         return failure
     }
 }
+
+extension MacroLibrary: CallFailureExplainer {
+    /// ``explainingBrokenLib(_:)``: a macro call's failure as its caller hears it.
+    func explain(_ error: any Error) -> any Error { explainingBrokenLib(error) }
+}

@@ -34,15 +34,20 @@ public final class ProgressModel: Sendable {
         var values: [Double]
         var observers: [(id: Int, body: @Sendable (ProgressChange) -> Void)] = []
         var nextObserver = 0
-        /// The values when the current turn began (nil outside a turn).
-        var journal: [Double]?
+        /// The values when the current turn began (meaningful while ``inTurn``): a buffer of its
+        /// own, copied into at each turn's start, so a turn allocates nothing (a copy of
+        /// `values` would be copied again at the turn's first write).
+        var journal: [Double]
+        /// A turn is open.
+        var inTurn = false
     }
 
     /// Creates a model. Channel names must be unique and ranges non-empty.
     public init(channels: [ProgressChannel] = ProgressChannel.rings) {
         precondition(Set(channels.map(\.name)).count == channels.count, "duplicate progress channel names")
         self.channels = channels
-        self.state = Mutex(State(values: channels.map { $0.clamp($0.initial) }))
+        let values = channels.map { $0.clamp($0.initial) }
+        self.state = Mutex(State(values: values, journal: values))
     }
 
     /// The index of `channel`, or an `.invalidArgument` error listing the channels.
@@ -70,13 +75,18 @@ public final class ProgressModel: Sendable {
     /// All values as of the last committed turn (during a turn, the values when it began): what
     /// another thread may show while JavaScript runs, never a half-done turn.
     public var committedValues: [(channel: String, value: Double)] {
-        let values = state.locked { $0.journal ?? $0.values }
+        let values = state.locked { $0.inTurn ? $0.journal : $0.values }
         return zip(channels, values).map { ($0.name, $1) }
     }
 
     /// All values by channel name.
     public var valuesByName: [String: Double] {
-        Dictionary(uniqueKeysWithValues: values.map { ($0.channel, $0.value) })
+        // Straight into the dictionary (no list of pairs first): one allocation.
+        state.locked { state in
+            var byName = [String: Double](minimumCapacity: channels.count)
+            for (index, channel) in channels.enumerated() { byName[channel.name] = state.values[index] }
+            return byName
+        }
     }
 
     /// The value of the channel at `index` (the engine's accessors; no name lookup).
@@ -87,14 +97,14 @@ public final class ProgressModel: Sendable {
     /// Sets the channel at `index` to a finite `value`, clamped (the engine's accessors).
     func set(at index: Int, to value: Double) {
         let clamped = channels[index].clamp(value)
-        let (old, observers) = state.locked { state -> (Double, [@Sendable (ProgressChange) -> Void]) in
+        let (old, observers) = state.locked { state -> (Double, [(id: Int, body: @Sendable (ProgressChange) -> Void)]) in
             let old = state.values[index]
             state.values[index] = clamped
-            return (old, old == clamped || state.journal != nil ? [] : state.observers.map(\.body))
+            return (old, old == clamped || state.inTurn ? [] : state.observers)
         }
         guard !observers.isEmpty else { return }
         let change = ProgressChange(channel: channels[index].name, oldValue: old, newValue: clamped)
-        for observer in observers { observer(change) }
+        for observer in observers { observer.body(change) }
     }
 
     /// Sets `channel` to `value` clamped to its range and returns the stored value. A non-finite
@@ -115,28 +125,39 @@ public final class ProgressModel: Sendable {
     /// Starts a turn: changes from now on are told to observers only when the turn commits, and
     /// are undone if it rolls back.
     public func beginTurn() {
-        state.locked { $0.journal = $0.values }
+        state.locked { state in
+            // Element by element: the journal's buffer is reused, `values` stays unshared.
+            for index in state.values.indices { state.journal[index] = state.values[index] }
+            state.inTurn = true
+        }
     }
 
     /// Ends a turn keeping its changes; observers hear one change per channel that differs from
     /// the turn's start (old value = at the start, new = now).
     public func commitTurn() {
-        let (changes, observers) = state.locked { state -> ([ProgressChange], [@Sendable (ProgressChange) -> Void]) in
-            guard let start = state.journal else { return ([], []) }
-            state.journal = nil
-            let changes = channels.indices.compactMap { i -> ProgressChange? in
-                start[i] == state.values[i] ? nil : ProgressChange(channel: channels[i].name, oldValue: start[i], newValue: state.values[i])
-            }
-            return (changes, changes.isEmpty ? [] : state.observers.map(\.body))
+        // No change (or no observer): nothing is copied. Otherwise the observers hear the
+        // changes after the lock is released, from copies of the two lists (released before
+        // the next turn, which then writes the buffers in place again).
+        typealias Told = (start: [Double], end: [Double], observers: [(id: Int, body: @Sendable (ProgressChange) -> Void)])
+        let told = state.locked { state -> Told? in
+            guard state.inTurn else { return nil }
+            state.inTurn = false
+            guard !state.observers.isEmpty, state.journal != state.values else { return nil }
+            return (state.journal, state.values, state.observers)
         }
-        for change in changes { for observer in observers { observer(change) } }
+        guard let told else { return }
+        for i in channels.indices where told.start[i] != told.end[i] {
+            let change = ProgressChange(channel: channels[i].name, oldValue: told.start[i], newValue: told.end[i])
+            for observer in told.observers { observer.body(change) }
+        }
     }
 
     /// Ends a turn undoing its changes; nobody ever hears of them.
     public func rollbackTurn() {
         state.locked { state in
-            if let start = state.journal { state.values = start }
-            state.journal = nil
+            guard state.inTurn else { return }
+            for index in state.values.indices { state.values[index] = state.journal[index] }
+            state.inTurn = false
         }
     }
 

@@ -55,7 +55,21 @@ public final class StateJournal: Sendable {
     /// Appends `values` as one line; `durable` adds an `fdatasync`. Throws a `.io` ``MacroError``
     /// naming the journal; after a failure the file is as it was before the call.
     public func append(_ values: [String: Double], durable: Bool) throws {
-        let line = StateJournal.line(values)
+        // The line is made in stack memory (no array per append); a line too long for it is
+        // made as an array.
+        let written = try withUnsafeTemporaryAllocation(byteCount: Self.stackLineBytes, alignment: 1) { stack -> Bool in
+            guard let length = Self.line(values, into: stack) else { return false }
+            try append(line: UnsafeRawBufferPointer(rebasing: stack[..<length]), values: values, durable: durable)
+            return true
+        }
+        if !written { try StateJournal.line(values).withUnsafeBytes { try append(line: $0, values: values, durable: durable) } }
+    }
+
+    /// The longest line made in stack memory (a few dozen channels).
+    static let stackLineBytes = 1024
+
+    /// Appends `line` (the line of `values`), under the file's lock.
+    private func append(line: UnsafeRawBufferPointer, values: [String: Double], durable: Bool) throws {
         try file.locked { file in
             // Removed or moved aside under us (`macro run --local` saved the same state file, or
             // found the journal corrupt): start a new journal rather than append to a file nobody
@@ -77,7 +91,7 @@ public final class StateJournal: Sendable {
                 file.unsynced = false
                 return
             }
-            let written = line.withUnsafeBytes { Glibc.write(file.fd, $0.baseAddress!, $0.count) }
+            let written = Glibc.write(file.fd, line.baseAddress!, line.count)
             guard written == line.count else {
                 // A short write sets no errno ("Success"): it is a full disk (or a quota).
                 let error = written < 0 ? AtomicFile.failure("cannot append to", path)
@@ -178,6 +192,40 @@ public final class StateJournal: Sendable {
         return bytes
     }
 
+    /// ``line(_:)`` written into `buffer`: its length, or nil when it does not fit (or there are
+    /// more than 64 channels). The names are put in order in stack memory, not in an array.
+    static func line(_ values: [String: Double], into buffer: UnsafeMutableRawBufferPointer) -> Int? {
+        guard values.count <= 64 else { return nil }
+        return withUnsafeTemporaryAllocation(of: Dictionary<String, Double>.Index.self, capacity: values.count) { order -> Int? in
+            // Insertion sort of the entries' positions by name: the same order as `sorted`.
+            order.initialize(repeating: values.startIndex)
+            var count = 0
+            var position = values.startIndex
+            while position != values.endIndex {
+                var slot = count
+                while slot > 0, values[position].key < values[order[slot - 1]].key {
+                    order[slot] = order[slot - 1]
+                    slot -= 1
+                }
+                order[slot] = position
+                count += 1
+                position = values.index(after: position)
+            }
+            var sink = RawLineSink(buffer: buffer)
+            sink.writeJSONByte(UInt8(ascii: "{"))
+            for i in 0..<count {
+                if i > 0 { sink.writeJSONByte(UInt8(ascii: ",")) }
+                let entry = values[order[i]]
+                MacroValue.writeJSONString(entry.key, to: &sink)
+                sink.writeJSONByte(UInt8(ascii: ":"))
+                MacroValue.writeJSONNumber(entry.value, to: &sink)
+            }
+            sink.writeJSONByte(UInt8(ascii: "}"))
+            sink.writeJSONByte(UInt8(ascii: "\n"))
+            return sink.overflowed ? nil : sink.count
+        }
+    }
+
     /// What ``scan(_:)`` found in a journal.
     struct Scan {
         /// The values of the last usable line (nil: none).
@@ -241,4 +289,27 @@ public final class StateJournal: Sendable {
 
     /// The values of the last complete, valid line of `data` (nil when there is none).
     static func lastValues(in data: Data) -> [String: Double]? { scan(data).values }
+}
+
+/// A JSON sink into fixed memory (a journal line on the stack); past its end it notes the
+/// overflow and drops the rest.
+struct RawLineSink: JSONByteSink {
+    let buffer: UnsafeMutableRawBufferPointer
+    var count = 0
+    var overflowed = false
+
+    init(buffer: UnsafeMutableRawBufferPointer) { self.buffer = buffer }
+
+    mutating func writeJSONByte(_ byte: UInt8) {
+        guard count < buffer.count else { overflowed = true; return }
+        buffer[count] = byte
+        count += 1
+    }
+
+    mutating func writeJSONBytes(_ bytes: UnsafeRawBufferPointer) {
+        guard !bytes.isEmpty else { return }
+        guard bytes.count <= buffer.count - count else { overflowed = true; return }
+        (buffer.baseAddress! + count).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
+        count += bytes.count
+    }
 }
