@@ -37,7 +37,8 @@ struct CLIDaemonTests {
         #expect(boom.stderr == "\(daemon.macros)/boom.js:2:23: error: RangeError: out of range\n    at boom (\(daemon.macros)/boom.js:2:23)\n")
         let spin = try BinaryRunner.macro("run", "spin", "--timeout-ms", "300", "--socket", daemon.socket)
         #expect(spin.status == 75)
-        #expect(spin.stderr == "\(daemon.macros)/spin.js:1: error: timed out after 300 ms\n    at spin (\(daemon.macros)/spin.js:1)\n")
+        // The loop that was running, by line and column (`while` is at column 14).
+        #expect(spin.stderr == "\(daemon.macros)/spin.js:1:14: error: timed out after 300 ms\n    at spin (\(daemon.macros)/spin.js:1:14)\n")
         let missing = try BinaryRunner.macro("run", "ghost", "--socket", daemon.socket)
         #expect(missing.status == 66)
     }
