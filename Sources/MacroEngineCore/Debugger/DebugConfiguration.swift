@@ -76,7 +76,7 @@ final class DebugConfiguration: Sendable {
 
 extension MacroValue {
     /// This object with `key` set to `value`.
-    func setting(_ key: String, _ value: MacroValue) -> MacroValue {
+    package func setting(_ key: String, _ value: MacroValue) -> MacroValue {
         guard var object = objectValue else { return self }
         object[key] = value
         return .object(object)
