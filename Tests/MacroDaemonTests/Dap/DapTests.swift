@@ -163,3 +163,134 @@ struct DapTests {
         #expect(try client.call("progress.get")["inner"] == 0)
     }
 }
+
+extension DapTests {
+    @Test func steppingOverAnAwaitAndIntoAnAsyncLibHelper() async throws {
+        let s = try await Self.launch("main", [3], breakpoints: ["main.js": [["line": 6]]])
+        #expect(try await s.dap.event("stopped")["reason"] == "breakpoint")
+        #expect(s.position(try await s.topFrame()) == "main.js:6:5")
+        try await s.dap.body("stepIn", ["threadId": 1])
+        _ = try await s.dap.event("stopped")
+        #expect(s.position(try await s.topFrame()) == "lib/helpers.js:6:5")
+        // Over `await sleep(1)`: the next stop is in `later` again, not wherever the loop went.
+        try await s.dap.body("next", ["threadId": 1])
+        _ = try await s.dap.event("stopped")
+        let frames = try await s.dap.body("stackTrace", ["threadId": 1])["stackFrames"].arrayValue ?? []
+        #expect(frames.map { s.position($0) } == ["lib/helpers.js:7:5", "main.js:6:5"])
+        #expect(try await s.locals(frames[0]) == ["v": "6"])
+        try await s.dap.body("next", ["threadId": 1])
+        _ = try await s.dap.event("stopped")
+        #expect(s.position(try await s.topFrame()) == "main.js:7:5")
+        #expect(try await s.locals(try await s.topFrame())["more"] == "7")
+        try await s.dap.body("continue", ["threadId": 1])
+        #expect(try await s.dap.event("exited")["exitCode"] == 0)
+        try await s.dap.body("disconnect")
+    }
+
+    @Test func uncaughtAndCaughtExceptionStops() async throws {
+        let s = try await Self.launch("thrower", exceptions: ["all"])
+        let caught = try await s.dap.event("stopped")
+        #expect(caught["reason"] == "exception")
+        #expect(caught["text"] == "RangeError: caught")
+        let frames = try await s.dap.body("stackTrace", ["threadId": 1])["stackFrames"].arrayValue ?? []
+        #expect(frames.map { s.position($0) } == ["lib/helpers.js:10:5", "thrower.js:3:11"])
+        #expect(try await s.locals(frames[0]) == ["why": "\"caught\""])
+        // Only uncaught ones from now on.
+        try await s.dap.body("setExceptionBreakpoints", ["filters": ["uncaught"]])
+        try await s.dap.body("continue", ["threadId": 1])
+        let uncaught = try await s.dap.event("stopped")
+        #expect(uncaught["reason"] == "exception")
+        #expect(uncaught["description"] == "RangeError: boom caught")
+        #expect(s.position(try await s.topFrame()) == "lib/helpers.js:10:5")
+        try await s.dap.body("continue", ["threadId": 1])
+        let output = try await s.dap.event("output")
+        #expect(output["output"] == "error: boom caught\n")
+        #expect(try await s.dap.event("exited")["exitCode"] == 1)
+        _ = try await s.dap.event("terminated")
+        try await s.dap.body("disconnect")
+    }
+
+    @Test func conditionalHitCountBreakpointsAndLogpoints() async throws {
+        let s = try await Self.launch("main", [5], breakpoints: [
+            "main.js": [["line": 4, "condition": "i === 3"], ["line": 7, "logMessage": "more={more} twice={more * 2}"]],
+            "lib/helpers.js": [["line": 3, "hitCondition": ">= 2", "condition": "x > 0"]],
+        ])
+        // helpers.js:3 with x > 0: the 1st such hit is i = 1 (skipped), the 2nd is i = 2.
+        #expect(try await s.dap.event("stopped")["reason"] == "breakpoint")
+        #expect(s.position(try await s.topFrame()) == "lib/helpers.js:3:5")
+        #expect(try await s.dap.body("evaluate", ["expression": "x", "frameId": try await s.topFrame()["id"]])["result"] == "2")
+        try await s.dap.body("continue", ["threadId": 1])
+        let conditional = try await s.dap.event("stopped")
+        #expect(s.position(try await s.topFrame()) == "main.js:4:9")
+        #expect(try await s.dap.body("evaluate", ["expression": "i", "frameId": try await s.topFrame()["id"]])["result"] == "3")
+        #expect(conditional["hitBreakpointIds"].arrayValue?.count == 1)
+        try await s.dap.body("setBreakpoints", ["source": ["path": .string(s.path("lib/helpers.js"))], "breakpoints": []])
+        try await s.dap.body("continue", ["threadId": 1])
+        let log = try await s.dap.event("output")
+        #expect(log["category"] == "console")
+        #expect(log["output"] == "more=21 twice=42\n")
+        #expect(log["line"] == 7)
+        #expect(log["source"]["path"] == .string(s.path("main.js")))
+        #expect(try await s.dap.event("exited")["exitCode"] == 0)
+        try await s.dap.body("disconnect")
+    }
+
+    @Test func pauseStopsARunningLoopAndTerminateEndsIt() async throws {
+        let s = try await Self.launch("spin")
+        #expect(try await s.dap.event("output")["output"] == "spinning\n")
+        try await s.dap.body("pause", ["threadId": 1])
+        #expect(try await s.dap.event("stopped")["reason"] == "pause")
+        #expect(["spin.js:5:9", "spin.js:4:5"].contains(s.position(try await s.topFrame())))
+        let n = Int(try await s.dap.body("evaluate", ["expression": "n", "frameId": try await s.topFrame()["id"]])["result"].stringValue ?? "") ?? -1
+        #expect(n >= 0)
+        try await s.dap.body("terminate")
+        #expect(try await s.dap.event("exited")["exitCode"] == 1)
+        _ = try await s.dap.event("terminated")
+        try await s.dap.body("disconnect")
+        #expect(s.dap.exitStatus() == 0)
+    }
+
+    @Test func aStoppedSessionDoesNotDelayAnotherClientsCall() async throws {
+        let s = try await Self.launch("main", [3], stopOnEntry: true)
+        _ = try await s.dap.event("stopped")
+        let client = try RPCClient(path: s.daemon.socket)
+        client.setReceiveTimeout(seconds: 5)
+        let clock = ContinuousClock()
+        var slowest = Duration.zero
+        for _ in 0..<20 {
+            let started = clock.now
+            _ = try client.call("macro.call", ["name": "bump", "args": ["outer", 0.5]])
+            slowest = max(slowest, clock.now - started)
+        }
+        #expect(try client.call("progress.get")["outer"] == 10)
+        // The session is still stopped where it was.
+        #expect(s.position(try await s.topFrame()) == "main.js:2:5")
+        #expect(slowest < .milliseconds(500), "slowest call while a session was stopped: \(slowest)")
+        try await s.dap.body("disconnect")
+        #expect(s.dap.exitStatus() == 0)
+    }
+
+    @Test func anAdapterThatGoesAwayEndsItsSession() async throws {
+        let s = try await Self.launch("main", [3], stopOnEntry: true)
+        _ = try await s.dap.event("stopped")
+        #expect(s.dap.exitStatus() == 0)
+        // The adapter's connection closed: macrod has no session left; a new one can start.
+        let client = try RPCClient(path: s.daemon.socket)
+        let error = try #require(throws: RPCError.self) { try client.call("debug.run", ["session": 1]) }
+        #expect(error.code == -32020)
+        #expect(error.data?["kind"] == "noSuchSession")
+    }
+
+    @Test func launchErrorsAreAnswered() async throws {
+        let daemon = try DaemonProcess(files: Self.files)
+        let dap = try DapClient(socket: daemon.socket)
+        try await dap.body("initialize", ["adapterID": "macro"])
+        let missing = try await dap.request("launch", ["macro": "nosuch"])
+        #expect(missing["success"] == false)
+        #expect((missing["message"].stringValue ?? "").hasPrefix("no macro named 'nosuch'"))
+        let noSession = try await dap.request("stackTrace", ["threadId": 1])
+        #expect(noSession["message"] == "no debug session: launch one first")
+        try await dap.body("disconnect")
+        #expect(dap.exitStatus() == 0)
+    }
+}
