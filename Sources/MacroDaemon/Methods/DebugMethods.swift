@@ -14,7 +14,7 @@ import Synchronization
 /// Requests: `debug.start {name, args?, stopOnEntry?, idleTimeoutMs?}` → `{session, files}`;
 /// `debug.setBreakpoints {session, path, breakpoints: [{line, column?, condition?,
 /// hitCondition?, logMessage?}]}`; `debug.setExceptionBreakpoints {session, all?, uncaught?}`;
-/// `debug.run {session}`; `debug.pause {session}`; `debug.request {session, op, args?}` (a
+/// `debug.run {session}`; `debug.pause {session}`; `debug.list` (every open session); `debug.request {session, op, args?}` (a
 /// stopped session's `stackTrace`, `scopes`, `variables`, `evaluate`, `setVariable`, and the
 /// resumes `continue`, `next`, `stepIn`, `stepOut`); `debug.terminate {session}`.
 /// Notifications: `debug.stopped`, `debug.output`, `debug.terminated`, each with `session`.
@@ -71,6 +71,7 @@ final class DebugMethods: Sendable {
             throw RPCError(code: RPCError.invalidParams, message: "\(method): params must be an object")
         }
         if method == "debug.start" { return try start(params, connection, reply) }
+        if method == "debug.list" { return reply(.success(list())) }
         let session = try owned(params, connection)
         switch method {
         case "debug.setBreakpoints":
@@ -135,6 +136,14 @@ final class DebugMethods: Sendable {
         }
     }
 
+    /// Every open session: `[{session, macro, stopped}]`, by id.
+    private func list() -> MacroValue {
+        let open = sessions.withLock { $0.sorted { $0.key < $1.key } }
+        return .array(open.map { id, owned in
+            ["session": .number(Double(id)), "macro": .string(owned.session.options.macro), "stopped": .bool(owned.session.isStopped)]
+        })
+    }
+
     private func forward(_ event: DebugEvent, session id: Int, to connection: Connection) {
         switch event {
         case .stopped(let body):
@@ -154,6 +163,7 @@ final class DebugMethods: Sendable {
     /// Ends session `id` (its connection closed).
     private func end(_ id: Int) {
         guard let owned = sessions.withLock({ $0.removeValue(forKey: id) }) else { return }
+        logger.info("debug session \(id) ends: its connection closed")
         owned.session.terminate()
     }
 

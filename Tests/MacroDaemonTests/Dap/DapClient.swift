@@ -3,6 +3,10 @@ import MacroBase
 import MacroTestSupport
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A DAP client for the tests: runs the real `macro dap` with pipes, frames requests with
 /// Content-Length, and reads its messages on a thread into a stream. Used by one test task.
 final class DapClient {
@@ -89,6 +93,12 @@ final class DapClient {
             if message["event"].stringValue == name { return message["body"] }
         }
         throw DapClientError(message: "macro dap ended before the event \(name)")
+    }
+
+    /// Kills the adapter (SIGKILL: it says nothing to macrod) and waits for it.
+    func kill() {
+        Glibc.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
     }
 
     /// Waits for the adapter to exit; its status.

@@ -273,9 +273,19 @@ extension DapTests {
     @Test func anAdapterThatGoesAwayEndsItsSession() async throws {
         let s = try await Self.launch("main", [3], stopOnEntry: true)
         _ = try await s.dap.event("stopped")
-        #expect(s.dap.exitStatus() == 0)
-        // The adapter's connection closed: macrod has no session left; a new one can start.
+        let watcher = try RPCClient(path: s.daemon.socket)
+        #expect(try watcher.call("debug.list") == [["session": 1, "macro": "main", "stopped": true]])
+        s.dap.kill()
+        // The adapter's connection closed: macrod ends the session (it notices the close on its
+        // own time: looked at until it has, 10 s at most).
         let client = try RPCClient(path: s.daemon.socket)
+        let deadline = ContinuousClock.now + .seconds(10)
+        var open = try client.call("debug.list")
+        while open != [] && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+            open = try client.call("debug.list")
+        }
+        #expect(open == [])
         let error = try #require(throws: RPCError.self) { try client.call("debug.run", ["session": 1]) }
         #expect(error.code == -32020)
         #expect(error.data?["kind"] == "noSuchSession")
