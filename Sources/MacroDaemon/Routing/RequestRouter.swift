@@ -70,8 +70,9 @@ final class RequestRouter: Sendable {
     /// Admits one request: its reply, answered at once or by an engine job appended to `jobs`.
     private func admit(_ request: RPCRequest, from connection: Connection, jobs: inout [EngineExecutor.Job]) -> EventLoopFuture<RPCMessage?> {
         let replyLoop = connection.channel.eventLoop
-        if let reply = debug.answer(request, from: connection) { return reply }
         guard let method = RPCMethod(rawValue: request.method) else {
+            // Not in the method table: a `debug.*` method, else -32601 (known methods pay nothing).
+            if let reply = debug.answer(request, from: connection) { return reply }
             if request.id != nil { counters.countError() }
             let error = RPCError(code: RPCError.methodNotFound, message: "Method not found: \(request.method)")
             return replyLoop.makeSucceededFuture(request.id.map { RPCCodec.response(id: $0, error: error) })
