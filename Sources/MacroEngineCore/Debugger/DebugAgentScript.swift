@@ -281,8 +281,8 @@ enum DebugAgentScript {
           }
 
           Object.getOwnPropertyNames(globalThis).forEach(function (n) { builtin[n] = true; });
-          return Object.freeze({ e: enter, l: leave, s: suspend, r: resume, h: hook, x: thrown, c: caught,
-            globalsSeen: function () { Object.getOwnPropertyNames(globalThis).forEach(function (n) { builtin[n] = true; }); } });
+          delete builtin.progress;
+          return Object.freeze({ e: enter, l: leave, s: suspend, r: resume, h: hook, x: thrown, c: caught });
         })
         """#
 }

@@ -54,6 +54,17 @@ final class DebugHarness {
                 }
             }
             """,
+        "counter.js": """
+            function counter() {
+                let count = 0;
+                const add = (step) => {
+                    count += step;
+                    return count;
+                };
+                add(2);
+                return add(3);
+            }
+            """,
         "logs.js": """
             function logs() {
                 console.log("hello", 1);

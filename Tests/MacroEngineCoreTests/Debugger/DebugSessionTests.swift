@@ -101,6 +101,31 @@ struct DebugSessionTests {
         #expect(h.output == [DebugOutput(category: "stdout", text: "hello 1\n")])
     }
 
+    @Test func scopesShowLocalsClosuresAndGlobals() async throws {
+        let h = try DebugHarness()
+        try h.launch("counter")
+        _ = h.session.setBreakpoints(path: h.path("counter.js"), [.init(line: 4, hitCondition: "2")])
+        h.session.start()
+        let stop = try await h.nextStop()
+        #expect(h.position(stop) == "counter.js:4:9 breakpoint")
+        let frames = try await h.session.request("stackTrace")["frames"].arrayValue ?? []
+        #expect(frames.map { h.position($0) } == ["counter.js:4:9", "counter.js:8:5"])
+        #expect(frames.map { $0["name"] } == ["add", "counter"])
+        let scopes = try await h.session.request("scopes", ["frameId": frames[0]["id"]])["scopes"].arrayValue ?? []
+        #expect(scopes.map { $0["name"] } == ["Locals", "Closure", "Globals"])
+        #expect(try await h.variables(scopes[0]["ref"]) == ["step": "3"])
+        #expect(try await h.variables(scopes[1]["ref"]) == ["count": "2", "add": "ƒ add()"])
+        let globals = try await h.variables(scopes[2]["ref"])
+        #expect(globals["double"] == "ƒ double()")
+        #expect(globals["main"] == "ƒ main()")
+        #expect(globals["progress"] == "{inner: 0, middle: 0, outer: 0}")
+        #expect(globals["Math"] == nil)
+        // Assigning a closure's variable through the inner frame.
+        #expect(try await h.session.request("setVariable", ["ref": scopes[1]["ref"], "name": "count", "value": "100"])["value"] == "100")
+        try await h.session.request("continue")
+        #expect(try await h.outcome().result == 103)
+    }
+
     @Test func aConditionalBreakpointStopsOnlyWhenTrue() async throws {
         let h = try DebugHarness()
         try h.launch("main", [4])
