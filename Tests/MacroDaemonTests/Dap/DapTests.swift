@@ -39,6 +39,13 @@ struct DapTests {
                 fail("boom " + note);
             }
             """,
+        "busy.js": """
+            function busy(ms) {
+                const start = Date.now();
+                while (Date.now() - start < ms) {}
+                return "done";
+            }
+            """,
         "spin.js": """
             function spin() {
                 let n = 0;
@@ -81,8 +88,8 @@ struct DapTests {
     }
 
     static func launch(_ macro: String, _ args: MacroValue = [], stopOnEntry: Bool = false, breakpoints: [String: [MacroValue]] = [:],
-                       exceptions: [String] = ["uncaught"], extra: MacroValue = [:]) async throws -> Setup {
-        let daemon = try DaemonProcess(files: files)
+                       exceptions: [String] = ["uncaught"], extra: MacroValue = [:], config: String? = nil) async throws -> Setup {
+        let daemon = try DaemonProcess(files: files, config: config)
         let dap = try DapClient(socket: daemon.socket)
         let setup = Setup(daemon: daemon, dap: dap)
         let capabilities = try await dap.body("initialize", ["adapterID": "macro", "linesStartAt1": true, "columnsStartAt1": true])
@@ -270,6 +277,29 @@ extension DapTests {
         #expect(slowest < .milliseconds(500), "slowest call while a session was stopped: \(slowest)")
         try await s.dap.body("disconnect")
         #expect(s.dap.exitStatus() == 0)
+    }
+
+    @Test func timeStoppedCountsAgainstNoLimitAndTheStallWatchLeavesMacrodAlone() async throws {
+        let s = try await Self.launch("busy", [60], stopOnEntry: true,
+                                      config: "time_limit_ms: 100\ncall_deadline_ms: 300\nstall_grace_ms: 100\n")
+        _ = try await s.dap.event("stopped")
+        let client = try RPCClient(path: s.daemon.socket)
+        let before = try client.call("engine.status")
+        // Stopped for longer than the time limit, the call deadline and the stall grace together
+        // (time passing, not a synchronisation).
+        try await Task.sleep(for: .milliseconds(800))
+        try await s.dap.body("next", ["threadId": 1])
+        _ = try await s.dap.event("stopped")
+        #expect(s.position(try await s.topFrame()) == "busy.js:3:5")
+        // 60 ms of running: within the 100 ms limit only if the 800 ms stopped are not counted.
+        try await s.dap.body("continue", ["threadId": 1])
+        #expect(try await s.dap.event("output")["output"] == "result: \"done\"\n")
+        #expect(try await s.dap.event("exited")["exitCode"] == 0)
+        let after = try client.call("engine.status")
+        #expect(after["pid"] == before["pid"])
+        #expect(after["javascript"] == "running")
+        #expect(try client.call("macro.call", ["name": "bump", "args": ["inner", 1]]) == 1)
+        try await s.dap.body("disconnect")
     }
 
     @Test func anAdapterThatGoesAwayEndsItsSession() async throws {

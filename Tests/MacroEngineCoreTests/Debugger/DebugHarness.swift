@@ -45,6 +45,13 @@ final class DebugHarness {
                 fail("boom " + note);
             }
             """,
+        "busy.js": """
+            function busy(ms) {
+                const start = Date.now();
+                while (Date.now() - start < ms) {}
+                return "done";
+            }
+            """,
         "spin.js": """
             function spin() {
                 let n = 0;
