@@ -302,6 +302,25 @@ extension DapTests {
         try await s.dap.body("disconnect")
     }
 
+    @Test func twoSessionsAtOnceEachStopAndEndOnTheirOwn() async throws {
+        let s = try await Self.launch("main", [3], stopOnEntry: true)
+        _ = try await s.dap.event("stopped")
+        let other = try DapClient(socket: s.daemon.socket)
+        try await other.body("initialize", ["adapterID": "macro"])
+        try await other.body("launch", ["macro": "main", "args": [1], "stopOnEntry": true])
+        _ = try await other.event("initialized")
+        try await other.body("configurationDone")
+        _ = try await other.event("stopped")
+        // The second one runs to its end while the first stays stopped.
+        try await other.body("continue", ["threadId": 1])
+        #expect(try await other.event("output")["output"] == "result: 1\ninner 0 -> 1 (not applied: a debug session works on a copy)\n")
+        #expect(s.position(try await s.topFrame()) == "main.js:2:5")
+        try await s.dap.body("continue", ["threadId": 1])
+        #expect(try await s.dap.event("output")["output"] == "result: 7\ninner 0 -> 7 (not applied: a debug session works on a copy)\n")
+        try await other.body("disconnect")
+        try await s.dap.body("disconnect")
+    }
+
     @Test func anAdapterThatGoesAwayEndsItsSession() async throws {
         let s = try await Self.launch("main", [3], stopOnEntry: true)
         _ = try await s.dap.event("stopped")

@@ -221,6 +221,15 @@ struct DebugSessionTests {
         #expect(outcome.error?.code == .cancelled)
     }
 
+    @Test func terminateStopsARunningLoop() async throws {
+        let h = try DebugHarness()
+        try h.launch("spin") { $0.timeLimit = .seconds(30) }
+        h.session.start()
+        #expect(try await h.nextOutput().text == "spinning\n")
+        h.session.terminate()
+        #expect(try await h.outcome().error?.code == .cancelled)
+    }
+
     @Test func aRunawayInASessionIsStillStopped() async throws {
         let h = try DebugHarness()
         try h.launch("spin") { $0.timeLimit = .milliseconds(200) }
