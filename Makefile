@@ -155,6 +155,11 @@ tool-deps: deps
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
 	@for pair in $(TEST_TOOLS); do command -v $${pair%%:*} >/dev/null || { echo "error: $${pair%%:*} still missing after apt-get" >&2; exit 1; }; done
+	@if ! command -v emacs >/dev/null || ! ls -d /usr/share/emacs/site-lisp/elpa/dap-mode-* >/dev/null 2>&1; then \
+		echo "==> installing emacs-nox and elpa-dap-mode (Emacs' DAP client: the tests debug a macro with it)"; \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends emacs-nox elpa-dap-mode; \
+	fi
 
 # The dashboard's page (WEB_DIR, compiled into macrod by Plugins/EmbedWebAssets): TypeScript's
 # checker on its scripts against the DOM library (WEB_DIR/tsconfig.json, strict), and ESLint
