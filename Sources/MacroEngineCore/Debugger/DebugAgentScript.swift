@@ -18,6 +18,7 @@ enum DebugAgentScript {
 
           function refresh() {
             var v = native("poll");
+            if (v === -1) { aborted = true; abort(); }
             if (v === version) return;
             version = v;
             var c = JSON.parse(native("config"));

@@ -40,7 +40,7 @@ extension DebugSession {
     /// Defines `__dbg` (the agent) and its one native in the session's engine.
     static func installAgent(
         _ program: Instrumenter.Program, engine: MacroEngine, channel: DebugChannel, configuration: DebugConfiguration,
-        stopped: StoppedTime, idle: Duration, callID: Int, events: @escaping @Sendable (DebugEvent) -> Void, logger: Logger
+        budget: RunningBudget, idle: Duration, callID: Int, events: @escaping @Sendable (DebugEvent) -> Void, logger: Logger
     ) throws {
         let files = MacroValue.array(program.map.files.map { .string($0) }).jsonText(pretty: false)
         let stopStart = Mutex<NIODeadlineBox?>(nil)
@@ -58,6 +58,14 @@ extension DebugSession {
             }
             switch op {
             case "poll":
+                // -1: end now (terminated, or past the call deadline in running time). Checked at
+                // every statement, so an endless chain of awaits (which never lets the loop run
+                // the deadline's task, and which the watchdog cannot stop) ends too.
+                if channel.hasEnded || budget.isExceeded() {
+                    channel.end()
+                    _ = engine?.cancel(call: callID)
+                    return context.number(-1)
+                }
                 return context.number(Double(configuration.version.load(ordering: .sequentiallyConsistent)))
             case "config":
                 return context.string(configuration.json())
@@ -79,7 +87,7 @@ extension DebugSession {
                 channel.endStop()
                 if let start = stopStart.withLock({ box -> NIODeadlineBox? in defer { box = nil }; return box }) {
                     let nanoseconds = (NIODeadline.now() - start.deadline).nanoseconds
-                    stopped.nanoseconds.add(nanoseconds, ordering: .relaxed)
+                    budget.addStopped(nanoseconds)
                     engine?.runtime.value.watchdog.postpone(by: .nanoseconds(nanoseconds))
                 }
                 return context.undefined
@@ -101,8 +109,3 @@ struct NIODeadlineBox: Sendable {
     init(_ deadline: NIODeadline) { self.deadline = deadline }
 }
 
-/// Time a session spent stopped, shared by its hook (which adds to it) and its deadline check.
-final class StoppedTime: Sendable {
-    /// Nanoseconds.
-    let nanoseconds = Atomic<Int64>(0)
-}

@@ -73,8 +73,8 @@ public final class DebugSession: Sendable {
     private let callID: Int
     private let initialValues: [(channel: String, value: Double)]
     private let phase = Mutex(Phase.configuring)
-    /// Nanoseconds spent stopped, for the call deadline (read on the session's thread).
-    private let stoppedNanoseconds = StoppedTime()
+    /// The call deadline, over running time.
+    private let budget: RunningBudget
 
     private enum Phase { case configuring, running, ended }
 
@@ -103,8 +103,9 @@ public final class DebugSession: Sendable {
         initialValues = model.values
         try engine.add(model)
         callID = engine.reserveCallID()
+        budget = RunningBudget(options.callDeadline)
         try Self.installAgent(program, engine: engine, channel: channel, configuration: configuration,
-                              stopped: stoppedNanoseconds, idle: options.idleTimeout, callID: callID, events: events, logger: logger)
+                              budget: budget, idle: options.idleTimeout, callID: callID, events: events, logger: logger)
         var target: MacroFunction?
         for (index, file) in files.enumerated() {
             do {
@@ -212,17 +213,15 @@ public final class DebugSession: Sendable {
             return true
         }
         guard first else { return }
-        let started = NIODeadline.now()
         let engine = engine
         let callID = callID
-        let budget = options.callDeadline.nanoseconds
-        let stopped = stoppedNanoseconds
+        let budget = budget
         engine.eventLoop.execute { [self] in
+            budget.start()
             // The call deadline counts running time only: while stopped, this loop is blocked and
-            // its tasks wait; what was stopped is subtracted.
+            // its tasks wait; what was stopped is subtracted. (The hooks check it too.)
             let guardTask = engine.eventLoop.scheduleRepeatedTask(initialDelay: .milliseconds(20), delay: .milliseconds(20)) { _ in
-                let running = (NIODeadline.now() - started).nanoseconds - stopped.nanoseconds.load(ordering: .relaxed)
-                if running > budget { engine.cancel(call: callID) }
+                if budget.isExceeded() { engine.cancel(call: callID) }
             }
             engine.callFuture(function, arguments: options.arguments, deadline: .seconds(366 * 86_400), callID: callID)
                 .whenComplete { [self] result in
@@ -273,6 +272,7 @@ public final class DebugSession: Sendable {
     private func finish(_ result: Result<MacroValue, any Error>) {
         phase.withLock { $0 = .ended }
         let terminated = channel.hasEnded
+        let timedOut = budget.exceeded.load(ordering: .relaxed)
         channel.end()
         let after = model.values
         let changes = zip(initialValues, after).compactMap { before, now -> DebugOutcome.Change? in
@@ -286,7 +286,11 @@ public final class DebugSession: Sendable {
         }
         // Ended by a terminate or the idle time: whatever the stopped macro then did (the hooks
         // throw until the watchdog stops it), it was cancelled.
-        if terminated { outcome = DebugOutcome(result: nil, error: MacroError(code: .cancelled, message: "the debug session was terminated", macro: options.macro), values: after, changes: changes) }
+        if timedOut {
+            outcome = DebugOutcome(
+                result: nil, error: MacroError(code: .timeout, message: "timed out after \(options.callDeadline.milliseconds) ms of running (call_deadline_ms)", macro: options.macro),
+                values: after, changes: changes)
+        } else if terminated { outcome = DebugOutcome(result: nil, error: MacroError(code: .cancelled, message: "the debug session was terminated", macro: options.macro), values: after, changes: changes) }
         events(.terminated(outcome))
     }
 

@@ -52,6 +52,15 @@ final class DebugHarness {
                 return "done";
             }
             """,
+        "pump.js": """
+            async function pump() {
+                let n = 0;
+                while (true) {
+                    n++;
+                    await null;
+                }
+            }
+            """,
         "spin.js": """
             function spin() {
                 let n = 0;

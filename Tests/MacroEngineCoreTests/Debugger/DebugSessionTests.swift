@@ -230,6 +230,27 @@ struct DebugSessionTests {
         #expect(try await h.outcome().error?.code == .cancelled)
     }
 
+    @Test func anEndlessAwaitLoopEndsAtTheCallDeadline() async throws {
+        let h = try DebugHarness()
+        try h.launch("pump") { $0.callDeadline = .milliseconds(200) }
+        h.session.start()
+        let outcome = try await h.outcome()
+        #expect(outcome.error?.code == .timeout)
+        #expect(outcome.error?.message == "timed out after 200 ms of running (call_deadline_ms)")
+    }
+
+    @Test func terminateEndsAnEndlessAwaitLoop() async throws {
+        let h = try DebugHarness()
+        try h.launch("pump")
+        _ = h.session.setBreakpoints(path: h.path("pump.js"), [.init(line: 5, hitCondition: "1000")])
+        h.session.start()
+        _ = try await h.nextStop()
+        _ = h.session.setBreakpoints(path: h.path("pump.js"), [])
+        try await h.session.request("continue")
+        h.session.terminate()
+        #expect(try await h.outcome().error?.code == .cancelled)
+    }
+
     @Test func aRunawayInASessionIsStillStopped() async throws {
         let h = try DebugHarness()
         try h.launch("spin") { $0.timeLimit = .milliseconds(200) }
