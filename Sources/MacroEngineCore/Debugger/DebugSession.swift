@@ -86,7 +86,7 @@ public final class DebugSession: Sendable {
         self.logger = logger
         self.events = events
         let files = try Self.files(of: options.directory, macro: options.macro)
-        let program = try Instrumenter.instrument(files.map { Instrumenter.File(path: $0.path, source: $0.source) })
+        let program = try Instrumenter.instrument(files.map { Instrumenter.File(path: $0.path, source: $0.source, macro: $0.macro) })
         map = program.map
         engine = MacroEngine(
             configuration: .init(

@@ -12,6 +12,8 @@ enum Instrumenter {
         var path: String
         /// Its text as on disk.
         var source: String
+        /// The macro it defines (names its function when that has no name of its own); nil for a lib file.
+        var macro: String?
     }
 
     /// Every file of a session, rewritten, with the tables that map hooks back to them.
@@ -54,6 +56,7 @@ enum Instrumenter {
                 withJSString(file.source) { JSValueMakeString(context, $0) },
                 JSValueMakeNumber(context, Double(index)),
                 withJSString(bases) { JSValueMakeFromJSONString(context, $0) },
+                file.macro.map { name in withJSString(name) { JSValueMakeString(context, $0) } } ?? JSValueMakeNull(context),
             ]
             exception = nil
             let result = JSObjectCallAsFunction(context, object, nil, arguments.count, arguments, &exception)

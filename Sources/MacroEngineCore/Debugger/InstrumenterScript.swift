@@ -1,4 +1,4 @@
-/// The instrumenter, run by acorn's context (``Instrumenter``): `(source, fileIndex, bases)` gives
+/// The instrumenter, run by acorn's context (``Instrumenter``): `(source, fileIndex, bases, macroName)` gives
 /// the source with a hook before each statement of each function (on the same line, so lines are
 /// unchanged), each function's body wrapped to record its frame, and each `await` marked; and the
 /// tables that map hooks back to the file: sites `[line, column, function, scope, inTry, file]`
@@ -6,7 +6,7 @@
 enum InstrumenterScript {
     /// The JavaScript source: one function expression.
     static let source = #"""
-        (function (source, file, base, isLib) {
+        (function (source, file, base, macroName) {
           "use strict";
           var ast = acorn.parse(source, { ecmaVersion: "latest", sourceType: "script", locations: true, preserveParens: true, allowReturnOutsideFunction: false });
           var edits = [];
@@ -152,6 +152,7 @@ enum InstrumenterScript {
           }
           function functionName(node, parent, key) {
             if (node.id) return node.id.name;
+            if (parent && parent.type === "ExpressionStatement" && macroName) return macroName;
             if (parent) {
               if (parent.type === "VariableDeclarator" && parent.id.type === "Identifier") return parent.id.name;
               if ((parent.type === "Property" || parent.type === "MethodDefinition" || parent.type === "PropertyDefinition") && key === "value")

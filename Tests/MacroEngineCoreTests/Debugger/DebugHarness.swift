@@ -81,6 +81,12 @@ final class DebugHarness {
                 return add(3);
             }
             """,
+        "bare.js": """
+            // A macro in the bare form: its frames are named after the file.
+            (step) => {
+                return step + 1;
+            }
+            """,
         "logs.js": """
             function logs() {
                 console.log("hello", 1);

@@ -298,6 +298,17 @@ struct DebugSessionTests {
         #expect(try await h.outcome().error?.code == .cancelled)
     }
 
+    @Test func aBareFunctionMacroIsNamedAfterItsFile() async throws {
+        let h = try DebugHarness()
+        try h.launch("bare", [41], stopOnEntry: true)
+        h.session.start()
+        let stop = try await h.nextStop()
+        #expect(h.position(stop) == "bare.js:3:5 entry")
+        #expect(stop["name"] == "bare")
+        try await h.session.request("continue")
+        #expect(try await h.outcome().result == 42)
+    }
+
     @Test func aMissingMacroFailsToLaunch() throws {
         let h = try DebugHarness()
         #expect(throws: DebugError.self) { try h.launch("nosuch") }
