@@ -8,6 +8,16 @@ enum InstrumenterScript {
     static let source = #"""
         (function (source, file, base, macroName) {
           "use strict";
+          // A macro file is one function expression, evaluated as `(FILE\n)` (trailing blanks and
+          // one `;` dropped, as the engine does): parsed the same way, so that `function () {}`
+          // parses; positions on its first line are one column to the right, and are moved back.
+          var shift = 0;
+          if (macroName !== null && macroName !== undefined) {
+            source = source.replace(/\s+$/, "").replace(/;$/, "");
+            source = "(" + source + "\n)";
+            shift = 1;
+          }
+          function column(loc) { return loc.column + 1 - (loc.line === 1 ? shift : 0); }
           var ast = acorn.parse(source, { ecmaVersion: "latest", sourceType: "script", locations: true, preserveParens: true, allowReturnOutsideFunction: false });
           var edits = [];
           var seq = 0;
@@ -59,7 +69,7 @@ enum InstrumenterScript {
 
           var hookText = function (site) { return "__dbg.h(__dbg_f," + site + ",(__dbg_e)=>eval(__dbg_e));"; };
           function addSite(node, fn, scope, inTry) {
-            sites.push([node.loc.start.line, node.loc.start.column + 1, fn, scope, inTry ? 1 : 0, file]);
+            sites.push([node.loc.start.line, column(node.loc.start), fn, scope, inTry ? 1 : 0, file]);
             return base.site + sites.length - 1;
           }
 
@@ -152,7 +162,6 @@ enum InstrumenterScript {
           }
           function functionName(node, parent, key) {
             if (node.id) return node.id.name;
-            if (parent && parent.type === "ExpressionStatement" && macroName) return macroName;
             if (parent) {
               if (parent.type === "VariableDeclarator" && parent.id.type === "Identifier") return parent.id.name;
               if ((parent.type === "Property" || parent.type === "MethodDefinition" || parent.type === "PropertyDefinition") && key === "value")
@@ -162,7 +171,9 @@ enum InstrumenterScript {
             return "(anonymous)";
           }
           function visitFunction(node, ctx, parent, key) {
-            functions.push([functionName(node, parent, key), node.loc.start.line, node.loc.start.column + 1, file]);
+            // A macro file's own function, when it has no name, is named after the file.
+            var name = ctx.fn < 0 && !node.id && macroName ? macroName : functionName(node, parent, key);
+            functions.push([name, node.loc.start.line, column(node.loc.start), file]);
             var fn = base.fn + functions.length - 1;
             var scope = newScope(ctx.scope, true);
             var names = [];
@@ -193,6 +204,7 @@ enum InstrumenterScript {
           var out = "", at = 0;
           edits.forEach(function (e) { out += source.slice(at, e.pos) + e.text; at = e.pos; });
           out += source.slice(at);
+          if (shift) out = out.slice(1, out.length - 2);
           return { code: out, sites: sites, functions: functions, scopes: scopes };
         })
         """#

@@ -87,6 +87,9 @@ final class DebugHarness {
                 return step + 1;
             }
             """,
+        "anonymous.js": """
+            function (a, b) { return a * b; };
+            """,
         "logs.js": """
             function logs() {
                 console.log("hello", 1);

@@ -309,6 +309,17 @@ struct DebugSessionTests {
         #expect(try await h.outcome().result == 42)
     }
 
+    @Test func anAnonymousFunctionMacroOnItsFirstLineStopsAtItsExactColumn() async throws {
+        let h = try DebugHarness()
+        try h.launch("anonymous", [6, 7], stopOnEntry: true)
+        h.session.start()
+        let stop = try await h.nextStop()
+        #expect(h.position(stop) == "anonymous.js:1:19 entry")
+        #expect(stop["name"] == "anonymous")
+        try await h.session.request("continue")
+        #expect(try await h.outcome().result == 42)
+    }
+
     @Test func aMissingMacroFailsToLaunch() throws {
         let h = try DebugHarness()
         #expect(throws: DebugError.self) { try h.launch("nosuch") }
