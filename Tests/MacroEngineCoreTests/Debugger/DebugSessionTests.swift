@@ -210,7 +210,7 @@ struct DebugSessionTests {
 
     @Test func pauseInterruptsARunningLoopAndTerminateEndsIt() async throws {
         let h = try DebugHarness()
-        try h.launch("spin") { $0.timeLimit = .seconds(30) }
+        try h.launch("spin") { $0.timeLimit = .seconds(600); $0.callDeadline = .seconds(600) }
         h.session.start()
         #expect(try await h.nextOutput().text == "spinning\n")
         h.session.pause()
@@ -223,7 +223,7 @@ struct DebugSessionTests {
 
     @Test func terminateStopsARunningLoop() async throws {
         let h = try DebugHarness()
-        try h.launch("spin") { $0.timeLimit = .seconds(30) }
+        try h.launch("spin") { $0.timeLimit = .seconds(600); $0.callDeadline = .seconds(600) }
         h.session.start()
         #expect(try await h.nextOutput().text == "spinning\n")
         h.session.terminate()
@@ -241,7 +241,7 @@ struct DebugSessionTests {
 
     @Test func terminateEndsAnEndlessAwaitLoop() async throws {
         let h = try DebugHarness()
-        try h.launch("pump")
+        try h.launch("pump") { $0.timeLimit = .seconds(600); $0.callDeadline = .seconds(600) }
         _ = h.session.setBreakpoints(path: h.path("pump.js"), [.init(line: 5, hitCondition: "1000")])
         h.session.start()
         _ = try await h.nextStop()
@@ -261,12 +261,12 @@ struct DebugSessionTests {
 
     @Test func timeStoppedDoesNotCountAgainstTheTimeLimit() async throws {
         let h = try DebugHarness()
-        try h.launch("busy", [60], stopOnEntry: true) { $0.timeLimit = .milliseconds(100); $0.callDeadline = .milliseconds(300) }
+        try h.launch("busy", [100], stopOnEntry: true) { $0.timeLimit = .milliseconds(400); $0.callDeadline = .milliseconds(500) }
         h.session.start()
         #expect(h.position(try await h.nextStop()) == "busy.js:2:5 entry")
-        // Stopped for longer than both limits (time passing, not a synchronisation), then 60 ms
+        // Stopped for longer than both limits (time passing, not a synchronisation), then 100 ms
         // of running: within the time limit only if the stop is not counted.
-        try await Task.sleep(for: .milliseconds(400))
+        try await Task.sleep(for: .milliseconds(700))
         try await h.session.request("continue")
         #expect(try await h.outcome().result == "done")
     }
