@@ -4,6 +4,10 @@ import MacroRPC
 import MacroTestSupport
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// `macro dap` driven as an editor drives it, against a real macrod.
 @Suite("macro dap: the Debug Adapter Protocol against a real macrod")
 struct DapTests {
@@ -342,6 +346,19 @@ extension DapTests {
         let error = try #require(throws: RPCError.self) { try client.call("debug.run", ["session": 1]) }
         #expect(error.code == -32020)
         #expect(error.data?["kind"] == "noSuchSession")
+    }
+
+    @Test func whenMacrodGoesAwayTheAdapterEndsTheSessionAndSaysWhy() async throws {
+        let s = try await Self.launch("main", [3], stopOnEntry: true)
+        _ = try await s.dap.event("stopped")
+        _ = s.daemon.stop(signal: SIGKILL)
+        #expect(try await s.dap.event("output")["output"] == "error: macrod closed the connection\n")
+        #expect(try await s.dap.event("exited")["exitCode"] == 1)
+        _ = try await s.dap.event("terminated")
+        let late = try await s.dap.request("stackTrace", ["threadId": 1])
+        #expect(late["success"] == false)
+        try await s.dap.body("disconnect")
+        #expect(s.dap.exitStatus() == 0)
     }
 
     @Test func launchErrorsAreAnswered() async throws {
