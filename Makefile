@@ -130,17 +130,17 @@ demo: release
 # PyPI helpers the tests drive macrod with (a third-party JSON-RPC client, Prometheus' text parser), into .build/python
 # (pip --target: no virtualenv needed, the system's Python is left alone).
 PY_DEPS    := .build/python
-PY_PKGS    := tinyrpc==1.1.7 prometheus_client==0.26.0
+PY_PKGS    := tinyrpc==1.1.7 prometheus_client==0.26.0 dap-python==0.5.0
 test-deps:
-	@if ! PYTHONPATH=$(PY_DEPS) python3 -c 'import tinyrpc, prometheus_client' 2>/dev/null; then \
-		echo "==> installing $(PY_PKGS) into $(PY_DEPS) (a JSON-RPC client the protocol tests use; the Prometheus text parser the metrics tests use)"; \
+	@if ! PYTHONPATH=$(PY_DEPS) python3 -c 'import tinyrpc, prometheus_client, dap' 2>/dev/null; then \
+		echo "==> installing $(PY_PKGS) into $(PY_DEPS) (a JSON-RPC client the protocol tests use; the Prometheus text parser the metrics tests use; dap-python, the DAP client macro dap is tested with)"; \
 		if ! python3 -m pip --version >/dev/null 2>&1; then \
 			$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
 			$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3 python3-pip; \
 		fi; \
 		python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore --target $(PY_DEPS) $(PY_PKGS); \
 	fi
-	@PYTHONPATH=$(PY_DEPS) python3 -c 'import tinyrpc, prometheus_client' || { echo "error: tinyrpc or prometheus_client still missing in $(PY_DEPS)" >&2; exit 1; }
+	@PYTHONPATH=$(PY_DEPS) python3 -c 'import tinyrpc, prometheus_client, dap' || { echo "error: tinyrpc, prometheus_client or dap (dap-python) missing in $(PY_DEPS)" >&2; exit 1; }
 
 
 # Tools the tests drive as a user would: TypeScript's checker on the shipped macros (tsc, from
@@ -157,6 +157,11 @@ tool-deps: deps
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
 	@for pair in $(TEST_TOOLS); do command -v $${pair%%:*} >/dev/null || { echo "error: $${pair%%:*} still missing after apt-get" >&2; exit 1; }; done
+	@if ! command -v emacs >/dev/null || ! ls -d /usr/share/emacs/site-lisp/elpa/dap-mode-* >/dev/null 2>&1; then \
+		echo "==> installing emacs-nox and elpa-dap-mode (Emacs' DAP client: the tests debug a macro with it)"; \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends emacs-nox elpa-dap-mode; \
+	fi
 
 # The dashboard's page (WEB_DIR, compiled into macrod by Plugins/EmbedWebAssets): TypeScript's
 # checker on its scripts against the DOM library (WEB_DIR/tsconfig.json, strict), and ESLint

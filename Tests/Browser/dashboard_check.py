@@ -116,6 +116,22 @@ def click(driver, label):
     raise AssertionError(f"the button named {label!r} kept going stale")
 
 
+def click_line_number(driver, line):
+    """Clicks line number `line` in CodeMirror's gutter (which it re-renders at will: a stale
+    candidate means look again)."""
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            for number in driver.find_elements(By.CSS_SELECTOR, "#editor .CodeMirror-linenumber"):
+                if number.text == str(line):
+                    number.click()
+                    return
+        except StaleElementReferenceException:
+            continue
+        time.sleep(0.02)
+    raise AssertionError(f"no line number {line} in the editor's gutter")
+
+
 def set_editor(driver, text):
     driver.execute_script("window.dashboard.editor.setValue(arguments[0])", text)
 
@@ -227,6 +243,45 @@ def run_checks(driver, args):
         wait.until(lambda d: d.find_element(By.ID, "outcome-bump").text == "→ 4")
     run_bump()
 
+    @check("Debug bump stops at a gutter breakpoint, highlights its line, shows the stack and variables, steps, evaluates, and ends without moving the rings")
+    def debug_bump():
+        click(driver, "Edit bump")
+        wait.until(lambda d: "function bump" in d.execute_script("return window.dashboard.editor.getValue()"))
+        click_line_number(driver, 7)
+        wait.until(lambda d: d.execute_script("return window.dashboard.editor.breakpoints()") == [7])
+        click(driver, "Debug bump")
+        try:
+            wait.until(lambda d: d.execute_script("return window.dashboard.editor.currentLine()") == 7)
+        except TimeoutException:
+            raise AssertionError("not stopped at line 7: status %r, stack %r, console %r, current line %r, logs %r" % (
+                driver.find_element(By.ID, "debug-status").text, driver.find_element(By.ID, "debug-stack").text,
+                driver.find_element(By.ID, "debug-console").text, driver.execute_script("return window.dashboard.editor.currentLine()"),
+                driver.get_log("browser"))) from None
+        status = driver.find_element(By.ID, "debug-status").text
+        assert status == "Paused on breakpoint at bump.js:7:5", status
+        wait.until(lambda d: d.find_element(By.ID, "debug-stack").text == "bump bump.js:7:5")
+        wait.until(lambda d: 'channel: "inner"' in d.find_element(By.ID, "debug-variables").text)
+        driver.execute_script("document.getElementById('editor-title').scrollIntoView()")
+        driver.save_screenshot(os.path.join(args.out, "debugger.png"))
+        assert "amount: 1.5" in driver.find_element(By.ID, "debug-variables").text, driver.find_element(By.ID, "debug-variables").text
+        # Step over with its key, F10.
+        driver.find_element(By.TAG_NAME, "body").send_keys(Keys.F10)
+        wait.until(lambda d: d.execute_script("return window.dashboard.editor.currentLine()") == 8)
+        field = driver.find_element(By.ID, "debug-expression")
+        field.send_keys("progress[channel] * 2")
+        click(driver, "Evaluate")
+        wait.until(lambda d: d.find_element(By.ID, "debug-console").text.endswith("> progress[channel] * 2\n11"))
+        click(driver, "Continue")
+        wait.until(lambda d: d.find_element(By.ID, "debug-status").text == "bump ended: → 5.5")
+        last = driver.find_element(By.ID, "debug-console").text.split("\n")[-1]
+        assert last == "→ 5.5 (would change inner 4 → 5.5; the rings were not moved)", last
+        wait_value(driver, "inner", 4.0, 1)
+        assert driver.execute_script("return window.dashboard.editor.currentLine()") is None
+        assert button(driver, "Continue").get_attribute("disabled") is not None
+        click_line_number(driver, 7)
+        wait.until(lambda d: d.execute_script("return window.dashboard.editor.breakpoints()") == [])
+    debug_bump()
+
     @check("a thrown error shows file:line:column and the stack")
     def thrown():
         field = driver.find_element(By.ID, "arg-bump-channel")
@@ -243,6 +298,9 @@ def run_checks(driver, args):
 
     @check("a broken save shows the error at its line and the old version still answers")
     def broken_save():
+        # Emptied first: when the editor already shows bump, the text of this open arrives after
+        # a wait on bump's text would have ended, and replaced the broken text typed meanwhile.
+        set_editor(driver, "")
         click(driver, "Edit bump")
         wait.until(lambda d: "(channel, amount)" in d.execute_script("return window.dashboard.editor.getValue()"))
         assert driver.execute_script("return window.dashboard.editor.kind") == "codemirror"
@@ -365,6 +423,8 @@ def run_checks(driver, args):
         field.send_keys("middle")
         field.send_keys(Keys.SHIFT, Keys.TAB)
         assert driver.switch_to.active_element.accessible_name == "Edit bump", driver.switch_to.active_element.accessible_name
+        driver.switch_to.active_element.send_keys(Keys.SHIFT, Keys.TAB)
+        assert driver.switch_to.active_element.accessible_name == "Debug bump", driver.switch_to.active_element.accessible_name
         driver.switch_to.active_element.send_keys(Keys.SHIFT, Keys.TAB)
         focused = driver.switch_to.active_element
         assert focused.accessible_name == "Run bump", focused.accessible_name
@@ -538,6 +598,28 @@ def run_plain_editor_checks(driver, args):
         lines = len(driver.find_element(By.CSS_SELECTOR, "#editor textarea").get_attribute("value").split("\n"))
         assert len(driver.find_elements(By.CSS_SELECTOR, "#editor .gutter li")) == lines
     plain()
+
+    @check("without CodeMirror a gutter click sets a breakpoint, Debug bump stops there with the line marked, Step into steps, and Stop ends it")
+    def plain_debug():
+        gutter_line = lambda n: driver.find_elements(By.CSS_SELECTOR, "#editor .gutter li")[n - 1]
+        gutter_line(7).click()
+        wait.until(lambda d: d.execute_script("return window.dashboard.editor.breakpoints()") == [7])
+        driver.find_element(By.ID, "arg-bump-channel").send_keys("outer")
+        driver.find_element(By.ID, "arg-bump-amount").send_keys("2")
+        click(driver, "Debug bump")
+        wait.until(lambda d: d.execute_script("return window.dashboard.editor.currentLine()") == 7)
+        assert "debug-current" in gutter_line(7).get_attribute("class"), gutter_line(7).get_attribute("class")
+        wait.until(lambda d: 'channel: "outer"' in d.find_element(By.ID, "debug-variables").text)
+        click(driver, "Step into")
+        wait.until(lambda d: d.execute_script("return window.dashboard.editor.currentLine()") == 8)
+        click(driver, "Stop")
+        wait.until(lambda d: d.find_element(By.ID, "debug-status").text == "bump ended: error: the debug session was terminated")
+        assert driver.execute_script("return window.dashboard.editor.currentLine()") is None
+        gutter_line(7).click()
+        wait.until(lambda d: d.execute_script("return window.dashboard.editor.breakpoints()") == [])
+        driver.find_element(By.ID, "arg-bump-channel").clear()
+        driver.find_element(By.ID, "arg-bump-amount").clear()
+    plain_debug()
 
     @check("without CodeMirror a broken save marks its line in the gutter and the old version still answers")
     def broken():

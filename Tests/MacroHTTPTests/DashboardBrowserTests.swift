@@ -54,7 +54,7 @@ struct DashboardBrowserTests {
         ])
         print(result.stdout)
         #expect(result.status == 0, "\(result)\n--- macrod\n\(dashboard.daemon.log)")
-        #expect(result.stdout.contains("browser: 24 passed, 0 failed"), "\(result.stdout)")
+        #expect(result.stdout.contains("browser: 25 passed, 0 failed"), "\(result.stdout)")
         for screenshot in ["dashboard.png", "broken-save.png", "running.png", "dashboard-dark.png", "daemon-gone.png"] {
             #expect(FileManager.default.fileExists(atPath: Self.outputDirectory + "/" + screenshot), "\(screenshot) missing")
         }
@@ -93,6 +93,6 @@ struct DashboardBrowserTests {
         ])
         print(result.stdout)
         #expect(result.status == 0, "\(result)\n--- macrod\n\(dashboard.daemon.log)")
-        #expect(result.stdout.contains("browser: 4 passed, 0 failed"), "\(result.stdout)")
+        #expect(result.stdout.contains("browser: 5 passed, 0 failed"), "\(result.stdout)")
     }
 }

@@ -15,6 +15,8 @@ final class RequestRouter: Sendable {
     private let methods: EngineMethods
     /// The control lane (also used by ``BusyControl`` while the engine is busy).
     let control: ControlLane
+    /// The `debug.*` methods (sessions in engines of their own; answered here, off the engine).
+    let debug: DebugMethods
     private let settings: SettingsBox
     private let counters: RequestCounters
     private let logger: Logger
@@ -37,6 +39,7 @@ final class RequestRouter: Sendable {
         self.inFlight = inFlight
         self.logger = logger
         control = ControlLane(engine: engine, publisher: methods.publisher, inFlight: inFlight, counters: counters, logger: logger)
+        debug = DebugMethods(engine: engine, model: methods.model, directory: methods.library.directory, logger: logger)
     }
 
     /// The error of a request the engine restart overtook.
@@ -68,6 +71,8 @@ final class RequestRouter: Sendable {
     private func admit(_ request: RPCRequest, from connection: Connection, jobs: inout [EngineExecutor.Job]) -> EventLoopFuture<RPCMessage?> {
         let replyLoop = connection.channel.eventLoop
         guard let method = RPCMethod(rawValue: request.method) else {
+            // Not in the method table: a `debug.*` method, else -32601 (known methods pay nothing).
+            if let reply = debug.answer(request, from: connection) { return reply }
             if request.id != nil { counters.countError() }
             let error = RPCError(code: RPCError.methodNotFound, message: "Method not found: \(request.method)")
             return replyLoop.makeSucceededFuture(request.id.map { RPCCodec.response(id: $0, error: error) })

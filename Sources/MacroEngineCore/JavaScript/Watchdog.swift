@@ -64,6 +64,13 @@ final class Watchdog {
         rearm(min(seconds, Self.tick))
     }
 
+    /// Moves the running entry's deadline later by `duration`: a debug session's time stopped at
+    /// a breakpoint (the thread blocked in a native hook) is not running time.
+    func postpone(by duration: Duration) {
+        guard deadline != .distantFuture else { return }
+        deadline = deadline + .nanoseconds(duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
+    }
+
     /// The shortest limit ever armed: JavaScriptCore 2.50.6 aborts in its trap-signal thread when
     /// a limit of microseconds is re-armed from the callback (shared/notes/jsc-runaways.md), so
     /// the last tick before a deadline may overshoot it by up to this much.

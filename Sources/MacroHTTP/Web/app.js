@@ -1,6 +1,6 @@
 'use strict';
-// stats.js defines renderProfilePicker (classic scripts share one global scope).
-/* global renderProfilePicker */
+// stats.js defines renderProfilePicker, debugger.js the debugger (classic scripts share one global scope).
+/* global renderProfilePicker, receiveDebug, breakpointsChanged, debugMacro, debugState */
 
 /**
  * The page's element with this id (index.html has every id the scripts ask for without checking).
@@ -183,6 +183,7 @@ function receive(message) {
     if (message.error) reject(message.error); else resolve(message.result);
     return;
   }
+  if (receiveDebug(message.method, message.params)) return;
   switch (message.method) {
     case 'progress.changed': updateValues(message.params); break;
     case 'macro.loaded': case 'macro.failed': case 'macro.removed': scheduleMacros(); break;
@@ -203,6 +204,7 @@ function setUpOnce() {
     app.channels = config.channels;
     drawRings();
     app.editor = await window.MacroEditor.create($('editor'), config.codemirror, save);
+    app.editor.onBreakpointsChange(breakpointsChanged);
   })().catch((error) => { setUp = null; throw error; });
   return setUp;
 }
@@ -344,6 +346,7 @@ function renderMacros() {
         element('span', { class: 'macro-actions' },
           entry.quarantined ? element('button', { type: 'button', id: `unquarantine-${entry.name}`, onclick: () => liftQuarantine(entry.name) }, `Lift quarantine of ${entry.name}`) : null,
           element('button', { type: 'button', class: 'primary', id: `run-${entry.name}`, onclick: () => runMacro(entry.name) }, `Run ${entry.name}`),
+          element('button', { type: 'button', id: `debug-macro-${entry.name}`, onclick: () => debugMacro(entry.name, macroArguments(entry.name)) }, `Debug ${entry.name}`),
           element('button', { type: 'button', id: `edit-${entry.name}`, 'aria-label': `Edit ${entry.name}`, onclick: () => openMacro(entry.name, true) }, 'Edit'))),
       inputs.length ? element('div', { class: 'params' }, inputs) : null,
       entry.error ? element('p', { class: 'macro-error' },
@@ -372,12 +375,20 @@ function argumentValue(text) {
   try { return JSON.parse(text); } catch (error) { return text; }
 }
 
-/** @param {string} name */
-async function runMacro(name) {
+/**
+ * The arguments typed for macro `name` (up to the last one filled in).
+ * @param {string} name
+ */
+function macroArguments(name) {
   const inputs = Array.from(document.querySelectorAll(`[data-macro="${name}"] input[data-param]`), (input) => /** @type {HTMLInputElement} */ (input));
   let last = -1;
   inputs.forEach((input, index) => { if (input.value.trim() !== '') last = index; });
-  const args = inputs.slice(0, last + 1).map((input) => argumentValue(input.value.trim()));
+  return inputs.slice(0, last + 1).map((input) => argumentValue(input.value.trim()));
+}
+
+/** @param {string} name */
+async function runMacro(name) {
+  const args = macroArguments(name);
   setOutcome(name, 'running', 'running…');
   try {
     const result = await rpc('macro.call', { name, args });
@@ -487,6 +498,10 @@ async function openMacro(name, focus) {
   $select('editor-macro').value = name;
   editor().setValue(source);
   editor().clearError();
+  editor().setBreakpoints(debugState.breakpoints.get(name) || []);
+  if (debugState.stopped && debugState.frame && name === debugState.macro && debugState.frame.file === debugState.file) {
+    editor().showCurrentLine(debugState.frame.line);
+  }
   const entry = app.macros.find((item) => item.name === name);
   if (entry && entry.error) {
     showDiagnostic('error', `${entry.file}:${entry.error.line}:${entry.error.column}: ${entry.error.message} (on disk; the previous version still runs)`);

@@ -28,14 +28,68 @@ window.MacroEditor = (() => {
     await load('script', { src: '/codemirror/mode/javascript/javascript.js' });
     const cm = window.CodeMirror(container, {
       value: '', mode: 'javascript', lineNumbers: true, indentUnit: 4, tabSize: 4,
-      gutters: ['CodeMirror-linenumbers', 'error-gutter'],
-      extraKeys: { 'Ctrl-S': () => onSave(), 'Cmd-S': () => onSave(), Tab: false, 'Shift-Tab': false },
+      gutters: ['breakpoints', 'CodeMirror-linenumbers', 'error-gutter'],
+      extraKeys: {
+        'Ctrl-S': () => onSave(), 'Cmd-S': () => onSave(), Tab: false, 'Shift-Tab': false,
+        F9: () => toggle(cm.getCursor().line),
+      },
       screenReaderLabel: 'Macro source',
     });
     /** @type {unknown} the line handle of the marked line */
     let marked = null;
+    /** @type {unknown} the line handle of the debugger's current line */
+    let current = null;
+    /** @type {(lines: number[]) => void} */
+    let breakpointsChanged = () => {};
+    /** The lines (1-based) with a breakpoint marker: markers move with the text. */
+    function breakpointLines() {
+      /** @type {number[]} */
+      const lines = [];
+      for (let index = 0; index < cm.lineCount(); index++) {
+        const info = cm.lineInfo(index);
+        if (info && info.gutterMarkers && info.gutterMarkers.breakpoints) lines.push(index + 1);
+      }
+      return lines;
+    }
+    /** @param {number} index 0-based @param {boolean} on */
+    function mark(index, on) {
+      let marker = null;
+      if (on) {
+        marker = document.createElement('span');
+        marker.className = 'breakpoint-marker';
+        marker.textContent = '●';
+        marker.title = `Breakpoint on line ${index + 1}`;
+      }
+      cm.setGutterMarker(index, 'breakpoints', marker);
+    }
+    /** @param {number} index 0-based */
+    function toggle(index) {
+      mark(index, !breakpointLines().includes(index + 1));
+      breakpointsChanged(breakpointLines());
+    }
+    cm.on('gutterClick', (/** @type {unknown} */ _cm, /** @type {number} */ line, /** @type {string} */ gutter) => {
+      if (gutter === 'breakpoints' || gutter === 'CodeMirror-linenumbers') toggle(line);
+    });
     return {
       kind: 'codemirror',
+      breakpoints: () => breakpointLines(),
+      setBreakpoints(/** @type {number[]} */ lines) {
+        cm.clearGutter('breakpoints');
+        for (const line of lines) if (line >= 1 && line <= cm.lineCount()) mark(line - 1, true);
+      },
+      onBreakpointsChange(/** @type {(lines: number[]) => void} */ listener) { breakpointsChanged = listener; },
+      showCurrentLine(/** @type {number | null} */ line) {
+        if (current) { cm.removeLineClass(current, 'background', 'debug-current'); current = null; }
+        if (line === null) return;
+        const index = Math.max(0, Math.min(line - 1, cm.lineCount() - 1));
+        current = cm.addLineClass(index, 'background', 'debug-current');
+        cm.scrollIntoView({ line: index, ch: 0 }, 60);
+      },
+      currentLine() {
+        const wrapper = container.querySelector('.debug-current');
+        const line = wrapper && wrapper.parentElement ? wrapper.parentElement.querySelector('.CodeMirror-linenumber') : null;
+        return line ? Number(line.textContent) : null;
+      },
       getValue: () => cm.getValue(),
       setValue: (/** @type {string} */ text) => { cm.setValue(text); cm.clearHistory(); },
       focus: () => cm.focus(),
@@ -81,6 +135,23 @@ window.MacroEditor = (() => {
     container.appendChild(frame);
     /** @type {number | null} the marked line */
     let errorAt = null;
+    /** @type {Set<number>} lines with a breakpoint */
+    const breaks = new Set();
+    /** @type {number | null} the debugger's current line */
+    let currentAt = null;
+    /** @type {(lines: number[]) => void} */
+    let breakpointsChanged = () => {};
+    const sorted = () => Array.from(breaks).sort((a, b) => a - b);
+    /** @param {number} line */
+    function toggle(line) {
+      if (breaks.has(line)) breaks.delete(line); else breaks.add(line);
+      numbers();
+      breakpointsChanged(sorted());
+    }
+    gutter.addEventListener('click', (event) => {
+      const item = /** @type {HTMLElement} */ (event.target);
+      if (item.tagName === 'LI') toggle(Array.prototype.indexOf.call(gutter.children, item) + 1);
+    });
     function numbers() {
       const count = area.value.split('\n').length;
       while (gutter.children.length < count) {
@@ -90,16 +161,31 @@ window.MacroEditor = (() => {
       }
       while (gutter.children.length > count) gutter.children[gutter.children.length - 1].remove();
       if (errorAt && gutter.children[errorAt - 1]) gutter.children[errorAt - 1].classList.add('error-line');
+      Array.from(gutter.children).forEach((item, index) => {
+        item.classList.toggle('breakpoint', breaks.has(index + 1));
+        item.classList.toggle('debug-current', currentAt === index + 1);
+      });
       gutter.scrollTop = area.scrollTop;
     }
     area.addEventListener('input', numbers);
     area.addEventListener('scroll', () => { gutter.scrollTop = area.scrollTop; });
     area.addEventListener('keydown', (event) => {
       if ((event.ctrlKey || event.metaKey) && event.key === 's') { event.preventDefault(); onSave(); }
+      if (event.key === 'F9') { event.preventDefault(); toggle(area.value.slice(0, area.selectionStart).split('\n').length); }
     });
     numbers();
     return {
       kind: 'plain',
+      breakpoints: () => sorted(),
+      setBreakpoints(/** @type {number[]} */ lines) { breaks.clear(); lines.forEach((line) => breaks.add(line)); numbers(); },
+      onBreakpointsChange(/** @type {(lines: number[]) => void} */ listener) { breakpointsChanged = listener; },
+      showCurrentLine(/** @type {number | null} */ line) {
+        currentAt = line;
+        numbers();
+        const item = line ? /** @type {HTMLElement | undefined} */ (gutter.children[line - 1]) : undefined;
+        if (item) area.scrollTop = item.offsetTop - 40;
+      },
+      currentLine: () => currentAt,
       getValue: () => area.value,
       setValue: (/** @type {string} */ text) => { area.value = text; numbers(); },
       focus: () => area.focus(),

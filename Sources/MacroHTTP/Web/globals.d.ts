@@ -61,6 +61,13 @@ interface RPCResults {
   'engine.status': EngineStatus;
   'macro.stats': MacroStats[];
   'macro.profile': { folded: string; samples: number; runs: number };
+  'debug.start': { session: number; files: string[] };
+  'debug.setBreakpoints': { breakpoints: { id: number; verified: boolean; line: number; column?: number; message?: string }[] };
+  'debug.setExceptionBreakpoints': unknown;
+  'debug.run': unknown;
+  'debug.pause': unknown;
+  'debug.terminate': unknown;
+  'debug.request': any;
 }
 
 /** The editor behind editor.js: CodeMirror 5, or a textarea with line numbers. */
@@ -72,6 +79,13 @@ interface MacroSourceEditor {
   markError(line: number, message: string): void;
   clearError(): void;
   errorLine(): number | null;
+  /** The lines (1-based) with a breakpoint (a click in the gutter, or F9, toggles one). */
+  breakpoints(): number[];
+  setBreakpoints(lines: number[]): void;
+  onBreakpointsChange(listener: (lines: number[]) => void): void;
+  /** Highlights the line a debug session is stopped at (null: none). */
+  showCurrentLine(line: number | null): void;
+  currentLine(): number | null;
 }
 
 /** The part of CodeMirror 5's editor (Debian's libjs-codemirror) that editor.js uses. */
@@ -86,6 +100,9 @@ interface CodeMirrorEditor {
   removeLineClass(line: unknown, where: string, className: string): unknown;
   clearGutter(gutter: string): void;
   scrollIntoView(position: { line: number; ch: number }, margin?: number): void;
+  lineInfo(line: number): { gutterMarkers?: Record<string, HTMLElement | undefined> | null } | null;
+  getCursor(): { line: number; ch: number };
+  on(event: string, handler: (...args: any[]) => void): void;
 }
 
 interface Window {

@@ -1,0 +1,289 @@
+/// The debugger's side inside the session's engine: the hooks the instrumented code calls
+/// (`__dbg.e/l/h/s/r/x/c`), breakpoints, stepping, exception stops, and what a stopped session
+/// answers (stack, scopes, variables, evaluate, setVariable). It talks to Swift through one
+/// native, `native(op, text)`: `poll` (the configuration's version), `config`, `stopped` and
+/// `reply` (block for the next command), `resumed`, `output`.
+enum DebugAgentScript {
+    /// The JavaScript source: one function expression.
+    static let source = #"""
+        (function (native, sites, functions, scopes, files) {
+          "use strict";
+          var version = -1, breakpoints = Object.create(null), catchAll = false, catchUncaught = false;
+          var pauseSerial = 0, entryPending = false;
+          var mode = 0, stepFrame = null, current = null, nextFrameId = 1;
+          var seen = new WeakSet(), lastPrimitive = { set: false, value: undefined };
+          var stopped = null, aborted = false;
+        function abort() { throw new Error("the debug session has ended"); }
+          var MODE = { "continue": 0, stepIn: 1, next: 2, stepOut: 3 };
+
+          function refresh() {
+            var v = native("poll");
+            if (v === -1) { aborted = true; abort(); }
+            if (v === version) return;
+            version = v;
+            var c = JSON.parse(native("config"));
+            var next = Object.create(null);
+            c.breakpoints.forEach(function (b) {
+              var old = breakpoints[b.site];
+              b.hits = old && old.id === b.id ? old.hits : 0;
+              next[b.site] = b;
+            });
+            breakpoints = next;
+            catchAll = c.exceptions.all;
+            catchUncaught = c.exceptions.uncaught;
+            if (c.pause > pauseSerial) { pauseSerial = c.pause; mode = -1; }
+            if (c.entry) entryPending = true;
+          }
+
+          function descends(f, ancestor) {
+            for (var p = f.parent; p; p = p.parent) if (p === ancestor) return true;
+            return false;
+          }
+
+          function hitCondition(expr, hits) {
+            var m = /^\s*(>=|<=|==|>|<|%)?\s*(\d+)\s*$/.exec(expr);
+            if (!m) return true;
+            var n = Number(m[2]);
+            switch (m[1]) {
+              case ">=": return hits >= n;
+              case "<=": return hits <= n;
+              case ">": return hits > n;
+              case "<": return hits < n;
+              case "%": return n > 0 && hits % n === 0;
+              default: return hits === n;
+            }
+          }
+
+          function interpolate(message, f) {
+            return message.replace(/\{([^}]+)\}/g, function (_, expr) {
+              try { return text(f.ev(expr)); } catch (e) { return "<" + String(e) + ">"; }
+            });
+          }
+
+          function breakpointHit(b, f) {
+            if (b.condition) {
+              var ok;
+              try { ok = f.ev(b.condition); } catch (e) { ok = false; }
+              if (!ok) return false;
+            }
+            b.hits++;
+            if (b.hitCondition && !hitCondition(b.hitCondition, b.hits)) return false;
+            if (b.logMessage !== undefined && b.logMessage !== null) {
+              var s = sites[f.site];
+              native("output", JSON.stringify({ text: interpolate(b.logMessage, f) + "\n", file: files[s[5]], line: s[0], column: s[1] }));
+              return false;
+            }
+            return true;
+          }
+
+          // Hooks called by the instrumented code.
+          function enter(fn) {
+          if (aborted) abort();
+            var f = { fn: fn, parent: current, site: -1, ev: null, done: false, suspended: false, id: nextFrameId++ };
+            current = f;
+            return f;
+          }
+          function leave(f) {
+            f.done = true;
+            if (current === f) current = f.parent;
+          }
+          function suspend(f, v) { f.suspended = true; return v; }
+          function resume(f, v) { f.suspended = false; current = f; return v; }
+          function hook(f, site, ev) {
+            f.site = site; f.ev = ev; f.suspended = false; current = f;
+            if (stopped) return;
+            refresh();
+            if (mode === -1) return stop("pause", f);
+            if (entryPending) { entryPending = false; return stop("entry", f); }
+            var b = breakpoints[site];
+            if (b && breakpointHit(b, f)) return stop("breakpoint", f, { hitBreakpointIds: [b.id] });
+            if (mode === 1) return stop("step", f);
+            if (mode === 2 && (f === stepFrame || (stepFrame.done && !descends(f, stepFrame)))) return stop("step", f);
+            if (mode === 3 && f !== stepFrame && !descends(f, stepFrame) && (stepFrame.done || stepFrame.suspended)) return stop("step", f);
+          }
+          function firstSight(error) {
+            if (error !== null && (typeof error === "object" || typeof error === "function")) {
+              if (seen.has(error)) return false;
+              seen.add(error);
+              return true;
+            }
+            if (lastPrimitive.set && lastPrimitive.value === error) return false;
+            lastPrimitive.set = true; lastPrimitive.value = error;
+            return true;
+          }
+          function caughtAbove(f) {
+            for (var p = f.parent; p; p = p.parent) if (!p.done && p.site >= 0 && sites[p.site][4]) return true;
+            return false;
+          }
+          function exceptionInfo(error) {
+            var t;
+            try { t = error instanceof Error ? String(error.name) + ": " + String(error.message) : text(error); } catch (e) { t = "exception"; }
+            return { description: t, text: t };
+          }
+          function thrown(f, error) {
+            if (stopped || f.site < 0 || !firstSight(error)) return;
+            refresh();
+            if (catchAll || (catchUncaught && !caughtAbove(f))) stop("exception", f, exceptionInfo(error));
+          }
+          function caught(f, error) {
+            if (stopped || f.site < 0 || !firstSight(error)) return;
+            refresh();
+            if (catchAll) stop("exception", f, exceptionInfo(error));
+          }
+
+          // While stopped.
+          function text(v) {
+            switch (typeof v) {
+              case "string": return v;
+              case "function": return "function " + (v.name || "(anonymous)");
+              case "object":
+                if (v === null) return "null";
+                try { return JSON.stringify(v); } catch (e) { return Object.prototype.toString.call(v); }
+              default: return String(v);
+            }
+          }
+          function preview(v) {
+            if (Array.isArray(v)) return "Array(" + v.length + ")";
+            var name = "Object";
+            try { var proto = Object.getPrototypeOf(v); if (proto && proto.constructor && proto.constructor.name) name = proto.constructor.name; } catch (e) {}
+            if (v instanceof Error) return String(v.name) + ": " + String(v.message);
+            var keys = [];
+            try { keys = Object.keys(v); } catch (e) {}
+            var parts = keys.slice(0, 5).map(function (k) {
+              var x; try { x = v[k]; } catch (e) { x = undefined; }
+              return k + ": " + (x !== null && typeof x === "object" ? (Array.isArray(x) ? "[…]" : "{…}") : typeof x === "string" ? JSON.stringify(x) : typeof x === "function" ? "ƒ" : String(x));
+            });
+            return (name === "Object" ? "" : name + " ") + "{" + parts.join(", ") + (keys.length > 5 ? ", …" : "") + "}";
+          }
+          function describe(v) {
+            var t = typeof v;
+            if (v === null) return { value: "null", type: "object", ref: 0 };
+            if (t === "string") return { value: JSON.stringify(v), type: t, ref: 0 };
+            if (t === "function") return { value: "ƒ " + (v.name || "(anonymous)") + "()", type: t, ref: 0 };
+            if (t === "object") return { value: preview(v), type: t, ref: handle({ object: v }) };
+            return { value: String(v), type: t, ref: 0 };
+          }
+          function handle(h) { stopped.handles.push(h); return stopped.handles.length; }
+          function frameOf(id) {
+            for (var i = 0; i < stopped.frames.length; i++) if (stopped.frames[i].id === id) return stopped.frames[i];
+            return stopped.frames[0];
+          }
+          function position(f) {
+            var s = sites[f.site];
+            var fn = functions[s[2]];
+            return { id: f.id, name: fn[0], file: files[s[5]], line: s[0], column: s[1] };
+          }
+          function stackTrace() {
+            return { frames: stopped.frames.map(position) };
+          }
+          function scopeChain(f) {
+            var locals = [], closure = [], seenNames = Object.create(null);
+            var inFunction = true;
+            for (var id = sites[f.site][3]; id >= 0; id = scopes[id].parent) {
+              var sc = scopes[id];
+              sc.names.forEach(function (n) {
+                if (seenNames[n]) return;
+                seenNames[n] = true;
+                (inFunction ? locals : closure).push(n);
+              });
+              if (sc.fn) inFunction = false;
+            }
+            return { locals: locals, closure: closure };
+          }
+          function scopesOf(args) {
+            var f = frameOf(args.frameId);
+            var chain = scopeChain(f);
+            var out = [{ name: "Locals", ref: handle({ frame: f, names: chain.locals }), expensive: false }];
+            if (chain.closure.length) out.push({ name: "Closure", ref: handle({ frame: f, names: chain.closure }), expensive: false });
+            out.push({ name: "Globals", ref: handle({ object: globalThis, globals: true }), expensive: true });
+            return { scopes: out };
+          }
+          function variables(args) {
+            var h = stopped.handles[args.ref - 1];
+            if (!h) throw new Error("no such variables reference: " + args.ref);
+            var out = [];
+            if (h.frame) {
+              h.names.forEach(function (n) {
+                var v;
+                try { v = h.frame.ev(n); } catch (e) { out.push({ name: n, value: "<uninitialized>", type: "undefined", ref: 0 }); return; }
+                var d = describe(v); d.name = n; out.push(d);
+              });
+              return { variables: out };
+            }
+            var o = h.object;
+            var names = h.globals ? Object.getOwnPropertyNames(o).filter(function (n) { return n.indexOf("__") !== 0 && !builtin[n]; }).sort()
+                                  : Object.getOwnPropertyNames(o);
+            names.forEach(function (n) {
+              if (Array.isArray(o) && n === "length") return;
+              var v;
+              try { v = o[n]; } catch (e) { v = "<" + String(e) + ">"; }
+              var d = describe(v); d.name = n; out.push(d);
+            });
+            return { variables: out };
+          }
+          function evaluate(args) {
+            var f = args.frameId ? frameOf(args.frameId) : stopped.frames[0];
+            var d = describe(f.ev(args.expression));
+            return d;
+          }
+          function setVariable(args) {
+            var h = stopped.handles[args.ref - 1];
+            if (!h) throw new Error("no such variables reference: " + args.ref);
+            var f = h.frame || stopped.frames[0];
+            if (h.frame) {
+              if (h.names.indexOf(args.name) < 0) throw new Error("no variable '" + args.name + "' in this scope");
+              return describe(f.ev(args.name + " = (" + args.value + ")"));
+            }
+            var v = f.ev("(" + args.value + ")");
+            h.object[args.name] = v;
+            return describe(h.object[args.name]);
+          }
+          var builtin = Object.create(null);
+
+          function stop(reason, f, extra) {
+            mode = 0; stepFrame = null;
+            var frames = [];
+            for (var p = f; p; p = p.parent) if (!p.done && p.site >= 0) frames.push(p);
+            stopped = { frames: frames, handles: [] };
+            var info = position(f);
+            info.reason = reason;
+            if (extra) for (var k in extra) info[k] = extra[k];
+            var command = native("stopped", JSON.stringify(info));
+            try {
+              for (;;) {
+                var c = JSON.parse(command);
+              if (c.op === "abort") { aborted = true; stopped = null; abort(); }
+                if (c.op in MODE) {
+                  mode = MODE[c.op];
+                  stepFrame = mode >= 2 ? frameOf(c.frameId || 0) : null;
+                  if (mode >= 2 && stepFrame !== frames[0]) { /* stepping from a selected outer frame */ }
+                  stopped = null;
+                  native("resumed", "{}");
+                  return;
+                }
+                var result;
+                try {
+                  switch (c.op) {
+                    case "stackTrace": result = stackTrace(); break;
+                    case "scopes": result = scopesOf(c); break;
+                    case "variables": result = variables(c); break;
+                    case "evaluate": result = evaluate(c); break;
+                    case "setVariable": result = setVariable(c); break;
+                    default: throw new Error("unknown debugger command '" + c.op + "'");
+                  }
+                } catch (e) {
+                  result = { error: e instanceof Error ? String(e.name) + ": " + String(e.message) : text(e) };
+                }
+                command = native("reply", JSON.stringify(result));
+              }
+            } finally {
+              stopped = null;
+            }
+          }
+
+          Object.getOwnPropertyNames(globalThis).forEach(function (n) { builtin[n] = true; });
+          delete builtin.progress;
+          return Object.freeze({ e: enter, l: leave, s: suspend, r: resume, h: hook, x: thrown, c: caught });
+        })
+        """#
+}

@@ -1,0 +1,111 @@
+import Foundation
+import Logging
+import NIOCore
+import Synchronization
+
+extension DebugSession {
+    /// A file of the session: a lib file (`macro` nil) or a macro.
+    struct SourceFile {
+        var path: String
+        var source: String
+        var macro: String?
+    }
+
+    /// The lib files (name order), then the macro files, of `directory`.
+    static func files(of directory: String, macro: String) throws -> [SourceFile] {
+        let root = normalized(directory)
+        let manager = FileManager.default
+        guard let names = try? manager.contentsOfDirectory(atPath: root) else {
+            throw DebugError(.launchFailed, "no macros directory at \(root)")
+        }
+        func read(_ path: String) -> String? {
+            manager.contents(atPath: path).flatMap { String(data: $0, encoding: .utf8) }
+        }
+        var files: [SourceFile] = []
+        let lib = root + "/lib"
+        for name in ((try? manager.contentsOfDirectory(atPath: lib)) ?? []).filter({ !MacroLibrary.isIgnored($0) }).sorted() {
+            if let source = read(lib + "/" + name) { files.append(SourceFile(path: lib + "/" + name, source: source)) }
+        }
+        for name in names.filter({ !MacroLibrary.isIgnored($0) }).sorted() {
+            let key = MacroLibrary.macroName(forFile: name)
+            guard MacroName.isIdentifier(key), let source = read(root + "/" + name) else { continue }
+            files.append(SourceFile(path: root + "/" + name, source: source, macro: key))
+        }
+        guard files.contains(where: { $0.macro == macro }) else {
+            throw DebugError(.launchFailed, "no macro named '\(macro)' in \(root)")
+        }
+        return files
+    }
+
+    /// Defines `__dbg` (the agent) and its one native in the session's engine.
+    static func installAgent(
+        _ program: Instrumenter.Program, engine: MacroEngine, channel: DebugChannel, configuration: DebugConfiguration,
+        budget: RunningBudget, idle: Duration, callID: Int, events: @escaping @Sendable (DebugEvent) -> Void, logger: Logger
+    ) throws {
+        let files = MacroValue.array(program.map.files.map { .string($0) }).jsonText(pretty: false)
+        let stopStart = Mutex<NIODeadlineBox?>(nil)
+        try engine.register("__dbg_native", fast: { [weak engine] arguments in
+            let context = arguments.context
+            let op = arguments[0]?.string ?? ""
+            let text = arguments[1]?.string ?? ""
+            func next() -> JSValue {
+                if let command = channel.awaitCommand(idle: idle) { return context.string(command.jsonText(pretty: false)) }
+                // Ended, or left stopped too long: let the macro go and stop it.
+                if !channel.hasEnded { logger.notice("debug session: nobody asked anything for \(idle); it ends") }
+                channel.end()
+                _ = engine?.cancel(call: callID)
+                return context.string("{\"op\":\"abort\"}")
+            }
+            switch op {
+            case "poll":
+                // -1: end now (terminated, or past the call deadline in running time). Checked at
+                // every statement, so an endless chain of awaits (which never lets the loop run
+                // the deadline's task, and which the watchdog cannot stop) ends too.
+                if channel.hasEnded || budget.isExceeded() {
+                    channel.end()
+                    _ = engine?.cancel(call: callID)
+                    return context.number(-1)
+                }
+                return context.number(Double(configuration.version.load(ordering: .sequentiallyConsistent)))
+            case "config":
+                return context.string(configuration.json())
+            case "output":
+                let value = (try? JSONParser.parse(text)) ?? [:]
+                events(.output(DebugOutput(category: "console", text: value["text"].stringValue ?? "",
+                                           file: value["file"].stringValue, line: value["line"].intValue, column: value["column"].intValue)))
+                return context.undefined
+            case "stopped":
+                stopStart.withLock { $0 = NIODeadlineBox(.now()) }
+                channel.beginStop()
+                events(.stopped((try? JSONParser.parse(text)) ?? [:]))
+                return next()
+            case "reply":
+                channel.answer(text)
+                return next()
+            case "resumed":
+                channel.answer(text)
+                channel.endStop()
+                if let start = stopStart.withLock({ box -> NIODeadlineBox? in defer { box = nil }; return box }) {
+                    let nanoseconds = (NIODeadline.now() - start.deadline).nanoseconds
+                    budget.addStopped(nanoseconds)
+                    engine?.runtime.value.watchdog.postpone(by: .nanoseconds(nanoseconds))
+                }
+                return context.undefined
+            default:
+                throw MacroError.typeError("__dbg_native: unknown operation '\(op)'")
+            }
+        })
+        try engine.sync { runtime in
+            let source = "(" + DebugAgentScript.source + ")(__dbg_native, \(program.sitesJSON), \(program.functionsJSON), \(program.scopesJSON), \(files))"
+            let agent = try runtime.evaluateRaw(source, file: nil)
+            runtime.defineGlobal("__dbg", agent, readOnly: true)
+        }
+    }
+}
+
+/// A deadline in a Mutex (NIODeadline is Sendable; the box only names it).
+struct NIODeadlineBox: Sendable {
+    var deadline: NIODeadline
+    init(_ deadline: NIODeadline) { self.deadline = deadline }
+}
+

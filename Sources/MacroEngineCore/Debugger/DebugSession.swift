@@ -1,0 +1,301 @@
+import Foundation
+import Logging
+import NIOCore
+import Synchronization
+
+/// One debug session: a macro run step by step, in an engine of its own.
+///
+/// The session's ``MacroEngine`` has its own context group and its own thread, a copy of the
+/// progress model taken at launch (nothing it writes reaches the live values), and the macro
+/// and lib files instrumented by ``Instrumenter``: a hook before every statement of every
+/// function. A stop blocks the session's thread inside a hook until a client resumes it, so
+/// the daemon's engine and its other clients never wait for a session. Time stopped is not
+/// counted against the time limit (the watchdog's deadline moves by it) nor against the call
+/// deadline (enforced here on the session's running time only). A session left stopped for
+/// ``Options/idleTimeout`` ends.
+///
+/// Every method may be called from any thread; events arrive on the session's thread.
+public final class DebugSession: Sendable {
+    /// How to launch a session.
+    public struct Options: Sendable {
+        /// The macro to run and its arguments.
+        public var macro: String
+        public var arguments: [MacroValue]
+        /// The macros directory (`NAME.js`, `lib/*.js`).
+        public var directory: String
+        /// Stop before the macro's first statement.
+        public var stopOnEntry: Bool
+        /// The engine settings of the live engine: the time limit per synchronous run, the call
+        /// deadline (counted over running time only), memory, hardened built-ins.
+        public var timeLimit: Duration
+        public var callDeadline: Duration
+        public var memoryLimit: Int?
+        public var hardenBuiltins: Bool
+        /// The progress channels and their values when the session starts.
+        public var channels: [ProgressChannel]
+        public var values: [String: Double]
+        /// A session stopped this long without a request ends.
+        public var idleTimeout: Duration
+
+        /// Creates options with the engine's defaults.
+        public init(
+            macro: String, arguments: [MacroValue] = [], directory: String, stopOnEntry: Bool = false,
+            timeLimit: Duration = .seconds(5), callDeadline: Duration = .seconds(30), memoryLimit: Int? = 512 << 20,
+            hardenBuiltins: Bool = true, channels: [ProgressChannel] = ProgressChannel.rings, values: [String: Double] = [:],
+            idleTimeout: Duration = .seconds(600)
+        ) {
+            self.macro = macro
+            self.arguments = arguments
+            self.directory = directory
+            self.stopOnEntry = stopOnEntry
+            self.timeLimit = timeLimit
+            self.callDeadline = callDeadline
+            self.memoryLimit = memoryLimit
+            self.hardenBuiltins = hardenBuiltins
+            self.channels = channels
+            self.values = values
+            self.idleTimeout = idleTimeout
+        }
+    }
+
+    /// The session's files, sites and functions.
+    public let map: SourceMap
+    /// The options it was launched with.
+    public let options: Options
+
+    let engine: MacroEngine
+    let model: ProgressModel
+    private let function: MacroFunction
+    private let channel = DebugChannel()
+    private let configuration = DebugConfiguration()
+    private let events: @Sendable (DebugEvent) -> Void
+    private let logger: Logger
+    private let callID: Int
+    private let initialValues: [(channel: String, value: Double)]
+    private let phase = Mutex(Phase.configuring)
+    /// The call deadline, over running time.
+    private let budget: RunningBudget
+
+    private enum Phase { case configuring, running, ended }
+
+    /// Instruments the files of `options.directory` and loads them into a new engine; nothing
+    /// runs until ``start()``. Throws ``DebugError`` (`launchFailed`) when the macro does not
+    /// exist or does not load.
+    public init(options: Options, logger: Logger, events: @escaping @Sendable (DebugEvent) -> Void) throws {
+        self.options = options
+        self.logger = logger
+        self.events = events
+        let files = try Self.files(of: options.directory, macro: options.macro)
+        let program = try Instrumenter.instrument(files.map { Instrumenter.File(path: $0.path, source: $0.source, macro: $0.macro) })
+        map = program.map
+        engine = MacroEngine(
+            configuration: .init(
+                timeLimit: options.timeLimit, callDeadline: .seconds(366 * 86_400), evalEnabled: true,
+                name: "debug:\(options.macro)", memoryLimit: options.memoryLimit, hardenBuiltins: options.hardenBuiltins),
+            logger: logger)
+        engine.exceptionHandler = { _ in }
+        engine.consoleHandler = { message in
+            let category = message.level == .error || message.level == .warning ? "stderr" : "stdout"
+            events(.output(DebugOutput(category: category, text: message.message + "\n")))
+        }
+        model = ProgressModel(channels: options.channels)
+        model.restore(options.values)
+        initialValues = model.values
+        try engine.add(model)
+        callID = engine.reserveCallID()
+        budget = RunningBudget(options.callDeadline)
+        try Self.installAgent(program, engine: engine, channel: channel, configuration: configuration,
+                              budget: budget, idle: options.idleTimeout, callID: callID, events: events, logger: logger)
+        var target: MacroFunction?
+        for (index, file) in files.enumerated() {
+            do {
+                if let name = file.macro {
+                    let loaded = try engine.setMethod(javascript: program.code[index], key: name, file: file.path, report: false)
+                    if name == options.macro { target = loaded }
+                } else {
+                    try engine.evaluateLibrary(program.code[index], file: file.path)
+                }
+            } catch let error as MacroError {
+                if file.macro == options.macro {
+                    throw DebugError(.launchFailed, "\(options.macro) does not load: \(error.headline)")
+                }
+                logger.warning("debug session: \(file.path) is not loaded: \(error.headline)")
+            }
+        }
+        guard let target else { throw DebugError(.launchFailed, "no macro named '\(options.macro)' in \(options.directory)") }
+        function = target
+        configuration.setStopOnEntry(options.stopOnEntry)
+    }
+
+    deinit {
+        channel.end()
+    }
+
+    // MARK: Configuring
+
+    /// A breakpoint as a client asks for it.
+    public struct BreakpointRequest: Sendable {
+        /// 1-based line, and column when given.
+        public var line: Int
+        public var column: Int?
+        /// Stop only when this expression is truthy in the frame.
+        public var condition: String?
+        /// Stop only when the hit count matches: `5` / `== 5`, `>= 5`, `> 5`, `< 5`, `<= 5`, `% 5`.
+        public var hitCondition: String?
+        /// A logpoint: print this (with `{expression}` interpolated) instead of stopping.
+        public var logMessage: String?
+
+        /// Creates a request.
+        public init(line: Int, column: Int? = nil, condition: String? = nil, hitCondition: String? = nil, logMessage: String? = nil) {
+            self.line = line
+            self.column = column
+            self.condition = condition
+            self.hitCondition = hitCondition
+            self.logMessage = logMessage
+        }
+    }
+
+    /// A breakpoint as set: bound to a statement (`verified`) at its exact position, or not.
+    public struct Breakpoint: Sendable, Equatable {
+        /// Its id (in `stopped` events' `hitBreakpointIds`).
+        public var id: Int
+        public var verified: Bool
+        public var line: Int
+        public var column: Int?
+        /// Why it is not verified.
+        public var message: String?
+
+        /// Creates an answer.
+        public init(id: Int, verified: Bool, line: Int, column: Int?, message: String? = nil) {
+            self.id = id
+            self.verified = verified
+            self.line = line
+            self.column = column
+            self.message = message
+        }
+    }
+
+    /// Replaces the breakpoints of the file at `path` (absolute). Each binds to the first
+    /// statement at or after its line; the answer has where.
+    public func setBreakpoints(path: String, _ requests: [BreakpointRequest]) -> [Breakpoint] {
+        let path = Self.normalized(path)
+        var answers: [Breakpoint] = []
+        _ = configuration.setBreakpoints(file: path) { nextID in
+            var bound: [DebugConfiguration.Breakpoint] = []
+            for request in requests {
+                let id = nextID
+                nextID += 1
+                guard let site = map.site(path: path, line: request.line, column: request.column) else {
+                    answers.append(Breakpoint(id: id, verified: false, line: request.line, column: request.column,
+                                              message: map.files.contains(path) ? "no statement at or after this line" : "not a file of this session"))
+                    continue
+                }
+                answers.append(Breakpoint(id: id, verified: true, line: site.line, column: site.column))
+                bound.append(.init(id: id, site: site.id, condition: request.condition, hitCondition: request.hitCondition, logMessage: request.logMessage))
+            }
+            return bound
+        }
+        return answers
+    }
+
+    /// Which exceptions stop the session: every throw (`all`), or those no frame catches.
+    public func setExceptionBreakpoints(all: Bool, uncaught: Bool) {
+        configuration.setExceptions(all: all, uncaught: uncaught)
+    }
+
+    // MARK: Running
+
+    /// Runs the macro (once; later calls do nothing). The `terminated` event ends the session.
+    public func start() {
+        let first = phase.withLock { phase -> Bool in
+            guard phase == .configuring else { return false }
+            phase = .running
+            return true
+        }
+        guard first else { return }
+        let engine = engine
+        let callID = callID
+        let budget = budget
+        engine.eventLoop.execute { [self] in
+            budget.start()
+            // The call deadline counts running time only: while stopped, this loop is blocked and
+            // its tasks wait; what was stopped is subtracted. (The hooks check it too.)
+            let guardTask = engine.eventLoop.scheduleRepeatedTask(initialDelay: .milliseconds(20), delay: .milliseconds(20)) { _ in
+                if budget.isExceeded() { engine.cancel(call: callID) }
+            }
+            engine.callFuture(function, arguments: options.arguments, deadline: .seconds(366 * 86_400), callID: callID)
+                .whenComplete { [self] result in
+                    guardTask.cancel()
+                    finish(result)
+                }
+        }
+    }
+
+    /// Stops the running macro at its next statement (a `stopped` event, reason `pause`).
+    public func pause() { configuration.requestPause() }
+
+    /// True while the session is stopped and answers requests.
+    public var isStopped: Bool { channel.isStopped }
+
+    /// Ends the session: a running or stopped macro is stopped (its changes dropped), and the
+    /// `terminated` event follows. A session never started ends at once.
+    public func terminate() {
+        let never = phase.withLock { phase -> Bool in
+            if phase == .configuring { phase = .ended; return true }
+            return false
+        }
+        channel.end()
+        if never {
+            events(.terminated(DebugOutcome(result: nil, error: MacroError(code: .cancelled, message: "the debug session ended before it ran"),
+                                            values: initialValues, changes: [])))
+            return
+        }
+        _ = engine.cancel(call: callID)
+    }
+
+    /// Sends a request to the stopped session: `stackTrace`, `scopes` {frameId}, `variables`
+    /// {ref}, `evaluate` {expression, frameId?}, `setVariable` {ref, name, value}, or a resume:
+    /// `continue`, `next`, `stepIn`, `stepOut`. `reply` gets the agent's answer (any thread).
+    public func request(_ op: String, _ arguments: MacroValue = [:], reply: @escaping @Sendable (Result<MacroValue, DebugError>) -> Void) {
+        channel.submit(arguments.setting("op", .string(op)), reply: reply)
+    }
+
+    /// ``request(_:_:reply:)`` for async code.
+    @discardableResult
+    public func request(_ op: String, _ arguments: MacroValue = [:]) async throws(DebugError) -> MacroValue {
+        let result = await withCheckedContinuation { continuation in
+            request(op, arguments) { continuation.resume(returning: $0) }
+        }
+        return try result.get()
+    }
+
+    private func finish(_ result: Result<MacroValue, any Error>) {
+        phase.withLock { $0 = .ended }
+        let terminated = channel.hasEnded
+        let timedOut = budget.exceeded.load(ordering: .relaxed)
+        channel.end()
+        let after = model.values
+        let changes = zip(initialValues, after).compactMap { before, now -> DebugOutcome.Change? in
+            before.value == now.value ? nil : .init(channel: now.channel, from: before.value, to: now.value)
+        }
+        var outcome = DebugOutcome(result: nil, error: nil, values: after, changes: changes)
+        switch result {
+        case .success(let value): outcome.result = value
+        case .failure(let error as MacroError): outcome.error = error
+        case .failure(let error): outcome.error = MacroError(code: .threw, message: "\(error)")
+        }
+        // Ended by a terminate or the idle time: whatever the stopped macro then did (the hooks
+        // throw until the watchdog stops it), it was cancelled.
+        if timedOut {
+            outcome = DebugOutcome(
+                result: nil, error: MacroError(code: .timeout, message: "timed out after \(options.callDeadline.milliseconds) ms of running (call_deadline_ms)", macro: options.macro),
+                values: after, changes: changes)
+        } else if terminated { outcome = DebugOutcome(result: nil, error: MacroError(code: .cancelled, message: "the debug session was terminated", macro: options.macro), values: after, changes: changes) }
+        events(.terminated(outcome))
+    }
+
+    /// The path form breakpoints and frames use.
+    static func normalized(_ path: String) -> String {
+        URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path
+    }
+}

@@ -1,0 +1,211 @@
+/// The instrumenter, run by acorn's context (``Instrumenter``): `(source, fileIndex, bases, macroName)` gives
+/// the source with a hook before each statement of each function (on the same line, so lines are
+/// unchanged), each function's body wrapped to record its frame, and each `await` marked; and the
+/// tables that map hooks back to the file: sites `[line, column, function, scope, inTry, file]`
+/// (1-based), functions `[name, line, column, file]`, scopes `{names, parent, fn}`.
+enum InstrumenterScript {
+    /// The JavaScript source: one function expression.
+    static let source = #"""
+        (function (source, file, base, macroName) {
+          "use strict";
+          // A macro file is one function expression, evaluated as `(FILE\n)` (trailing blanks and
+          // one `;` dropped, as the engine does): parsed the same way, so that `function () {}`
+          // parses; positions on its first line are one column to the right, and are moved back.
+          var shift = 0;
+          if (macroName !== null && macroName !== undefined) {
+            source = source.replace(/\s+$/, "").replace(/;$/, "");
+            source = "(" + source + "\n)";
+            shift = 1;
+          }
+          function column(loc) { return loc.column + 1 - (loc.line === 1 ? shift : 0); }
+          var ast = acorn.parse(source, { ecmaVersion: "latest", sourceType: "script", locations: true, preserveParens: true, allowReturnOutsideFunction: false });
+          var edits = [];
+          var seq = 0;
+          function put(pos, text) { edits.push({ pos: pos, text: text, seq: seq++ }); }
+          var sites = [], functions = [], scopes = [];
+          // Scope: { names: [], parent: id|-1, fn: bool }
+          function newScope(parent, isFn) { scopes.push({ names: [], parent: parent, fn: isFn }); return base.scope + scopes.length - 1; }
+          function scopeOf(id) { return scopes[id - base.scope]; }
+          function patternNames(p, out) {
+            if (!p) return out;
+            switch (p.type) {
+              case "Identifier": out.push(p.name); break;
+              case "ObjectPattern": p.properties.forEach(function (q) { patternNames(q.type === "RestElement" ? q.argument : q.value, out); }); break;
+              case "ArrayPattern": p.elements.forEach(function (q) { patternNames(q, out); }); break;
+              case "RestElement": patternNames(p.argument, out); break;
+              case "AssignmentPattern": patternNames(p.left, out); break;
+              case "ParenthesizedExpression": patternNames(p.expression, out); break;
+            }
+            return out;
+          }
+          function addNames(scope, names) {
+            var s = scopeOf(scope);
+            names.forEach(function (n) { if (s.names.indexOf(n) < 0 && n.indexOf("__dbg") !== 0) s.names.push(n); });
+          }
+          // Lexical declarations directly in a statement list.
+          function lexicalNames(list) {
+            var out = [];
+            list.forEach(function (s) {
+              if (s.type === "VariableDeclaration" && s.kind !== "var") s.declarations.forEach(function (d) { patternNames(d.id, out); });
+              else if (s.type === "ClassDeclaration" && s.id) out.push(s.id.name);
+              else if (s.type === "FunctionDeclaration" && s.id) out.push(s.id.name);
+            });
+            return out;
+          }
+          // var declarations of a function body (not of nested functions).
+          function varNames(node, out) {
+            if (!node || typeof node.type !== "string") return out;
+            if (node.type === "VariableDeclaration" && node.kind === "var") node.declarations.forEach(function (d) { patternNames(d.id, out); });
+            if (isFunction(node)) return out;
+            for (var key in node) {
+              if (key === "loc") continue;
+              var v = node[key];
+              if (Array.isArray(v)) v.forEach(function (c) { if (c && typeof c.type === "string") varNames(c, out); });
+              else if (v && typeof v.type === "string") varNames(v, out);
+            }
+            return out;
+          }
+          function isFunction(n) { return n.type === "FunctionDeclaration" || n.type === "FunctionExpression" || n.type === "ArrowFunctionExpression"; }
+
+          var hookText = function (site) { return "__dbg.h(__dbg_f," + site + ",(__dbg_e)=>eval(__dbg_e));"; };
+          function addSite(node, fn, scope, inTry) {
+            sites.push([node.loc.start.line, column(node.loc.start), fn, scope, inTry ? 1 : 0, file]);
+            return base.site + sites.length - 1;
+          }
+
+          // ctx: { fn: id or -1, scope: id, inTry: bool }
+          function visit(node, ctx, parent, key) {
+            if (!node || typeof node.type !== "string") return;
+            if (isFunction(node)) return visitFunction(node, ctx, parent, key);
+            switch (node.type) {
+              case "BlockStatement": {
+                var scope = newScope(ctx.scope, false);
+                addNames(scope, lexicalNames(node.body));
+                return statementList(node.body, { fn: ctx.fn, scope: scope, inTry: ctx.inTry });
+              }
+              case "SwitchStatement": {
+                visit(node.discriminant, ctx);
+                var sscope = newScope(ctx.scope, false);
+                var all = [];
+                node.cases.forEach(function (c) { all = all.concat(c.consequent); });
+                addNames(sscope, lexicalNames(all));
+                var sctx = { fn: ctx.fn, scope: sscope, inTry: ctx.inTry };
+                node.cases.forEach(function (c) { visit(c.test, sctx); statementList(c.consequent, sctx); });
+                return;
+              }
+              case "TryStatement": {
+                visit(node.block, { fn: ctx.fn, scope: ctx.scope, inTry: ctx.inTry || !!node.handler });
+                if (node.handler) {
+                  var h = node.handler;
+                  var cscope = newScope(ctx.scope, false);
+                  addNames(cscope, patternNames(h.param, []));
+                  if (ctx.fn >= 0) put(h.body.start + 1, "__dbg.c(__dbg_f," + (h.param && h.param.type === "Identifier" ? h.param.name : "undefined") + ");");
+                  visit(h.body, { fn: ctx.fn, scope: cscope, inTry: ctx.inTry });
+                }
+                if (node.finalizer) visit(node.finalizer, ctx);
+                return;
+              }
+              case "ForStatement": case "ForInStatement": case "ForOfStatement": {
+                var fscope = ctx.scope;
+                var decl = node.init || node.left;
+                if (decl && decl.type === "VariableDeclaration" && decl.kind !== "var") {
+                  fscope = newScope(ctx.scope, false);
+                  decl.declarations.forEach(function (d) { addNames(fscope, patternNames(d.id, [])); });
+                }
+                var fctx = { fn: ctx.fn, scope: fscope, inTry: ctx.inTry };
+                ["init", "test", "update", "left", "right"].forEach(function (k) { if (node[k]) visit(node[k], fctx); });
+                return body(node.body, fctx);
+              }
+              case "WhileStatement": visit(node.test, ctx); return body(node.body, ctx);
+              case "DoWhileStatement": body(node.body, ctx); return visit(node.test, ctx);
+              case "IfStatement":
+                visit(node.test, ctx); body(node.consequent, ctx);
+                if (node.alternate) body(node.alternate, ctx);
+                return;
+              case "WithStatement": visit(node.object, ctx); return body(node.body, ctx);
+              case "LabeledStatement": return visit(node.body, ctx);
+              case "AwaitExpression":
+                if (ctx.fn >= 0) {
+                  put(node.start, "__dbg.r(__dbg_f,");
+                  put(node.argument.start, "__dbg.s(__dbg_f,");
+                  visit(node.argument, ctx);
+                  put(node.argument.end, ")");
+                  put(node.end, ")");
+                  return;
+                }
+                break;
+            }
+            children(node, ctx);
+          }
+          function children(node, ctx) {
+            for (var key in node) {
+              if (key === "loc" || key === "type") continue;
+              var v = node[key];
+              if (Array.isArray(v)) v.forEach(function (c) { visit(c, ctx, node, key); });
+              else if (v && typeof v.type === "string") visit(v, ctx, node, key);
+            }
+          }
+          // A statement in a single-statement position: wrapped in braces with its hook.
+          function body(stmt, ctx) {
+            if (stmt.type === "BlockStatement" || ctx.fn < 0) return visit(stmt, ctx);
+            put(stmt.start, "{");
+            statementList([stmt], ctx);
+            put(stmt.end, "}");
+          }
+          function statementList(list, ctx) {
+            list.forEach(function (s) {
+              if (ctx.fn >= 0 && s.type !== "FunctionDeclaration" && s.type !== "EmptyStatement" && !s.directive) {
+                put(s.start, hookText(addSite(s, ctx.fn, ctx.scope, ctx.inTry)));
+              }
+              visit(s, ctx);
+            });
+          }
+          function functionName(node, parent, key) {
+            if (node.id) return node.id.name;
+            if (parent) {
+              if (parent.type === "VariableDeclarator" && parent.id.type === "Identifier") return parent.id.name;
+              if ((parent.type === "Property" || parent.type === "MethodDefinition" || parent.type === "PropertyDefinition") && key === "value")
+                return parent.key.type === "Identifier" ? parent.key.name : String(parent.key.value);
+              if (parent.type === "AssignmentExpression" && parent.left.type === "Identifier") return parent.left.name;
+            }
+            return "(anonymous)";
+          }
+          function visitFunction(node, ctx, parent, key) {
+            // A macro file's own function, when it has no name, is named after the file.
+            var name = ctx.fn < 0 && !node.id && macroName ? macroName : functionName(node, parent, key);
+            functions.push([name, node.loc.start.line, column(node.loc.start), file]);
+            var fn = base.fn + functions.length - 1;
+            var scope = newScope(ctx.scope, true);
+            var names = [];
+            node.params.forEach(function (p) { patternNames(p, names); });
+            addNames(scope, names);
+            var fctx = { fn: fn, scope: scope, inTry: false };
+            node.params.forEach(function (p) { visit(p, ctx); });
+            var prologue = "const __dbg_f=__dbg.e(" + fn + ");try{";
+            var epilogue = "}catch(__dbg_x){__dbg.x(__dbg_f,__dbg_x);throw __dbg_x;}finally{__dbg.l(__dbg_f);}";
+            if (node.body.type === "BlockStatement") {
+              addNames(scope, varNames(node.body, []));
+              addNames(scope, lexicalNames(node.body.body));
+              var stmts = node.body.body;
+              var i = 0;
+              while (i < stmts.length && stmts[i].directive) i++;
+              put(i > 0 ? stmts[i - 1].end : node.body.start + 1, prologue);
+              statementList(stmts, fctx);
+              put(node.body.end - 1, epilogue);
+            } else {
+              var site = addSite(node.body, fn, scope, false);
+              put(node.body.start, "{" + prologue + hookText(site) + "return (");
+              visit(node.body, fctx);
+              put(node.body.end, ");" + epilogue + "}");
+            }
+          }
+          ast.body.forEach(function (s) { visit(s, { fn: -1, scope: -1, inTry: false }); });
+          edits.sort(function (a, b) { return a.pos - b.pos || a.seq - b.seq; });
+          var out = "", at = 0;
+          edits.forEach(function (e) { out += source.slice(at, e.pos) + e.text; at = e.pos; });
+          out += source.slice(at);
+          if (shift) out = out.slice(1, out.length - 2);
+          return { code: out, sites: sites, functions: functions, scopes: scopes };
+        })
+        """#
+}
