@@ -56,7 +56,7 @@ final class DapAdapter: Sendable {
                 }
                 return entry
             }
-            daemon(request, "debug.setBreakpoints", ["path": .string(path), "breakpoints": .array(breakpoints)]) { result in
+            daemon(request, .debugSetBreakpoints, ["path": .string(path), "breakpoints": .array(breakpoints)]) { result in
                 .object(["breakpoints": .array((result["breakpoints"].arrayValue ?? []).map { b in
                     var entry: MacroValue = ["id": b["id"], "verified": b["verified"], "line": b["line"],
                                              "source": ["path": .string(path), "name": .string((path as NSString).lastPathComponent)]]
@@ -67,9 +67,9 @@ final class DapAdapter: Sendable {
             }
         case "setExceptionBreakpoints":
             let filters = (arguments["filters"].arrayValue ?? []).compactMap(\.stringValue)
-            daemon(request, "debug.setExceptionBreakpoints", ["all": .bool(filters.contains("all")), "uncaught": .bool(filters.contains("uncaught"))]) { _ in [:] }
+            daemon(request, .debugSetExceptionBreakpoints, ["all": .bool(filters.contains("all")), "uncaught": .bool(filters.contains("uncaught"))]) { _ in [:] }
         case "configurationDone":
-            daemon(request, "debug.run", [:]) { _ in [:] }
+            daemon(request, .debugRun, [:]) { _ in [:] }
         case "threads":
             let name = state.withLock { $0.macro }
             respond(request, body: ["threads": [["id": .number(Double(Self.threadID)), "name": .string(name)]]])
@@ -111,9 +111,9 @@ final class DapAdapter: Sendable {
         case "continue", "next", "stepIn", "stepOut":
             sessionRequest(request, command, [:]) { _ in command == "continue" ? ["allThreadsContinued": true] : [:] }
         case "pause":
-            daemon(request, "debug.pause", [:]) { _ in [:] }
+            daemon(request, .debugPause, [:]) { _ in [:] }
         case "terminate":
-            daemon(request, "debug.terminate", [:]) { _ in [:] }
+            daemon(request, .debugTerminate, [:]) { _ in [:] }
         case "disconnect":
             terminateAndWait()
             respond(request, body: [:])
@@ -153,7 +153,7 @@ final class DapAdapter: Sendable {
         var params: MacroValue = ["name": .string(macro), "args": arguments["args"] == .undefined ? [] : arguments["args"],
                                   "stopOnEntry": .bool(arguments["stopOnEntry"].boolValue ?? false)]
         if arguments["idleTimeoutMs"] != .undefined { params = params.with("idleTimeoutMs", arguments["idleTimeoutMs"]) }
-        link.call("debug.start", params) { [self] result in
+        link.call(.debugStart, params) { [self] result in
             switch result {
             case .success(let value):
                 state.withLock { $0.session = value["session"].intValue }
@@ -167,7 +167,7 @@ final class DapAdapter: Sendable {
 
     /// Sends `method` with the session's id added to `params`, and answers `request` with
     /// `body(result)` (or the error).
-    private func daemon(_ request: MacroValue, _ method: String, _ params: MacroValue, body: @escaping @Sendable (MacroValue) -> MacroValue) {
+    private func daemon(_ request: MacroValue, _ method: RPCMethod, _ params: MacroValue, body: @escaping @Sendable (MacroValue) -> MacroValue) {
         let (link, session) = state.withLock { ($0.link, $0.session) }
         guard let link, let session else { return respond(request, error: "no debug session: launch one first") }
         link.call(method, params.with("session", .number(Double(session)))) { [self] result in
@@ -179,14 +179,14 @@ final class DapAdapter: Sendable {
     }
 
     private func sessionRequest(_ request: MacroValue, _ op: String, _ args: MacroValue, body: @escaping @Sendable (MacroValue) -> MacroValue) {
-        daemon(request, "debug.request", ["op": .string(op), "args": args], body: body)
+        daemon(request, .debugRequest, ["op": .string(op), "args": args], body: body)
     }
 
     /// Ends a running session and waits (at most 5 s) for its `terminated` event.
     private func terminateAndWait() {
         let (link, session, finished) = state.withLock { ($0.link, $0.session, $0.finished) }
         guard let link, let session, !finished else { return }
-        link.call("debug.terminate", ["session": .number(Double(session))]) { _ in }
+        link.call(.debugTerminate, ["session": .number(Double(session))]) { _ in }
         _ = ended.wait(timeout: .now() + 5)
     }
 
@@ -194,20 +194,20 @@ final class DapAdapter: Sendable {
 
     private func notification(_ method: String, _ params: MacroValue) {
         switch method {
-        case "debug.stopped":
+        case RPCNotification.debugStopped.rawValue:
             var body: MacroValue = ["reason": params["reason"], "threadId": .number(Double(Self.threadID)), "allThreadsStopped": true]
             if params["hitBreakpointIds"] != .undefined { body = body.with("hitBreakpointIds", params["hitBreakpointIds"]) }
             if params["description"] != .undefined { body = body.with("description", params["description"]) }
             if params["text"] != .undefined { body = body.with("text", params["text"]) }
             event("stopped", body)
-        case "debug.output":
+        case RPCNotification.debugOutput.rawValue:
             var body: MacroValue = ["category": params["category"], "output": params["text"]]
             if let file = params["file"].stringValue {
                 body = body.with("source", ["path": .string(file), "name": .string((file as NSString).lastPathComponent)])
                     .with("line", params["line"]).with("column", params["column"])
             }
             event("output", body)
-        case "debug.terminated":
+        case RPCNotification.debugTerminated.rawValue:
             finish(params)
         default:
             break

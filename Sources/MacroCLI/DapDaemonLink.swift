@@ -47,13 +47,13 @@ final class DapDaemonLink: @unchecked Sendable {
     }
 
     /// Sends `method` with `params`; `reply` gets the result on the reader thread.
-    func call(_ method: String, _ params: MacroValue, reply: @escaping Reply) {
+    func call(_ method: RPCMethod, _ params: MacroValue, reply: @escaping Reply) {
         let failed: RPCError? = sending.withLock { next in
             next += 1
             let number = next
             pending.withLock { $0[number] = reply }
             do {
-                try client.send(raw: RPCCodec.request(id: RPCID(json: String(number)), method: method, params: params).text)
+                try client.send(raw: RPCCodec.request(id: RPCID(json: String(number)), method: method.rawValue, params: params).text)
                 return nil
             } catch {
                 pending.withLock { _ = $0.removeValue(forKey: number) }

@@ -81,6 +81,8 @@ package final class InProcessClient {
             group.addTask { try await channel.waitForOutboundWrite(as: ByteBuffer.self) }
             group.addTask {
                 try await Task.sleep(for: timeout)
+                // waitForOutboundWrite ignores cancellation: closing the channel fails it.
+                try? await channel.close()
                 return nil
             }
             defer { group.cancelAll() }

@@ -48,6 +48,8 @@ public struct RPCError: Error, Sendable, Equatable, CustomStringConvertible {
     /// JavaScript is paused: the engine stalled more than its restart budget allows in code no
     /// file answers for; `engine.resume` (`macro resume`) runs it again.
     public static let paused = -32008
+    /// A debug session failed (`debug.*`); `data.kind` names how.
+    public static let debugFailed = -32020
 
     /// The JSON object.
     public var json: MacroValue {

@@ -27,6 +27,14 @@ public enum RPCMethod: String, CaseIterable, Sendable {
     case profile = "macro.profile"
     case unquarantine = "macro.unquarantine"
     case resume = "engine.resume"
+    case debugStart = "debug.start"
+    case debugList = "debug.list"
+    case debugSetBreakpoints = "debug.setBreakpoints"
+    case debugSetExceptionBreakpoints = "debug.setExceptionBreakpoints"
+    case debugRun = "debug.run"
+    case debugPause = "debug.pause"
+    case debugRequest = "debug.request"
+    case debugTerminate = "debug.terminate"
 
     /// Where a method runs.
     public enum Lane: Sendable {
@@ -38,6 +46,9 @@ public enum RPCMethod: String, CaseIterable, Sendable {
         /// On the control lane from the committed values when the asking connection has nothing
         /// on the engine (so its own earlier requests are seen), else on the engine lane.
         case controlWhenIdle
+        /// By the debug sessions (`debug.*`), each in an engine and a thread of its own: never
+        /// queued behind the daemon's engine, nothing of it journaled.
+        case debug
     }
 
     /// How a method's batch is committed (see macrod's `GroupCommit`).
@@ -89,6 +100,12 @@ public enum RPCMethod: String, CaseIterable, Sendable {
         case .profile: Descriptor(params: ["name", "args", "runs", "timeoutMs"], lane: .engine, commit: .own)
         case .unquarantine: Descriptor(params: ["name"], lane: .engine, commit: .own)
         case .resume: Descriptor(params: [], lane: .engine, commit: .own)
+        case .debugStart: Descriptor(params: ["name", "args", "stopOnEntry", "idleTimeoutMs"], lane: .debug, commit: .own)
+        case .debugList: Descriptor(params: [], lane: .debug, commit: .own)
+        case .debugSetBreakpoints: Descriptor(params: ["session", "path", "breakpoints"], lane: .debug, commit: .own)
+        case .debugSetExceptionBreakpoints: Descriptor(params: ["session", "all", "uncaught"], lane: .debug, commit: .own)
+        case .debugRun, .debugPause, .debugTerminate: Descriptor(params: ["session"], lane: .debug, commit: .own)
+        case .debugRequest: Descriptor(params: ["session", "op", "args"], lane: .debug, commit: .own)
         }
     }
 
@@ -119,6 +136,12 @@ public enum RPCNotification: String, CaseIterable, Sendable {
     case failed = "macro.failed"
     /// `{"name"}` (subscription `macros`): a macro file was removed.
     case removed = "macro.removed"
+    /// A debug session stopped (breakpoint, step, exception, pause, entry), to its connection.
+    case debugStopped = "debug.stopped"
+    /// A debug session's console output, to its connection.
+    case debugOutput = "debug.output"
+    /// A debug session ended, with its result and the changes it would have made.
+    case debugTerminated = "debug.terminated"
     /// The channels that changed, with their new values (subscription `progress`).
     case progressChanged = "progress.changed"
     /// A log record (subscription `log`).

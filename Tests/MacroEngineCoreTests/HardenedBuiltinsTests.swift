@@ -168,6 +168,9 @@ struct StackTraceLimitTests {
         "Reflect.set(Error, 'stackTraceLimit', 0)",
         "Error.stackTraceLimit = 'none'",
         "Error.stackTraceLimit = -1",
+        // Another receiver: JavaScriptCore sets the limit all the same.
+        "Reflect.set(Error, 'stackTraceLimit', 0, {})",
+        "class X extends Error { static f() { super.stackTraceLimit = 0 } }; X.f()",
     ]
 
     private static func library(tampering: String) throws -> (MacroLibrary, TemporaryDirectory) {
@@ -183,7 +186,8 @@ struct StackTraceLimitTests {
     @Test(arguments: tampering)
     func anotherMacrosErrorKeepsItsStackAfterATamperingMacro(_ tampering: String) throws {
         let (library, dir) = try Self.library(tampering: tampering)
-        #expect(try library.callFuture("tamper").wait() == "TypeError")
+        // Refused (TypeError) on Error itself; on another receiver the property lands there.
+        #expect(["TypeError", "quiet"].contains(try library.callFuture("tamper").wait().stringValue ?? ""))
         let error = try #require(throws: MacroError.self) { try library.callFuture("boom").wait() }
         let file = dir.url("macros") + "/boom.js"
         #expect(error.file == file)

@@ -19,8 +19,6 @@ import Synchronization
 /// resumes `continue`, `next`, `stepIn`, `stepOut`); `debug.terminate {session}`.
 /// Notifications: `debug.stopped`, `debug.output`, `debug.terminated`, each with `session`.
 final class DebugMethods: Sendable {
-    /// The JSON-RPC error code of every debugger failure; `data.kind` names it (``DebugError/Code``).
-    static let errorCode = -32020
     /// At most this many sessions at once (each has a thread and a JavaScript heap).
     static let sessionLimit = 8
 
@@ -43,9 +41,8 @@ final class DebugMethods: Sendable {
         self.logger = logger
     }
 
-    /// The reply to `request` when it is a `debug.*` method, else nil.
-    func answer(_ request: RPCRequest, from connection: Connection) -> EventLoopFuture<RPCMessage?>? {
-        guard request.method.hasPrefix("debug.") else { return nil }
+    /// The reply to `request`, a method of the debug lane (``RPCMethod/Lane/debug``).
+    func answer(_ request: RPCRequest, _ method: RPCMethod, from connection: Connection) -> EventLoopFuture<RPCMessage?> {
         let loop = connection.channel.eventLoop
         let promise = loop.makePromise(of: RPCMessage?.self)
         let id = request.id
@@ -53,29 +50,27 @@ final class DebugMethods: Sendable {
             guard let id else { return promise.succeed(nil) }
             switch result {
             case .success(let value): promise.succeed(RPCCodec.response(id: id, result: value))
-            case .failure(let error): promise.succeed(RPCCodec.response(id: id, error: Self.rpcError(error)))
+            case .failure(let error): promise.succeed(RPCCodec.response(id: id, error: RPCError(error, method: method.rawValue, logger: self.logger)))
             }
         }
         do {
-            try dispatch(request.method, request.params, connection, reply)
+            try dispatch(method, try Params(request, method: method).value, connection, reply)
         } catch {
             reply(.failure(error))
         }
         return promise.futureResult
     }
 
+    /// The one switch from a debug method to what it does (params already checked against the table).
     private func dispatch(
-        _ method: String, _ params: MacroValue, _ connection: Connection, _ reply: @escaping @Sendable (Result<MacroValue, any Error>) -> Void
+        _ method: RPCMethod, _ params: MacroValue, _ connection: Connection, _ reply: @escaping @Sendable (Result<MacroValue, any Error>) -> Void
     ) throws {
-        guard params.objectValue != nil || params == .undefined else {
-            throw RPCError(code: RPCError.invalidParams, message: "\(method): params must be an object")
-        }
-        if method == "debug.start" { return try start(params, connection, reply) }
-        if method == "debug.list" { return reply(.success(list())) }
+        if method == .debugStart { return try start(params, connection, reply) }
+        if method == .debugList { return reply(.success(list())) }
         let session = try owned(params, connection)
         switch method {
-        case "debug.setBreakpoints":
-            guard let path = params["path"].stringValue else { throw Self.missing("path", method) }
+        case .debugSetBreakpoints:
+            guard let path = params["path"].stringValue else { throw Self.missing("path", method.rawValue) }
             let requests = (params["breakpoints"].arrayValue ?? []).map { b in
                 DebugSession.BreakpointRequest(
                     line: b["line"].intValue ?? 0, column: b["column"].intValue, condition: b["condition"].stringValue,
@@ -83,24 +78,24 @@ final class DebugMethods: Sendable {
             }
             let set = session.setBreakpoints(path: path, requests)
             reply(.success(["breakpoints": .array(set.map(Self.json))]))
-        case "debug.setExceptionBreakpoints":
+        case .debugSetExceptionBreakpoints:
             session.setExceptionBreakpoints(all: params["all"].boolValue ?? false, uncaught: params["uncaught"].boolValue ?? false)
             reply(.success([:]))
-        case "debug.run":
+        case .debugRun:
             session.start()
             reply(.success([:]))
-        case "debug.pause":
+        case .debugPause:
             session.pause()
             reply(.success([:]))
-        case "debug.terminate":
+        case .debugTerminate:
             session.terminate()
             reply(.success([:]))
-        case "debug.request":
-            guard let op = params["op"].stringValue else { throw Self.missing("op", method) }
+        case .debugRequest:
+            guard let op = params["op"].stringValue else { throw Self.missing("op", method.rawValue) }
             let arguments = params["args"] == .undefined ? [:] : params["args"]
             session.request(op, arguments) { result in reply(result.mapError { $0 }) }
         default:
-            throw RPCError(code: RPCError.methodNotFound, message: "Method not found: \(method)")
+            throw RPCError(code: RPCError.internalError, message: "internal error: \(method.rawValue) is not a debug method")
         }
     }
 
@@ -147,16 +142,16 @@ final class DebugMethods: Sendable {
     private func forward(_ event: DebugEvent, session id: Int, to connection: Connection) {
         switch event {
         case .stopped(let body):
-            connection.send(RPCCodec.notification("debug.stopped", body.setting("session", .number(Double(id)))))
+            connection.send(RPCCodec.notification(RPCNotification.debugStopped.rawValue, body.setting("session", .number(Double(id)))))
         case .output(let output):
             var body: MacroValue = ["session": .number(Double(id)), "category": .string(output.category), "text": .string(output.text)]
             if let file = output.file { body = body.setting("file", .string(file)) }
             if let line = output.line { body = body.setting("line", .number(Double(line))) }
             if let column = output.column { body = body.setting("column", .number(Double(column))) }
-            connection.send(RPCCodec.notification("debug.output", body))
+            connection.send(RPCCodec.notification(RPCNotification.debugOutput.rawValue, body))
         case .terminated(let outcome):
             sessions.withLock { _ = $0.removeValue(forKey: id) }
-            connection.send(RPCCodec.notification("debug.terminated", outcome.json.setting("session", .number(Double(id)))))
+            connection.send(RPCCodec.notification(RPCNotification.debugTerminated.rawValue, outcome.json.setting("session", .number(Double(id)))))
         }
     }
 
@@ -186,11 +181,4 @@ final class DebugMethods: Sendable {
         return value
     }
 
-    private static func rpcError(_ error: any Error) -> RPCError {
-        switch error {
-        case let error as RPCError: error
-        case let error as DebugError: RPCError(code: errorCode, message: error.message, data: ["kind": .string(error.code.rawValue)])
-        default: RPCError(code: RPCError.internalError, message: "internal error: \(error)")
-        }
-    }
 }

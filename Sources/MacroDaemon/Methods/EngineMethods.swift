@@ -65,8 +65,10 @@ final class EngineMethods: Sendable {
             case .logRecent: return loop.makeSucceededFuture(try recentLogs(params))
             case .unquarantine: return loop.makeSucceededFuture(try unquarantine(params))
             case .resume: return loop.makeSucceededFuture(resume())
-            case .running, .cancel:
-                // The control lane's (``ControlLane``): never queued behind the engine.
+            case .running, .cancel, .debugStart, .debugList, .debugSetBreakpoints, .debugSetExceptionBreakpoints, .debugRun, .debugPause,
+                 .debugRequest, .debugTerminate:
+                // The control lane's (``ControlLane``) and the debug sessions' (``DebugMethods``):
+                // never queued behind the engine.
                 throw RPCError(code: RPCError.internalError, message: "internal error: \(method.rawValue) is not run on the engine lane")
             }
         } catch {

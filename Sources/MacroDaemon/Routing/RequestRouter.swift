@@ -71,8 +71,6 @@ final class RequestRouter: Sendable {
     private func admit(_ request: RPCRequest, from connection: Connection, jobs: inout [EngineExecutor.Job]) -> EventLoopFuture<RPCMessage?> {
         let replyLoop = connection.channel.eventLoop
         guard let method = RPCMethod(rawValue: request.method) else {
-            // Not in the method table: a `debug.*` method, else -32601 (known methods pay nothing).
-            if let reply = debug.answer(request, from: connection) { return reply }
             if request.id != nil { counters.countError() }
             let error = RPCError(code: RPCError.methodNotFound, message: "Method not found: \(request.method)")
             return replyLoop.makeSucceededFuture(request.id.map { RPCCodec.response(id: $0, error: error) })
@@ -83,6 +81,7 @@ final class RequestRouter: Sendable {
             return promise.futureResult
         }
         if let reply = control.answer(request, method, from: connection) { return reply }
+        if method.descriptor.lane == .debug { return debug.answer(request, method, from: connection) }
         let limit = settings.read { $0.queueLimit }
         guard executor.reserve(limit: limit) else {
             counters.countError()

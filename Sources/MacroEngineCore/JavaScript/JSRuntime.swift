@@ -197,8 +197,9 @@ final class JSRuntime {
         defer {
             entryDepth -= 1
             if outermost {
-                occupancy.end()
+                // Still armed and recorded: the restore is an entry's JavaScript like any other.
                 restoreStackLimitIfTouched()
+                occupancy.end()
             }
         }
         do {

@@ -124,7 +124,7 @@ enum Lockdown {
             get: function __macroengine_frozen_get() { return value; },
             set: function __macroengine_frozen(v) {
               if (restoringLimit) return;
-              if (object === ErrorCtor && key === "stackTraceLimit" && this === object) touchedStackLimit();
+              if (object === ErrorCtor && key === "stackTraceLimit") touchedStackLimit();  // whatever the receiver
               // On the built-in itself, or on another built-in that inherits it: refused by name.
               if (this === object || hasPath(this)) throw new TypeErrorCtor("Cannot assign to read only property '" + name + "' of " + (this === object ? path : pathOf(this)) + " (built-ins are frozen; config: harden_builtins)");
               define(this, key, { value: v, writable: true, enumerable: true, configurable: true });

@@ -28,14 +28,16 @@ extension JSRuntime {
         stackLimit.restorer = restorerRef
     }
 
-    /// At the end of the outermost entry: puts the limit back if it may have changed. Not after
-    /// a watchdog stop (JavaScriptCore aborts when JavaScript is called while the VM is still
-    /// terminating): then at the end of the next entry that ran to its end.
+    /// At the end of the outermost entry (still armed): puts the limit back if it may have
+    /// changed. Not after a watchdog stop, nor at the start of the next entry (JavaScriptCore
+    /// aborts when JavaScript is called while the VM still terminates the stopped one: measured
+    /// by `StopLocationTests`): then at the end of the next entry that ran to its end. Done only
+    /// once the restorer returned.
     func restoreStackLimitIfTouched() {
         guard stackLimit.touched, watchdog.fired == nil, let restorer = stackLimit.restorer else { return }
-        stackLimit.touched = false
         var exception: JSValueRef?
         _ = JSObjectCallAsFunction(context.ref, restorer, nil, 0, nil, &exception)
+        if exception == nil { stackLimit.touched = false }
     }
 
     /// An Error object without a stack: the limit was changed in a way the setter cannot see
