@@ -92,7 +92,18 @@ struct RobustnessTests {
         #expect(grown < 64 * 1024, "macrod grew by \(grown / 1024) MiB for 100 clients that do not read")
         floods.forEach { close($0) }
         floods.removeAll()
-        #expect(try polite.call("macro.call", ["name": "one"]) == 1)
+        // The closed floods' admitted requests still run and may fill queue_limit for a moment
+        // (the same -32005 as above): a client tries again.
+        answer = nil
+        let settled = Date().addingTimeInterval(20)
+        while answer == nil {
+            do {
+                answer = try polite.call("macro.call", ["name": "one"])
+            } catch let error as RPCError where error.code == RPCError.busy && Date() < settled {
+                usleep(10_000)
+            }
+        }
+        #expect(answer == 1)
         #expect(daemon.isRunning)
     }
 
