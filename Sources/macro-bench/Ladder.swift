@@ -104,7 +104,7 @@ struct LadderTable {
 
     func print() {
         let counter = MallocCounter.isAvailable ? "malloc-count.so" : "n/a: Benchmarks/malloc-count.c not preloaded"
-        Swift.print("9. The ladder: one macro.call step by step (in-process; median of \(runs) runs of \(iterations) calls, \(roundTrips) round trips on sockets; allocations: \(counter))")
+        Swift.print("\n9. The ladder: one macro.call step by step (in-process; median of \(runs) runs of \(iterations) calls, \(roundTrips) round trips on sockets; allocations: \(counter))")
         Swift.print("  " + pad("step", 58) + lpad("ns/call", 10) + lpad("allocs", 9) + lpad("sum ns", 10) + lpad("sum allocs", 12))
         var totalNanoseconds = 0.0
         var totalAllocations = 0.0
