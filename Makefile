@@ -194,7 +194,7 @@ web-check: web-deps
 # The 100,000-request load test runs on its own afterwards, so it does not starve the suites
 # whose timing matters (browser, restarts, live edits) of the machine's cores; so does the
 # dashboard in headless Chromium, whose waits once ran out beside the memory-bomb tests.
-test: deps test-deps docs-check web-check tool-deps browser-deps
+test: deps test-deps docs-check format-check web-check tool-deps browser-deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --skip MacroDaemonTests.LoadTests --skip MacroHTTPTests.DashboardBrowserTests
 	$(SWIFT) test --skip-build --filter MacroHTTPTests.DashboardBrowserTests

@@ -35,7 +35,7 @@ struct EmbedWebAssets: BuildToolPlugin {
                 arguments: [output.path] + inputs.map { $0.path },
                 inputFiles: inputs,
                 outputFiles: [output]
-            ),
+            )
         ]
     }
 }

@@ -11,7 +11,8 @@ enum Completions {
     @Sendable static func macroNames(_ words: [String], _ index: Int, _ prefix: String) -> [String] {
         let options = options(from: words)
         if !options.local, options.macros == nil, let path = try? DaemonLink.socketPath(options), let client = try? RPCClient(path: path),
-            let entries = try? client.call(.list).arrayValue {
+            let entries = try? client.call(.list).arrayValue
+        {
             return entries.filter { $0["kind"] != "lib" }.compactMap(\.["name"].stringValue).filter { $0.hasPrefix(prefix) }.sorted()
         }
         let directory = options.macros ?? (try? options.resolvedConfig().macrosDirectory) ?? "macros"

@@ -59,7 +59,8 @@ package enum DaemonLink {
     package static func report(_ error: RPCError) -> Failure {
         let exit = exitCode(for: error)
         if error.code == RPCError.macroThrew || error.code == RPCError.syntaxError || error.code == RPCError.timeout,
-            let data = error.data {
+            let data = error.data
+        {
             let macroError = MacroError(
                 code: error.code == RPCError.timeout ? (data["reason"] == "cancelled" ? .cancelled : .timeout) : (error.code == RPCError.syntaxError ? .syntax : .threw),
                 message: data["message"].stringValue ?? error.message,

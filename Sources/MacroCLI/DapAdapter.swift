@@ -57,13 +57,18 @@ final class DapAdapter: Sendable {
                 return entry
             }
             daemon(request, .debugSetBreakpoints, ["path": .string(path), "breakpoints": .array(breakpoints)]) { result in
-                .object(["breakpoints": .array((result["breakpoints"].arrayValue ?? []).map { b in
-                    var entry: MacroValue = ["id": b["id"], "verified": b["verified"], "line": b["line"],
-                                             "source": ["path": .string(path), "name": .string((path as NSString).lastPathComponent)]]
-                    if b["column"] != .undefined { entry = entry.with("column", b["column"]) }
-                    if b["message"] != .undefined { entry = entry.with("message", b["message"]) }
-                    return entry
-                })])
+                .object([
+                    "breakpoints": .array(
+                        (result["breakpoints"].arrayValue ?? []).map { b in
+                            var entry: MacroValue = [
+                                "id": b["id"], "verified": b["verified"], "line": b["line"],
+                                "source": ["path": .string(path), "name": .string((path as NSString).lastPathComponent)],
+                            ]
+                            if b["column"] != .undefined { entry = entry.with("column", b["column"]) }
+                            if b["message"] != .undefined { entry = entry.with("message", b["message"]) }
+                            return entry
+                        })
+                ])
             }
         case "setExceptionBreakpoints":
             let filters = (arguments["filters"].arrayValue ?? []).compactMap(\.stringValue)
@@ -79,24 +84,37 @@ final class DapAdapter: Sendable {
             sessionRequest(request, "stackTrace", [:]) { result in
                 let frames = result["frames"].arrayValue ?? []
                 let window = frames.dropFirst(start).prefix(levels > 0 ? levels : frames.count)
-                return ["stackFrames": .array(window.map { f in
-                    let path = f["file"].stringValue ?? ""
-                    return ["id": f["id"], "name": f["name"], "line": f["line"], "column": f["column"],
-                            "source": ["path": .string(path), "name": .string((path as NSString).lastPathComponent)]]
-                }), "totalFrames": .number(Double(frames.count))]
+                return [
+                    "stackFrames": .array(
+                        window.map { f in
+                            let path = f["file"].stringValue ?? ""
+                            return [
+                                "id": f["id"], "name": f["name"], "line": f["line"], "column": f["column"],
+                                "source": ["path": .string(path), "name": .string((path as NSString).lastPathComponent)],
+                            ]
+                        }), "totalFrames": .number(Double(frames.count)),
+                ]
             }
         case "scopes":
             sessionRequest(request, "scopes", ["frameId": arguments["frameId"]]) { result in
-                ["scopes": .array((result["scopes"].arrayValue ?? []).map { s in
-                    ["name": s["name"], "variablesReference": s["ref"], "expensive": s["expensive"],
-                     "presentationHint": .string(s["name"].stringValue == "Locals" ? "locals" : "")]
-                })]
+                [
+                    "scopes": .array(
+                        (result["scopes"].arrayValue ?? []).map { s in
+                            [
+                                "name": s["name"], "variablesReference": s["ref"], "expensive": s["expensive"],
+                                "presentationHint": .string(s["name"].stringValue == "Locals" ? "locals" : ""),
+                            ]
+                        })
+                ]
             }
         case "variables":
             sessionRequest(request, "variables", ["ref": arguments["variablesReference"]]) { result in
-                ["variables": .array((result["variables"].arrayValue ?? []).map { v in
-                    ["name": v["name"], "value": v["value"], "type": v["type"], "variablesReference": v["ref"]]
-                })]
+                [
+                    "variables": .array(
+                        (result["variables"].arrayValue ?? []).map { v in
+                            ["name": v["name"], "value": v["value"], "type": v["type"], "variablesReference": v["ref"]]
+                        })
+                ]
             }
         case "evaluate":
             var args: MacroValue = ["expression": arguments["expression"]]
@@ -143,15 +161,20 @@ final class DapAdapter: Sendable {
         let link: DapDaemonLink
         do {
             let path = try defaultSocket(arguments["socket"].stringValue)
-            link = try DapDaemonLink(path: path, onNotification: { [weak self] method, params in self?.notification(method, params) },
-                                     onClose: { [weak self] in self?.daemonClosed() })
+            link = try DapDaemonLink(
+                path: path, onNotification: { [weak self] method, params in self?.notification(method, params) },
+                onClose: { [weak self] in self?.daemonClosed() })
         } catch {
             return respond(request, error: "launch: \(error)")
         }
-        state.withLock { $0.link = link; $0.macro = macro }
+        state.withLock {
+            $0.link = link; $0.macro = macro
+        }
         link.startReading()
-        var params: MacroValue = ["name": .string(macro), "args": arguments["args"] == .undefined ? [] : arguments["args"],
-                                  "stopOnEntry": .bool(arguments["stopOnEntry"].boolValue ?? false)]
+        var params: MacroValue = [
+            "name": .string(macro), "args": arguments["args"] == .undefined ? [] : arguments["args"],
+            "stopOnEntry": .bool(arguments["stopOnEntry"].boolValue ?? false),
+        ]
         if arguments["idleTimeoutMs"] != .undefined { params = params.with("idleTimeoutMs", arguments["idleTimeoutMs"]) }
         link.call(.debugStart, params) { [self] result in
             switch result {
@@ -227,7 +250,8 @@ final class DapAdapter: Sendable {
             summary = "result: \(outcome["result"] == .undefined ? "undefined" : outcome["result"].jsonText(pretty: false))"
         }
         for change in outcome["changes"].arrayValue ?? [] {
-            summary += "\n\(change["channel"].stringValue ?? "?") \(change["from"].jsonText(pretty: false)) -> \(change["to"].jsonText(pretty: false)) (not applied: a debug session works on a copy)"
+            summary +=
+                "\n\(change["channel"].stringValue ?? "?") \(change["from"].jsonText(pretty: false)) -> \(change["to"].jsonText(pretty: false)) (not applied: a debug session works on a copy)"
         }
         event("output", ["category": "console", "output": .string(summary + "\n")])
         event("exited", ["exitCode": .number(outcome["error"] == .undefined ? 0 : 1)])
@@ -246,8 +270,10 @@ final class DapAdapter: Sendable {
     }
 
     private func respond(_ request: MacroValue, error: String) {
-        framing.send(["type": "response", "request_seq": request["seq"], "command": request["command"], "success": false,
-                      "message": .string(error), "body": ["error": ["id": 1, "format": .string(error)]]])
+        framing.send([
+            "type": "response", "request_seq": request["seq"], "command": request["command"], "success": false,
+            "message": .string(error), "body": ["error": ["id": 1, "format": .string(error)]],
+        ])
     }
 
     private func event(_ name: String, _ body: MacroValue) {

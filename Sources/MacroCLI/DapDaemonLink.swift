@@ -38,7 +38,9 @@ final class DapDaemonLink: @unchecked Sendable {
                     reply(result)
                 }
             }
-            let waiting = pending.withLock { pending in defer { pending.removeAll() }; return Array(pending.values) }
+            let waiting = pending.withLock { pending in
+                defer { pending.removeAll() }; return Array(pending.values)
+            }
             waiting.forEach { $0(.failure(RPCError(code: RPCError.internalError, message: "macrod closed the connection"))) }
             onClose()
         }

@@ -33,7 +33,8 @@ struct Dashboard: ParsableCommand {
         let status: MacroValue
         do { status = try client.call(.status) } catch let error as RPCError { throw DaemonLink.report(error) }
         guard let address = status["dashboard"].stringValue else {
-            throw Failure(exit: 69, kind: "unavailable", message: "macro dashboard: macrod serves no dashboard; start it with --http 127.0.0.1:0, or set http: \"127.0.0.1:0\" in its config")
+            throw Failure(
+                exit: 69, kind: "unavailable", message: "macro dashboard: macrod serves no dashboard; start it with --http 127.0.0.1:0, or set http: \"127.0.0.1:0\" in its config")
         }
         let (url, lifetime) = try Self.oneTimeURL(address)
         if options.json {
@@ -50,7 +51,8 @@ struct Dashboard: ParsableCommand {
     /// long its code lasts, in milliseconds.
     static func oneTimeURL(_ address: String) throws -> (url: String, lifetimeMs: Int) {
         guard let components = URLComponents(string: address), let host = components.host, let port = components.port,
-              let token = components.queryItems?.first(where: { $0.name == "token" })?.value else {
+            let token = components.queryItems?.first(where: { $0.name == "token" })?.value
+        else {
             throw Failure(exit: 69, kind: "unavailable", message: "macro dashboard: macrod reported a dashboard URL without a token: \(address)")
         }
         let base = String(address.prefix { $0 != "?" })
@@ -61,8 +63,13 @@ struct Dashboard: ParsableCommand {
             throw Failure(exit: 69, kind: "unavailable", message: "macro dashboard: cannot ask the dashboard at \(base) for a one-time code: \(error)")
         }
         guard reply.status == 200, let value = try? JSONParser.parse(reply.body), let code = value["code"].stringValue,
-              code.allSatisfy(\.isHexDigit) else {
-            throw Failure(exit: 69, kind: "unavailable", message: "macro dashboard: the dashboard at \(base) gave no one-time code: \(reply.status) \(String(decoding: reply.body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))")
+            code.allSatisfy(\.isHexDigit)
+        else {
+            throw Failure(
+                exit: 69, kind: "unavailable",
+                message:
+                    "macro dashboard: the dashboard at \(base) gave no one-time code: \(reply.status) \(String(decoding: reply.body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))"
+            )
         }
         return (base + "?code=" + code, value["expiresInMs"].intValue ?? 60_000)
     }

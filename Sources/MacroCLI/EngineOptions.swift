@@ -4,10 +4,17 @@ import MacroBase
 
 /// Options of every command: which daemon (or config), and machine-readable output.
 struct DaemonOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("Talk to the macrod on this socket (exit 69 if none answers). Default: the config's socket, else $MACROENGINE_SOCKET, else the standard path.", valueName: "path"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Talk to the macrod on this socket (exit 69 if none answers). Default: the config's socket, else $MACROENGINE_SOCKET, else the standard path.", valueName: "path"))
     var socket: String?
 
-    @Option(name: .long, help: ArgumentHelp("The config file (YAML). Default: $MACROENGINE_CONFIG, else $XDG_CONFIG_HOME/macroengine/macroengine.yaml when it exists, else built-in defaults. Its socket names the daemon.", valueName: "file"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The config file (YAML). Default: $MACROENGINE_CONFIG, else $XDG_CONFIG_HOME/macroengine/macroengine.yaml when it exists, else built-in defaults. Its socket names the daemon.",
+            valueName: "file"))
     var config: String?
 
     @Flag(name: .long, help: "Print machine-readable JSON on stdout (a failure: one object {\"error\": {\"code\": EXIT, \"kind\": ...}}).")
@@ -34,7 +41,11 @@ struct StateOption: ParsableArguments {
 
 /// `--timeout-ms N`.
 struct TimeoutOption: ParsableArguments {
-    @Option(name: .customLong("timeout-ms"), help: ArgumentHelp("Deadline for the whole call in milliseconds, 1...86400000, awaited time included (default: call_deadline_ms 30000; a synchronous run also stops at time_limit_ms 5000).", valueName: "n"))
+    @Option(
+        name: .customLong("timeout-ms"),
+        help: ArgumentHelp(
+            "Deadline for the whole call in milliseconds, 1...86400000, awaited time included (default: call_deadline_ms 30000; a synchronous run also stops at time_limit_ms 5000).",
+            valueName: "n"))
     var timeoutMs: String?
 
     /// The value, checked: a whole number of milliseconds in range.

@@ -65,7 +65,8 @@ enum FlameGraph {
             let label = escape(node.name)
             let chars = Int(w / 7)
             let shown = chars < 3 ? "" : (node.name.count <= chars ? label : escape(String(node.name.prefix(chars - 2))) + "..")
-            rects += "<g class=\"f\"><title>\(label) (\(node.count) samples, \(String(format: "%.2f", percent))%)</title>"
+            rects +=
+                "<g class=\"f\"><title>\(label) (\(node.count) samples, \(String(format: "%.2f", percent))%)</title>"
                 + "<rect x=\"\(String(format: "%.1f", x))\" y=\"\(y)\" width=\"\(String(format: "%.1f", w))\" height=\"\(rowHeight - 1)\" fill=\"\(colour)\" rx=\"2\"/>"
                 + "<text x=\"\(String(format: "%.1f", x + 3))\" y=\"\(y + 12)\">\(shown)</text></g>\n"
             var offset = x
@@ -77,26 +78,26 @@ enum FlameGraph {
         }
         draw(root, x: 10, level: 0)
         let script = """
-        function search() { var term = prompt('Search frames (substring)'); if (term === null) return;
-          var n = 0; document.querySelectorAll('g.f').forEach(function (g) {
-            var hit = term !== '' && g.querySelector('title').textContent.indexOf(term) >= 0;
-            g.querySelector('rect').setAttribute('stroke', hit ? 'black' : 'none'); g.querySelector('rect').setAttribute('stroke-width', hit ? '2' : '0'); if (hit) n++; });
-          document.getElementById('matched').textContent = term === '' ? '' : n + ' frame(s) match ' + term; }
-        """
+            function search() { var term = prompt('Search frames (substring)'); if (term === null) return;
+              var n = 0; document.querySelectorAll('g.f').forEach(function (g) {
+                var hit = term !== '' && g.querySelector('title').textContent.indexOf(term) >= 0;
+                g.querySelector('rect').setAttribute('stroke', hit ? 'black' : 'none'); g.querySelector('rect').setAttribute('stroke-width', hit ? '2' : '0'); if (hit) n++; });
+              document.getElementById('matched').textContent = term === '' ? '' : n + ' frame(s) match ' + term; }
+            """
         return """
-        <?xml version="1.0" standalone="no"?>
-        <svg version="1.1" width="\(Int(width))" height="\(Int(height))" viewBox="0 0 \(Int(width)) \(Int(height))" xmlns="http://www.w3.org/2000/svg">
-        <style>text { font: 12px monospace; fill: #000; pointer-events: none } #search { cursor: pointer; fill: #06c }</style>
-        <script type="text/ecmascript"><![CDATA[
-        \(script)
-        ]]></script>
-        <rect width="100%" height="100%" fill="#fdfcf8"/>
-        <text x="10" y="20" style="font-size:15px">\(escape(title)) (\(root.count) samples)</text>
-        <text id="search" x="\(Int(width) - 70)" y="20" onclick="search()" style="pointer-events:all">Search</text>
-        <text id="matched" x="10" y="38"></text>
-        \(rects)</svg>
+            <?xml version="1.0" standalone="no"?>
+            <svg version="1.1" width="\(Int(width))" height="\(Int(height))" viewBox="0 0 \(Int(width)) \(Int(height))" xmlns="http://www.w3.org/2000/svg">
+            <style>text { font: 12px monospace; fill: #000; pointer-events: none } #search { cursor: pointer; fill: #06c }</style>
+            <script type="text/ecmascript"><![CDATA[
+            \(script)
+            ]]></script>
+            <rect width="100%" height="100%" fill="#fdfcf8"/>
+            <text x="10" y="20" style="font-size:15px">\(escape(title)) (\(root.count) samples)</text>
+            <text id="search" x="\(Int(width) - 70)" y="20" onclick="search()" style="pointer-events:all">Search</text>
+            <text id="matched" x="10" y="38"></text>
+            \(rects)</svg>
 
-        """
+            """
     }
 
     /// A Chrome DevTools `.cpuprofile`: one node per distinct frame path, `samples` grouped by

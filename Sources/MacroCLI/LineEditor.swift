@@ -1,4 +1,5 @@
 import Foundation
+import MacroBase
 
 #if canImport(Glibc)
 import Glibc
@@ -133,8 +134,6 @@ package final class LineEditor {
         FileHandle.standardOutput.write(Data(text.utf8))
     }
 }
-
-import MacroBase
 
 /// Writes a text file atomically (for the REPL history).
 enum AtomicFileWriter {

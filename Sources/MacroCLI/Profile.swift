@@ -32,8 +32,10 @@ package struct Profile: ParsableCommand {
     @Argument(help: "The macro's name.", completion: .custom(Completions.macroNames)) package var name: String
     @Argument(help: ArgumentHelp("Arguments for the macro: JSON when valid, else strings (after `--` every word is one).", valueName: "arg")) var arguments: [String] = []
     @Option(name: .long, help: ArgumentHelp("How many times to run it, one after the other, 1...100000.", valueName: "n")) package var runs: Int = 10
-    @Option(name: .long, help: ArgumentHelp("svg (a flame graph, the default), folded (flamegraph.pl's input) or cpuprofile (Chrome DevTools, speedscope).", valueName: "format")) var format: String = "svg"
-    @Option(name: .long, help: ArgumentHelp("The file to write (default NAME.profile.svg, NAME.profile.folded, NAME.cpuprofile; - for stdout).", valueName: "file")) var output: String?
+    @Option(name: .long, help: ArgumentHelp("svg (a flame graph, the default), folded (flamegraph.pl's input) or cpuprofile (Chrome DevTools, speedscope).", valueName: "format"))
+    var format: String = "svg"
+    @Option(name: .long, help: ArgumentHelp("The file to write (default NAME.profile.svg, NAME.profile.folded, NAME.cpuprofile; - for stdout).", valueName: "file")) var output:
+        String?
     @OptionGroup var daemon: DaemonOptions
     @OptionGroup var local: LocalOptions
     @OptionGroup var stateOption: StateOption

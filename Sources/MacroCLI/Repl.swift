@@ -66,7 +66,8 @@ package struct Repl: ParsableCommand {
         do {
             _ = try client.call(.eval, ["source": "(function () {})", "call": true])
         } catch let error as RPCError where error.code == RPCError.forbidden {
-            Console.error("""
+            Console.error(
+                """
                 macro repl: the daemon at \(client.path) does not allow engine.eval (it runs any JavaScript).
                 Enable it for development with `engine_eval: true` in macrod's config, or use `macro repl --local`.
                 """)

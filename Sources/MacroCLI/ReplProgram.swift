@@ -75,10 +75,14 @@ package struct ReplProgram {
         var forms: [Form] = []
         if let value = returningLast() {
             let edits = declarations.edits + value
-            forms.append(Form(script: wrap(apply(edits), prelude: declarations.names, exports: declarations.functions, functionName: functionName), edits: edits, input: scan.bytes))
+            forms.append(
+                Form(script: wrap(apply(edits), prelude: declarations.names, exports: declarations.functions, functionName: functionName), edits: edits, input: scan.bytes))
         }
         if !declarations.edits.isEmpty || !declarations.functions.isEmpty {
-            forms.append(Form(script: wrap(apply(declarations.edits), prelude: declarations.names, exports: declarations.functions, functionName: functionName), edits: declarations.edits, input: scan.bytes))
+            forms.append(
+                Form(
+                    script: wrap(apply(declarations.edits), prelude: declarations.names, exports: declarations.functions, functionName: functionName), edits: declarations.edits,
+                    input: scan.bytes))
         }
         forms.append(verbatim)
         return forms

@@ -247,9 +247,11 @@ private struct Scanner {
             if byte == UInt8(ascii: "\\") { index += 2; continue }
             if byte == UInt8(ascii: "\n") { return }
             index += 1
-            if byte == UInt8(ascii: "[") { inClass = true }
-            else if byte == UInt8(ascii: "]") { inClass = false }
-            else if byte == UInt8(ascii: "/") && !inClass {
+            if byte == UInt8(ascii: "[") {
+                inClass = true
+            } else if byte == UInt8(ascii: "]") {
+                inClass = false
+            } else if byte == UInt8(ascii: "/") && !inClass {
                 while index < bytes.count, Self.isWordByte(bytes[index]) { index += 1 }
                 return
             }

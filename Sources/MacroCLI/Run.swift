@@ -22,7 +22,10 @@ package struct Run: ParsableCommand {
     @Argument(help: "The macro's name (the file name without .js).", completion: .custom(Completions.macroNames))
     package var name: String
 
-    @Argument(help: ArgumentHelp("Arguments for the macro: JSON when valid, else strings. Negative numbers are values (bump inner -2); after `--` every word is an argument, even one starting with '-'.", valueName: "arg"), completion: .custom(Completions.channelNames))
+    @Argument(
+        help: ArgumentHelp(
+            "Arguments for the macro: JSON when valid, else strings. Negative numbers are values (bump inner -2); after `--` every word is an argument, even one starting with '-'.",
+            valueName: "arg"), completion: .custom(Completions.channelNames))
     var arguments: [String] = []
 
     @OptionGroup var daemon: DaemonOptions

@@ -42,15 +42,17 @@ struct Stats: ParsableCommand {
         for row in rows {
             let errors = row["errors"]
             let total = CallKinds.errors.reduce(0) { $0 + (errors[$1].intValue ?? 0) }
-            cells.append([row["name"].stringValue ?? "", count(row["calls"]), count(row["ok"]), String(total)]
-                + [row["p50Ms"], row["p95Ms"], row["p99Ms"], row["maxMs"], row["jsMs"]].map(milliseconds)
-                + [count(row["reloads"])])
+            cells.append(
+                [row["name"].stringValue ?? "", count(row["calls"]), count(row["ok"]), String(total)]
+                    + [row["p50Ms"], row["p95Ms"], row["p99Ms"], row["maxMs"], row["jsMs"]].map(milliseconds)
+                    + [count(row["reloads"])])
         }
         let widths = header.indices.map { column in cells.map { $0[column].count }.max() ?? 0 }
         var lines = cells.map { row in
             row.enumerated().map { column, cell in
                 // The name left-aligned, the numbers right-aligned.
-                column == 0 ? cell.padding(toLength: widths[0], withPad: " ", startingAt: 0)
+                column == 0
+                    ? cell.padding(toLength: widths[0], withPad: " ", startingAt: 0)
                     : String(repeating: " ", count: widths[column] - cell.count) + cell
             }.joined(separator: " ").trimmingCharacters(in: .whitespaces)
         }

@@ -5,8 +5,8 @@ import MacroRPC
 import NIOCore
 import NIOPosix
 import ServiceLifecycle
-import UnixSignals
 import Synchronization
+import UnixSignals
 
 #if canImport(Glibc)
 import Glibc
@@ -89,7 +89,8 @@ public final class MacroDaemon: Service, Sendable {
             host: host, library: library, hub: hub, previous: handover, stallQuarantine: config.stallQuarantine, logger: logger)
         // Connections on the engine's thread: a thread of their own serves their control
         // requests while JavaScript keeps the engine busy.
-        let busyControl: BusyControl? = config.ioThread == .engine
+        let busyControl: BusyControl? =
+            config.ioThread == .engine
             ? BusyControl(
                 occupancy: engine.occupancy, engine: engine, control: host.router.control, publisher: host.publisher,
                 allowedUIDs: config.allowedUIDs, listenerCookie: { recovery.listenerCookie.load(ordering: .relaxed) }, logger: logger)
@@ -99,25 +100,35 @@ public final class MacroDaemon: Service, Sendable {
             occupancy: engine.occupancy, grace: config.stallGrace, memoryCeiling: (config.memoryLimitMB << 20) / 2 * 3,
             onTick: { healthy in notifier.heartbeat(healthy: healthy) },
             onMemoryNotBlamed: { [logger] resident in
-                logger.warning("the process is at \(resident >> 20) MiB, past 1.5 x memory_limit_mb, but the JavaScript running now did not grow it (memory outside JavaScript: connections' buffers?); no call is blamed and the engine is not restarted")
+                logger.warning(
+                    "the process is at \(resident >> 20) MiB, past 1.5 x memory_limit_mb, but the JavaScript running now did not grow it (memory outside JavaScript: connections' buffers?); no call is blamed and the engine is not restarted"
+                )
             },
             onStall: { recovery.recover($0) })
         defer { stallWatch.stop() }
         if let handover {
             library.setQuarantine(handover.quarantine)
             if handover.paused {
-                engine.pauseJavaScript(reason: "the engine stalled more than \(StallRecovery.budget) times within \(Int(StallRecovery.budgetWindow)) s in code no macro file answers for (\(handover.reason))")
+                engine.pauseJavaScript(
+                    reason:
+                        "the engine stalled more than \(StallRecovery.budget) times within \(Int(StallRecovery.budgetWindow)) s in code no macro file answers for (\(handover.reason))"
+                )
             }
         }
         rescan(library: library, watcher: nil)
         // fsync: interval — make the latest state durable at most once per period.
         let period = TimeAmount.nanoseconds(
             config.fsyncInterval.components.seconds * 1_000_000_000 + config.fsyncInterval.components.attoseconds / 1_000_000_000)
-        let syncTask = Mutex<RepeatedTask?>(config.fsync == .interval
-            ? engine.eventLoop.scheduleRepeatedTask(initialDelay: period, delay: period) { _ in host.syncIfNeeded() }
-            : nil)
+        let syncTask = Mutex<RepeatedTask?>(
+            config.fsync == .interval
+                ? engine.eventLoop.scheduleRepeatedTask(initialDelay: period, delay: period) { _ in host.syncIfNeeded() }
+                : nil)
         // Cancelled once, before the loops shut down: a cancel after that schedules on a dead loop.
-        let stopSync = { syncTask.withLock { $0?.cancel(); $0 = nil } }
+        let stopSync = {
+            syncTask.withLock {
+                $0?.cancel(); $0 = nil
+            }
+        }
         defer { stopSync() }
 
         let pending = Mutex<Set<String>>([])
@@ -207,7 +218,8 @@ public final class MacroDaemon: Service, Sendable {
             recovery.listener.locked { $0 = server }
             if let provider = server as? any SocketOptionProvider {
                 let cookie: UInt64 = try await provider.unsafeGetSocketOption(
-                    level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SocketCookie.option)).get()
+                    level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SocketCookie.option)
+                ).get()
                 recovery.listenerCookie.store(cookie, ordering: .relaxed)
             }
             await adopt(handover?.clients ?? [], group: group, buffer: buffer, setUp: setUp)
@@ -219,14 +231,18 @@ public final class MacroDaemon: Service, Sendable {
             throw MacroDaemonError(code: .bind, message: "cannot listen on \(socketPath): \(error)")
         }
         umask(0o077)
-        logger.info("macrod \(version) listening on \(socketPath)", metadata: [
-            "macros": "\(config.macrosDirectory)", "state": "\(store.path)", "pid": "\(getpid())",
-        ])
+        logger.info(
+            "macrod \(version) listening on \(socketPath)",
+            metadata: [
+                "macros": "\(config.macrosDirectory)", "state": "\(store.path)", "pid": "\(getpid())",
+            ])
         if let handover {
             let elapsed = Int((Date().timeIntervalSince1970 - handover.stalledAt) * 1000)
-            logger.warning("engine restarted after a stall; serving again \(elapsed) ms after it was noticed, with \(handover.clients.count) connection(s) kept", metadata: [
-                "reason": "\(handover.reason)", "restarts": "\(handover.restarts.count)",
-            ])
+            logger.warning(
+                "engine restarted after a stall; serving again \(elapsed) ms after it was noticed, with \(handover.clients.count) connection(s) kept",
+                metadata: [
+                    "reason": "\(handover.reason)", "restarts": "\(handover.restarts.count)",
+                ])
         }
         notifier.notify("READY=1\nSTATUS=listening on \(socketPath)")
 
@@ -315,8 +331,10 @@ public final class MacroDaemon: Service, Sendable {
 
     /// Takes over a client connection handed over by a restart: same pipeline, its subscriptions,
     /// and the bytes of an unfinished line fed in before anything new is read.
-    private func adopt(_ clients: [Handover.Client], group: MultiThreadedEventLoopGroup, buffer: Int,
-                       setUp: @escaping @Sendable (any Channel, [EventKind]) -> EventLoopFuture<Void>) async {
+    private func adopt(
+        _ clients: [Handover.Client], group: MultiThreadedEventLoopGroup, buffer: Int,
+        setUp: @escaping @Sendable (any Channel, [EventKind]) -> EventLoopFuture<Void>
+    ) async {
         // Every socket first, then the bytes: fed before all were adopted, a handed-over call
         // could stall the engine again (with `io_thread: engine` it runs on the same loop) and
         // leave the rest unadopted, to be closed at the next restart.
@@ -347,8 +365,10 @@ public final class MacroDaemon: Service, Sendable {
 
     /// A bootstrap for a socket macrod already holds (handed over by a restart, or accepted by
     /// the busy control): the connection's pipeline, reading off until ``resume(_:feeding:)``.
-    static func adoptingBootstrap(group: MultiThreadedEventLoopGroup, buffer: Int,
-                                  initializer: @escaping @Sendable (any Channel) -> EventLoopFuture<Void>) -> ClientBootstrap {
+    static func adoptingBootstrap(
+        group: MultiThreadedEventLoopGroup, buffer: Int,
+        initializer: @escaping @Sendable (any Channel) -> EventLoopFuture<Void>
+    ) -> ClientBootstrap {
         ClientBootstrap(group: group)
             .channelOption(.autoRead, value: false)
             .channelOption(.allowRemoteHalfClosure, value: true)

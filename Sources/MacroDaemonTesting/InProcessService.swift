@@ -17,8 +17,10 @@ package final class InProcessService {
 
     /// Builds the service for `config` and loads its macros directory. `queueLimit` and
     /// `maxInFlight` are `queue_limit` and `connection_in_flight`.
-    package init(config: MacroConfig, queueLimit: Int = 1024, maxInFlight: Int = 64, maxLineBytes: Int = 1 << 20,
-                 logger: Logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }) throws {
+    package init(
+        config: MacroConfig, queueLimit: Int = 1024, maxInFlight: Int = 64, maxLineBytes: Int = 1 << 20,
+        logger: Logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+    ) throws {
         environment = try EngineEnvironment(config: config, name: "in-process", logger: logger)
         host = EngineHost(
             engine: environment.engine, model: environment.model, library: environment.library, store: environment.store,

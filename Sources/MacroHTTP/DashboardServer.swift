@@ -51,8 +51,10 @@ package final class DashboardServer: DaemonFrontend {
 
     /// A dashboard for the daemon on `socketPath`, with the config's limits (`max_line_bytes` is
     /// the largest message, `connection_in_flight` and `connection_buffer_bytes` as on the socket).
-    package init(address: HTTPAddress, config: MacroConfig, socketPath: String, logger: Logger,
-                 codeMirrorRoot: String = "/usr/share/javascript/codemirror") {
+    package init(
+        address: HTTPAddress, config: MacroConfig, socketPath: String, logger: Logger,
+        codeMirrorRoot: String = "/usr/share/javascript/codemirror"
+    ) {
         self.address = address
         self.allowRemote = config.httpAllowRemote
         self.socketPath = socketPath
@@ -78,9 +80,13 @@ package final class DashboardServer: DaemonFrontend {
     private func listen(gateway: RPCGateway, resuming: Bool) async throws(DashboardError) -> String {
         if !address.isLoopback {
             guard allowRemote else {
-                throw DashboardError(code: .notLoopback, message: "http: \(address) is not a loopback address; the dashboard listens on 127.0.0.1, ::1 or localhost unless the config sets http_allow_remote: true")
+                throw DashboardError(
+                    code: .notLoopback,
+                    message: "http: \(address) is not a loopback address; the dashboard listens on 127.0.0.1, ::1 or localhost unless the config sets http_allow_remote: true")
             }
-            logger.warning("dashboard: listening on \(address), reachable from other machines (http_allow_remote: true); anyone who learns the token controls the engine, and the traffic is not encrypted")
+            logger.warning(
+                "dashboard: listening on \(address), reachable from other machines (http_allow_remote: true); anyone who learns the token controls the engine, and the traffic is not encrypted"
+            )
         }
         let tokenFile = DashboardToken.filePath(forSocket: socketPath)
         let addressFile = DashboardToken.addressPath(forSocket: socketPath)
@@ -103,7 +109,8 @@ package final class DashboardServer: DaemonFrontend {
         // A new macrod with port 0 takes the port the last one had, when it is free.
         let portFile = DashboardToken.portPath(forSocket: socketPath)
         if server == nil, address.port == 0, let text = try? String(contentsOfFile: portFile, encoding: .utf8),
-           let port = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)), (1...65535).contains(port) {
+            let port = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)), (1...65535).contains(port)
+        {
             server = try? await bootstrap.bind(host: address.host, port: port).get()
         }
         do {
@@ -163,18 +170,22 @@ package final class DashboardServer: DaemonFrontend {
                         },
                         upgradePipelineHandler: { channel, _ in
                             channel.eventLoop.makeCompletedFuture {
-                                try channel.pipeline.syncOperations.addHandler(NIOWebSocketFrameAggregator(
-                                    minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 1024, maxAccumulatedFrameSize: maxBytes))
+                                try channel.pipeline.syncOperations.addHandler(
+                                    NIOWebSocketFrameAggregator(
+                                        minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 1024, maxAccumulatedFrameSize: maxBytes))
                                 try channel.pipeline.syncOperations.addHandler(WebSocketSession(gateway: gateway, maxInFlight: maxInFlight, logger: logger))
                             }
                         })
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(
-                        withServerUpgrade: (upgraders: [upgrader], completionHandler: { context in
-                            context.pipeline.syncOperations.removeHandler(name: "dashboard-http", promise: nil)
-                            // A WebSocket may stay quiet for as long as it likes (a subscriber).
-                            context.pipeline.syncOperations.removeHandler(name: "dashboard-idle", promise: nil)
-                            context.pipeline.syncOperations.removeHandler(name: "dashboard-close-idle", promise: nil)
-                        }))
+                        withServerUpgrade: (
+                            upgraders: [upgrader],
+                            completionHandler: { context in
+                                context.pipeline.syncOperations.removeHandler(name: "dashboard-http", promise: nil)
+                                // A WebSocket may stay quiet for as long as it likes (a subscriber).
+                                context.pipeline.syncOperations.removeHandler(name: "dashboard-idle", promise: nil)
+                                context.pipeline.syncOperations.removeHandler(name: "dashboard-close-idle", promise: nil)
+                            }
+                        ))
                     try channel.pipeline.syncOperations.addHandler(http, name: "dashboard-http")
                 }
             }
@@ -183,7 +194,8 @@ package final class DashboardServer: DaemonFrontend {
     /// The port noted by the previous process (`http://HOST:PORT/`), if any.
     private static func previousPort(_ path: String) -> Int? {
         guard let text = try? String(contentsOfFile: path, encoding: .utf8),
-              let components = URLComponents(string: text.trimmingCharacters(in: .whitespacesAndNewlines)) else { return nil }
+            let components = URLComponents(string: text.trimmingCharacters(in: .whitespacesAndNewlines))
+        else { return nil }
         return components.port
     }
 

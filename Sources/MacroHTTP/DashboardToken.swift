@@ -25,7 +25,8 @@ struct DashboardToken: Sendable {
     init?(readingFrom path: String) {
         var info = stat()
         guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_uid == getuid(), info.st_mode & 0o077 == 0,
-              let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
+            let text = try? String(contentsOfFile: path, encoding: .utf8)
+        else { return nil }
         let value = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard value.count == 64, value.allSatisfy(\.isHexDigit) else { return nil }
         self.value = value

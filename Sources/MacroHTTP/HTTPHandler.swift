@@ -136,7 +136,9 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             try codes.redeem(code)
         } catch {
             if error == .used {
-                logger.warning("dashboard: a one-time code was presented again after it was traded for the token; if the page that opened it says so, someone else on this machine may have traded it first: restart macrod to make a new token")
+                logger.warning(
+                    "dashboard: a one-time code was presented again after it was traded for the token; if the page that opened it says so, someone else on this machine may have traded it first: restart macrod to make a new token"
+                )
             }
             send(.unauthorized, text: "401 Unauthorized: \(error.message)\n", head: head, context: context)
             return
@@ -180,13 +182,17 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
     }
 
-    private func send(_ status: HTTPResponseStatus, text: String, headers: HTTPHeaders = [:], head: HTTPRequestHead,
-                      context: ChannelHandlerContext, close: Bool = false) {
+    private func send(
+        _ status: HTTPResponseStatus, text: String, headers: HTTPHeaders = [:], head: HTTPRequestHead,
+        context: ChannelHandlerContext, close: Bool = false
+    ) {
         send(status, body: Array(text.utf8), contentType: "text/plain; charset=utf-8", headers: headers, head: head, context: context, close: close)
     }
 
-    private func send(_ status: HTTPResponseStatus, body: [UInt8], contentType: String?, headers extra: HTTPHeaders = [:],
-                      head: HTTPRequestHead, context: ChannelHandlerContext, close: Bool = false) {
+    private func send(
+        _ status: HTTPResponseStatus, body: [UInt8], contentType: String?, headers extra: HTTPHeaders = [:],
+        head: HTTPRequestHead, context: ChannelHandlerContext, close: Bool = false
+    ) {
         var headers = SecurityHeaders.for(host: head.headers.first(name: "Host") ?? "")
         headers.add(contentsOf: extra)
         if let contentType { headers.add(name: "Content-Type", value: contentType) }
@@ -225,7 +231,8 @@ enum SecurityHeaders {
     static func `for`(host: String) -> HTTPHeaders {
         let socket = host.isEmpty ? "" : " ws://\(host)"
         return [
-            "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'\(socket); base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+            "Content-Security-Policy":
+                "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'\(socket); base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
             "X-Content-Type-Options": "nosniff",
             "X-Frame-Options": "DENY",
             "Referrer-Policy": "no-referrer",

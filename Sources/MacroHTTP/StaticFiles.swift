@@ -42,7 +42,8 @@ final class StaticFiles: Sendable {
         let relative = path.dropFirst("/codemirror/".count)
         let components = relative.split(separator: "/", omittingEmptySubsequences: false)
         guard !components.isEmpty, components.allSatisfy({ !$0.isEmpty && !$0.hasPrefix(".") }),
-              relative.hasSuffix(".js") || relative.hasSuffix(".css") else { return nil }
+            relative.hasSuffix(".js") || relative.hasSuffix(".css")
+        else { return nil }
         if let cached = cache.locked({ $0[String(relative)] }) { return cached }
         let full = URL(fileURLWithPath: codeMirrorRoot + "/" + relative).resolvingSymlinksInPath().path
         let root = URL(fileURLWithPath: codeMirrorRoot).resolvingSymlinksInPath().path

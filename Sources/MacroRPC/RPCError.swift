@@ -1,4 +1,5 @@
 import MacroBase
+import OrderedCollections
 
 /// A JSON-RPC 2.0 error object: `{code, message, data?}`.
 public struct RPCError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -106,6 +107,5 @@ public struct RPCError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-import OrderedCollections
 /// Object fields in insertion order.
 public typealias OrderedFields = OrderedDictionary<String, MacroValue>

@@ -80,24 +80,30 @@ package enum RPCCodec {
             // object built for the top level. The same parser, so the same errors.
             let text = UnsafeRawBufferPointer(bytes)
             var members = Members()
-            if try JSONParser.parseTopObject(text, maximumDepth: maximumDepth, member: { key, value, raw in
-                switch key {
-                case "jsonrpc": members.jsonrpc = value
-                case "id": (members.id, members.rawID) = (value, raw)
-                case "method": members.method = value
-                case "params": members.params = value
-                default: break
-                }
-            }) {
-                return .single(request(id: members.id, rawID: members.rawID.map { JSONParser.text(text, $0) },
-                                       jsonrpc: members.jsonrpc, method: members.method, params: members.params))
+            if try JSONParser.parseTopObject(
+                text, maximumDepth: maximumDepth,
+                member: { key, value, raw in
+                    switch key {
+                    case "jsonrpc": members.jsonrpc = value
+                    case "id": (members.id, members.rawID) = (value, raw)
+                    case "method": members.method = value
+                    case "params": members.params = value
+                    default: break
+                    }
+                })
+            {
+                return .single(
+                    request(
+                        id: members.id, rawID: members.rawID.map { JSONParser.text(text, $0) },
+                        jsonrpc: members.jsonrpc, method: members.method, params: members.params))
             }
             document = try JSONParser.parse(text, maximumDepth: maximumDepth, keepingRawMember: "id")
         } catch {
-            let message = switch error.kind {
-            case .tooDeep: "Parse error: JSON nested deeper than \(maximumDepth) levels"
-            default: "Parse error: the line is not valid JSON: \(error)"
-            }
+            let message =
+                switch error.kind {
+                case .tooDeep: "Parse error: JSON nested deeper than \(maximumDepth) levels"
+                default: "Parse error: the line is not valid JSON: \(error)"
+                }
             return .single(.failure(RPCFailure(id: .null, error: RPCError(code: RPCError.parseError, message: message))))
         }
         if case .array(let items) = document.value {
@@ -127,8 +133,10 @@ package enum RPCCodec {
     }
 
     /// The request made of a request object's members (nil: absent); `rawID` is `id` as written.
-    static func request(id idMember: MacroValue?, rawID: String?, jsonrpc: MacroValue?, method methodMember: MacroValue?,
-                        params paramsMember: MacroValue?) -> Result<RPCRequest, RPCFailure> {
+    static func request(
+        id idMember: MacroValue?, rawID: String?, jsonrpc: MacroValue?, method methodMember: MacroValue?,
+        params paramsMember: MacroValue?
+    ) -> Result<RPCRequest, RPCFailure> {
         var id: RPCID? = nil
         switch idMember {
         case nil: id = nil

@@ -54,7 +54,8 @@ public enum SocketPath {
             throw DirectoryError(description: "\(directory) is not a directory")
         }
         guard info.st_uid == getuid() else {
-            throw DirectoryError(description: "refusing to use \(directory): it is owned by uid \(info.st_uid), not by you (uid \(getuid())); remove it or set --socket / MACROENGINE_SOCKET")
+            throw DirectoryError(
+                description: "refusing to use \(directory): it is owned by uid \(info.st_uid), not by you (uid \(getuid())); remove it or set --socket / MACROENGINE_SOCKET")
         }
         // Whoever may write to the directory may remove the socket and put their own in its
         // place: refused when every user may, or the group may without the sticky bit (which
@@ -65,7 +66,10 @@ public enum SocketPath {
             throw DirectoryError(description: "refusing to use \(directory): it is writable by every user (mode \(mode)); chmod 700 it")
         }
         if info.st_mode & 0o020 != 0, info.st_mode & 0o1000 == 0 {
-            throw DirectoryError(description: "refusing to use \(directory): its group may write to it (mode \(mode)) and could replace the socket; chmod g-w it (or chmod +t to keep group members from removing your files)")
+            throw DirectoryError(
+                description:
+                    "refusing to use \(directory): its group may write to it (mode \(mode)) and could replace the socket; chmod g-w it (or chmod +t to keep group members from removing your files)"
+            )
         }
     }
 }

@@ -22,11 +22,11 @@ struct BenchCommand: ParsableCommand {
         commandName: "run",
         abstract: "Benchmark macrod against Redis FCALL, a bare Unix-socket ping-pong and a minimal JavaScriptCore process.",
         discussion: """
-        Starts a private macrod (from the same build folder) and a private redis-server (appendonly yes, \
-        appendfsync everysec: the durability of macrod's default fsync policy), both on Unix sockets in a \
-        temporary directory that is removed afterwards, then prints one table: our figure, the anchor's \
-        figure from the same run, their ratio, and the target. Use a release build (make bench).
-        """)
+            Starts a private macrod (from the same build folder) and a private redis-server (appendonly yes, \
+            appendfsync everysec: the durability of macrod's default fsync policy), both on Unix sockets in a \
+            temporary directory that is removed afterwards, then prints one table: our figure, the anchor's \
+            figure from the same run, their ratio, and the target. Use a release build (make bench).
+            """)
 
     @Option(help: "Sequential calls per server in scenario 1.")
     var calls = 20_000
@@ -104,9 +104,11 @@ struct BenchCommand: ParsableCommand {
         let echo = try EchoServer(path: "\(directory)/echo.sock", requestSize: request.count, replySize: replySize)
         defer { echo.stop() }
         let bare = Wire(request: request, complete: BlockingSocket.bytes(replySize), validate: { _ in nil })
-        let fcall = Wire(request: RedisServer.fcall(amount: "0.5"), complete: RedisServer.complete, validate: { reply in
-            reply.first == UInt8(ascii: "$") ? nil : "redis answered: \(String(decoding: reply, as: UTF8.self))"
-        })
+        let fcall = Wire(
+            request: RedisServer.fcall(amount: "0.5"), complete: RedisServer.complete,
+            validate: { reply in
+                reply.first == UInt8(ascii: "$") ? nil : "redis answered: \(String(decoding: reply, as: UTF8.self))"
+            })
         report.note("Request \(request.count) bytes, reply \(replySize) bytes (the ping-pong sends the same).")
 
         // 1. Sequential round trip.
@@ -117,24 +119,36 @@ struct BenchCommand: ParsableCommand {
         let redisSequential = try redis.map { try runLoad(path: $0.socketPath, wire: fcall, clients: 1, callsPerClient: calls, server: $0.child) }
         let nodeSequential = try node.map { try runLoad(path: $0.socketPath, wire: ours, clients: 1, callsPerClient: calls, server: $0.child) }
         report.section("1. Call round trip, 1 client, sequential (\(calls) calls)")
-        report.row("p50 round trip vs bare socket", ours: oursSequential.percentile(0.5), anchor: bareSequential.percentile(0.5),
-                   unit: "us", lowerIsBetter: true, target: 1.5)
-        report.row("p50 round trip vs Redis FCALL", ours: oursSequential.percentile(0.5), anchor: redisSequential?.percentile(0.5),
-                   unit: "us", lowerIsBetter: true, target: nil)
-        report.row("p99 round trip vs Redis FCALL", ours: oursSequential.percentile(0.99), anchor: redisSequential?.percentile(0.99),
-                   unit: "us", lowerIsBetter: true, target: nil)
-        report.row("calls/s vs Redis FCALL", ours: oursSequential.callsPerSecond, anchor: redisSequential?.callsPerSecond,
-                   unit: "/s", lowerIsBetter: false, target: 1)
-        report.row("calls/s vs Node.js server", ours: oursSequential.callsPerSecond, anchor: nodeSequential?.callsPerSecond,
-                   unit: "/s", lowerIsBetter: false, target: 1)
-        report.row("calls/s vs bare socket", ours: oursSequential.callsPerSecond, anchor: bareSequential.callsPerSecond,
-                   unit: "/s", lowerIsBetter: false, target: nil)
-        report.row("server CPU per call vs Redis", ours: oursSequential.serverCPUMicros, anchor: redisSequential?.serverCPUMicros,
-                   unit: "us", lowerIsBetter: true, target: 1)
-        report.row("context switches per call (server)", ours: oursSequential.serverContextSwitches, anchor: redisSequential?.serverContextSwitches,
-                   unit: "", lowerIsBetter: true, target: nil, absoluteTarget: 1.1)
-        report.note("Context switches per call: Redis \(redisSequential.map { format($0.serverContextSwitches) } ?? "n/a"), Node.js \(nodeSequential.map { format($0.serverContextSwitches) } ?? "n/a"); server CPU per call: Node.js \(nodeSequential.map { format($0.serverCPUMicros) } ?? "n/a") us.")
-        report.note("Server CPU per call: macrod \(format(oursSequential.serverCPUMicros)) us, Redis \(redisSequential.map { format($0.serverCPUMicros) } ?? "n/a") us. Client CPU per call: \(format(oursSequential.clientCPUMicros)) us with macrod, \(redisSequential.map { format($0.clientCPUMicros) } ?? "n/a") us with Redis.")
+        report.row(
+            "p50 round trip vs bare socket", ours: oursSequential.percentile(0.5), anchor: bareSequential.percentile(0.5),
+            unit: "us", lowerIsBetter: true, target: 1.5)
+        report.row(
+            "p50 round trip vs Redis FCALL", ours: oursSequential.percentile(0.5), anchor: redisSequential?.percentile(0.5),
+            unit: "us", lowerIsBetter: true, target: nil)
+        report.row(
+            "p99 round trip vs Redis FCALL", ours: oursSequential.percentile(0.99), anchor: redisSequential?.percentile(0.99),
+            unit: "us", lowerIsBetter: true, target: nil)
+        report.row(
+            "calls/s vs Redis FCALL", ours: oursSequential.callsPerSecond, anchor: redisSequential?.callsPerSecond,
+            unit: "/s", lowerIsBetter: false, target: 1)
+        report.row(
+            "calls/s vs Node.js server", ours: oursSequential.callsPerSecond, anchor: nodeSequential?.callsPerSecond,
+            unit: "/s", lowerIsBetter: false, target: 1)
+        report.row(
+            "calls/s vs bare socket", ours: oursSequential.callsPerSecond, anchor: bareSequential.callsPerSecond,
+            unit: "/s", lowerIsBetter: false, target: nil)
+        report.row(
+            "server CPU per call vs Redis", ours: oursSequential.serverCPUMicros, anchor: redisSequential?.serverCPUMicros,
+            unit: "us", lowerIsBetter: true, target: 1)
+        report.row(
+            "context switches per call (server)", ours: oursSequential.serverContextSwitches, anchor: redisSequential?.serverContextSwitches,
+            unit: "", lowerIsBetter: true, target: nil, absoluteTarget: 1.1)
+        report.note(
+            "Context switches per call: Redis \(redisSequential.map { format($0.serverContextSwitches) } ?? "n/a"), Node.js \(nodeSequential.map { format($0.serverContextSwitches) } ?? "n/a"); server CPU per call: Node.js \(nodeSequential.map { format($0.serverCPUMicros) } ?? "n/a") us."
+        )
+        report.note(
+            "Server CPU per call: macrod \(format(oursSequential.serverCPUMicros)) us, Redis \(redisSequential.map { format($0.serverCPUMicros) } ?? "n/a") us. Client CPU per call: \(format(oursSequential.clientCPUMicros)) us with macrod, \(redisSequential.map { format($0.clientCPUMicros) } ?? "n/a") us with Redis."
+        )
 
         if roundTripOnly {
             report.print()
@@ -151,16 +165,21 @@ struct BenchCommand: ParsableCommand {
             let nodeLoad = try node.map { try runLoad(path: $0.socketPath, wire: ours, clients: count, callsPerClient: callsPerClient, server: $0.child) }
             let bareLoad = try runLoad(path: echo.path, wire: bare, clients: count, callsPerClient: callsPerClient)
             if oursLoad.callsPerSecond > busiestCallsPerSecond?.rate ?? 0 { busiestCallsPerSecond = (count, oursLoad.callsPerSecond) }
-            report.row("\(count) clients: calls/s vs Redis FCALL", ours: oursLoad.callsPerSecond, anchor: redisLoad?.callsPerSecond,
-                       unit: "/s", lowerIsBetter: false, target: 1)
-            report.row("\(count) clients: calls/s vs Node.js server", ours: oursLoad.callsPerSecond, anchor: nodeLoad?.callsPerSecond,
-                       unit: "/s", lowerIsBetter: false, target: 1)
-            report.row("\(count) clients: p99 vs Redis FCALL", ours: oursLoad.percentile(0.99), anchor: redisLoad?.percentile(0.99),
-                       unit: "us", lowerIsBetter: true, target: nil)
-            report.row("\(count) clients: server CPU per call vs Redis", ours: oursLoad.serverCPUMicros, anchor: redisLoad?.serverCPUMicros,
-                       unit: "us", lowerIsBetter: true, target: 1)
-            report.row("\(count) clients: calls/s vs bare socket", ours: oursLoad.callsPerSecond, anchor: bareLoad.callsPerSecond,
-                       unit: "/s", lowerIsBetter: false, target: nil)
+            report.row(
+                "\(count) clients: calls/s vs Redis FCALL", ours: oursLoad.callsPerSecond, anchor: redisLoad?.callsPerSecond,
+                unit: "/s", lowerIsBetter: false, target: 1)
+            report.row(
+                "\(count) clients: calls/s vs Node.js server", ours: oursLoad.callsPerSecond, anchor: nodeLoad?.callsPerSecond,
+                unit: "/s", lowerIsBetter: false, target: 1)
+            report.row(
+                "\(count) clients: p99 vs Redis FCALL", ours: oursLoad.percentile(0.99), anchor: redisLoad?.percentile(0.99),
+                unit: "us", lowerIsBetter: true, target: nil)
+            report.row(
+                "\(count) clients: server CPU per call vs Redis", ours: oursLoad.serverCPUMicros, anchor: redisLoad?.serverCPUMicros,
+                unit: "us", lowerIsBetter: true, target: 1)
+            report.row(
+                "\(count) clients: calls/s vs bare socket", ours: oursLoad.callsPerSecond, anchor: bareLoad.callsPerSecond,
+                unit: "/s", lowerIsBetter: false, target: nil)
         }
 
         // 2 (pipelined): every client keeps `pipeline` requests in flight, for both servers.
@@ -169,21 +188,27 @@ struct BenchCommand: ParsableCommand {
             served += count * (callsPerClient + 200)
             let redisLoad = try redis.map { try runLoad(path: $0.socketPath, wire: fcall, clients: count, callsPerClient: callsPerClient, pipeline: pipeline, server: $0.child) }
             let nodeLoad = try node.map { try runLoad(path: $0.socketPath, wire: ours, clients: count, callsPerClient: callsPerClient, pipeline: pipeline, server: $0.child) }
-            report.row("\(count) client\(count == 1 ? "" : "s"), \(pipeline) in flight each: calls/s vs Redis FCALL", ours: oursLoad.callsPerSecond, anchor: redisLoad?.callsPerSecond,
-                       unit: "/s", lowerIsBetter: false, target: 1)
-            report.row("\(count) client\(count == 1 ? "" : "s"), \(pipeline) in flight each: calls/s vs Node.js", ours: oursLoad.callsPerSecond, anchor: nodeLoad?.callsPerSecond,
-                       unit: "/s", lowerIsBetter: false, target: 1)
-            report.note("\(count) client\(count == 1 ? "" : "s"), pipelined: server CPU per call: macrod \(format(oursLoad.serverCPUMicros)) us, Redis \(redisLoad.map { format($0.serverCPUMicros) } ?? "n/a") us")
+            report.row(
+                "\(count) client\(count == 1 ? "" : "s"), \(pipeline) in flight each: calls/s vs Redis FCALL", ours: oursLoad.callsPerSecond, anchor: redisLoad?.callsPerSecond,
+                unit: "/s", lowerIsBetter: false, target: 1)
+            report.row(
+                "\(count) client\(count == 1 ? "" : "s"), \(pipeline) in flight each: calls/s vs Node.js", ours: oursLoad.callsPerSecond, anchor: nodeLoad?.callsPerSecond,
+                unit: "/s", lowerIsBetter: false, target: 1)
+            report.note(
+                "\(count) client\(count == 1 ? "" : "s"), pipelined: server CPU per call: macrod \(format(oursLoad.serverCPUMicros)) us, Redis \(redisLoad.map { format($0.serverCPUMicros) } ?? "n/a") us"
+            )
         }
 
         // Issue 14: the always-on statistics' share of a call, at the rates just measured.
         let recording = try StatisticsCost.nanosecondsPerCall()
         report.section("7. Per-macro statistics on the hot path (recording per call, in-process)")
-        report.row("1 client: share of a call's time", ours: recording / 1000 * oursSequential.callsPerSecond / 1e6 * 100, anchor: nil,
-                   unit: "%", lowerIsBetter: true, target: nil, absoluteTarget: 2)
+        report.row(
+            "1 client: share of a call's time", ours: recording / 1000 * oursSequential.callsPerSecond / 1e6 * 100, anchor: nil,
+            unit: "%", lowerIsBetter: true, target: nil, absoluteTarget: 2)
         if let busiest = busiestCallsPerSecond {
-            report.row("\(busiest.clients) clients: share of a call's time", ours: recording / 1000 * busiest.rate / 1e6 * 100, anchor: nil,
-                       unit: "%", lowerIsBetter: true, target: nil, absoluteTarget: 2)
+            report.row(
+                "\(busiest.clients) clients: share of a call's time", ours: recording / 1000 * busiest.rate / 1e6 * 100, anchor: nil,
+                unit: "%", lowerIsBetter: true, target: nil, absoluteTarget: 2)
         }
         report.note("Recording one call (start, turn's JavaScript time, latency histogram, Prometheus counter and histogram): \(format(recording)) ns")
 
@@ -193,17 +218,22 @@ struct BenchCommand: ParsableCommand {
             defer { shared.stop() }
             report.section("1+2 again with io_thread: separate (connections on a thread of their own: three wake-ups per call)")
             let sequential = try runLoad(path: shared.socketPath, wire: ours, clients: 1, callsPerClient: calls, server: shared.child)
-            report.row("p50 round trip vs bare socket", ours: sequential.percentile(0.5), anchor: bareSequential.percentile(0.5),
-                       unit: "us", lowerIsBetter: true, target: 2.0)
-            report.row("calls/s vs Redis FCALL", ours: sequential.callsPerSecond, anchor: redisSequential?.callsPerSecond,
-                       unit: "/s", lowerIsBetter: false, target: 1)
+            report.row(
+                "p50 round trip vs bare socket", ours: sequential.percentile(0.5), anchor: bareSequential.percentile(0.5),
+                unit: "us", lowerIsBetter: true, target: 2.0)
+            report.row(
+                "calls/s vs Redis FCALL", ours: sequential.callsPerSecond, anchor: redisSequential?.callsPerSecond,
+                unit: "/s", lowerIsBetter: false, target: 1)
             for count in clients {
                 let load = try runLoad(path: shared.socketPath, wire: ours, clients: count, callsPerClient: callsPerClient, server: shared.child)
                 let redisLoad = try redis.map { try runLoad(path: $0.socketPath, wire: fcall, clients: count, callsPerClient: callsPerClient) }
-                report.row("\(count) clients: calls/s vs Redis FCALL", ours: load.callsPerSecond, anchor: redisLoad?.callsPerSecond,
-                           unit: "/s", lowerIsBetter: false, target: 1)
+                report.row(
+                    "\(count) clients: calls/s vs Redis FCALL", ours: load.callsPerSecond, anchor: redisLoad?.callsPerSecond,
+                    unit: "/s", lowerIsBetter: false, target: 1)
             }
-            report.note("Server CPU per call with io_thread: separate: \(format(sequential.serverCPUMicros)) us sequential, \(format(sequential.serverContextSwitches)) context switches per call")
+            report.note(
+                "Server CPU per call with io_thread: separate: \(format(sequential.serverCPUMicros)) us sequential, \(format(sequential.serverContextSwitches)) context switches per call"
+            )
         }
 
         // 6 (part). Memory after 100,000 calls and with 50 connected clients.
@@ -234,13 +264,15 @@ struct BenchCommand: ParsableCommand {
         let redisCLI = try redis.flatMap { redis in
             try which("redis-cli").map { try medianRun($0, ["-s", redis.socketPath, "FCALL", "add", "1", "progress", "0.5"]) }
         }
-        report.row("macro run (daemon) vs redis-cli FCALL", ours: macroRemote.seconds * 1000, anchor: redisCLI.map { $0.seconds * 1000 },
-                   unit: "ms", lowerIsBetter: true, target: 1.5)
+        report.row(
+            "macro run (daemon) vs redis-cli FCALL", ours: macroRemote.seconds * 1000, anchor: redisCLI.map { $0.seconds * 1000 },
+            unit: "ms", lowerIsBetter: true, target: 1.5)
         let localState = "\(directory)/local-state.json"
         let macroLocal = try medianRun("\(binaries)/macro", ["run", "--local", "add", "0.5", "--macros", macrod.macrosDirectory, "--state", localState])
         let minimal = try minimalJSC.map { try medianRun($0, []) }
-        report.row("macro run --local vs minimal JSC process", ours: macroLocal.seconds * 1000, anchor: minimal.map { $0.seconds * 1000 },
-                   unit: "ms", lowerIsBetter: true, target: 2)
+        report.row(
+            "macro run --local vs minimal JSC process", ours: macroLocal.seconds * 1000, anchor: minimal.map { $0.seconds * 1000 },
+            unit: "ms", lowerIsBetter: true, target: 2)
 
         // 3. Native bridge.
         report.section("3. Native bridge: \(bridgeCalls) JS -> native calls (best of 3)")
@@ -252,7 +284,9 @@ struct BenchCommand: ParsableCommand {
         let inProcess = try InProcessCall.measure(calls: 20_000)
         report.note("One whole macro call in-process (engine.callFuture of the benchmark macro on the engine's loop, no socket, no journal): \(format(inProcess / 1000)) us")
         let codec = try CodecCost.nanosecondsPerRequest()
-        report.note("Wire codec: decode+encode of one call (cut the 84-byte line from the read buffer, parse it, encode the 74-byte reply into the buffer written to the socket; in-process, best of 3 x 1,000,000): \(format(codec)) ns")
+        report.note(
+            "Wire codec: decode+encode of one call (cut the 84-byte line from the read buffer, parse it, encode the 74-byte reply into the buffer written to the socket; in-process, best of 3 x 1,000,000): \(format(codec)) ns"
+        )
 
         // 6. Memory.
         report.section("6. Memory (resident set)")
@@ -267,8 +301,9 @@ struct BenchCommand: ParsableCommand {
             let redisSyscalls = try redis.map { try syscallsPerCall(server: $0.child, path: $0.socketPath, wire: fcall, calls: straceCalls, directory: directory) }
             let nodeSyscalls = try node.map { try syscallsPerCall(server: $0.child, path: $0.socketPath, wire: ours, calls: straceCalls, directory: directory) }
             report.section("8. System calls per call, 1 client, sequential (\(straceCalls) calls under strace -c -f, all threads)")
-            report.row("syscalls per call vs Redis FCALL", ours: ourSyscalls, anchor: redisSyscalls,
-                       unit: "", lowerIsBetter: true, target: nil, absoluteTarget: 5)
+            report.row(
+                "syscalls per call vs Redis FCALL", ours: ourSyscalls, anchor: redisSyscalls,
+                unit: "", lowerIsBetter: true, target: nil, absoluteTarget: 5)
             report.note("Node.js server: \(nodeSyscalls.map(format) ?? "n/a") per call.")
         }
         report.print()

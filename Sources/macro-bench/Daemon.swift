@@ -10,13 +10,13 @@ final class Macrod {
     /// The benchmark macro: read a ring, add the argument, write it back (wrapping at 10, so every
     /// call changes the model and is persisted, like the Redis function's HSET).
     static let addMacro = """
-    function (amount) {
-        let v = progress.inner + amount;
-        if (v > 10) v -= 10;
-        progress.inner = v;
-        return v;
-    }
-    """
+        function (amount) {
+            let v = progress.inner + amount;
+            if (v > 10) v -= 10;
+            progress.inner = v;
+            return v;
+        }
+        """
 
     let socketPath: String
     let macrosDirectory: String
@@ -30,14 +30,15 @@ final class Macrod {
         try FileManager.default.createDirectory(atPath: macrosDirectory, withIntermediateDirectories: true)
         try Self.addMacro.write(toFile: "\(macrosDirectory)/add.js", atomically: true, encoding: .utf8)
         let config = """
-        macros_dir: \(macrosDirectory)
-        state_file: \(statePath)
-        log_level: warning
-        \(extraConfig)
-        """
+            macros_dir: \(macrosDirectory)
+            state_file: \(statePath)
+            log_level: warning
+            \(extraConfig)
+            """
         try config.write(toFile: "\(directory)/macroengine.yaml", atomically: true, encoding: .utf8)
-        child = try Child("\(binaries)/macrod", ["--config", "\(directory)/macroengine.yaml", "--socket", socketPath],
-                          name: "macrod", log: "\(directory)/macrod.log")
+        child = try Child(
+            "\(binaries)/macrod", ["--config", "\(directory)/macroengine.yaml", "--socket", socketPath],
+            name: "macrod", log: "\(directory)/macrod.log")
         // Wait until it answers.
         let socket = try BlockingSocket(path: socketPath)
         try socket.send(Array("{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"macro.list\"}\n".utf8))

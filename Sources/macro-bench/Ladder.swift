@@ -17,9 +17,9 @@ struct LadderCommand: ParsableCommand {
         commandName: "ladder",
         abstract: "Time each step of one macro.call in-process: ns and heap allocations per call.",
         discussion: """
-        Allocations are counted when Benchmarks/malloc-count.c is preloaded (make bench builds it and \
-        sets LD_PRELOAD); without it the column shows n/a. Use a release build.
-        """)
+            Allocations are counted when Benchmarks/malloc-count.c is preloaded (make bench builds it and \
+            sets LD_PRELOAD); without it the column shows n/a. Use a release build.
+            """)
 
     @Option(help: "Calls per run of each in-memory step.")
     var iterations = 200_000
@@ -104,7 +104,9 @@ struct LadderTable {
 
     func print() {
         let counter = MallocCounter.isAvailable ? "malloc-count.so" : "n/a: Benchmarks/malloc-count.c not preloaded"
-        Swift.print("\n9. The ladder: one macro.call step by step (in-process; median of \(runs) runs of \(iterations) calls, \(roundTrips) round trips on sockets; allocations: \(counter))")
+        Swift.print(
+            "\n9. The ladder: one macro.call step by step (in-process; median of \(runs) runs of \(iterations) calls, \(roundTrips) round trips on sockets; allocations: \(counter))"
+        )
         Swift.print("  " + pad("step", 58) + lpad("ns/call", 10) + lpad("allocs", 9) + lpad("sum ns", 10) + lpad("sum allocs", 12))
         var totalNanoseconds = 0.0
         var totalAllocations = 0.0
@@ -113,7 +115,8 @@ struct LadderTable {
             if row.accumulates {
                 totalNanoseconds += row.nanoseconds
                 totalAllocations += row.allocations ?? 0
-                sums = lpad(String(format: "%.0f", totalNanoseconds), 10)
+                sums =
+                    lpad(String(format: "%.0f", totalNanoseconds), 10)
                     + lpad(row.allocations == nil ? "n/a" : String(format: "%.1f", totalAllocations), 12)
             }
             let allocations = row.allocations.map { String(format: "%.1f", $0) } ?? "n/a"

@@ -22,7 +22,8 @@ enum JSFloor {
         defer { JSStringRelease(script) }
         var exception: JSValueRef?
         guard let value = JSEvaluateScript(context, script, nil, nil, 1, &exception), exception == nil,
-              let function = JSValueToObject(context, value, nil) else { throw BenchError("ladder: the raw function did not compile") }
+            let function = JSValueToObject(context, value, nil)
+        else { throw BenchError("ladder: the raw function did not compile") }
         JSValueProtect(context, function)
         defer { JSValueUnprotect(context, function) }
         var total = 0.0
@@ -98,8 +99,9 @@ extension Ladder {
         // The warm-up run's figure is left out.
         let measured = serverTimes.dropFirst().sorted()
         let serverCPU = measured.isEmpty ? Double.nan : measured[measured.count / 2]
-        return LadderRow(step: step, nanoseconds: figures.nanoseconds, allocations: figures.allocations, accumulates: false,
-                         note: "server CPU \(String(format: "%.0f", serverCPU)) ns per call")
+        return LadderRow(
+            step: step, nanoseconds: figures.nanoseconds, allocations: figures.allocations, accumulates: false,
+            note: "server CPU \(String(format: "%.0f", serverCPU)) ns per call")
     }
 }
 
@@ -237,7 +239,8 @@ final class InProcessMacrod: Sendable {
         try FileManager.default.createDirectory(atPath: macros, withIntermediateDirectories: true)
         try Macrod.addMacro.write(toFile: "\(macros)/add.js", atomically: true, encoding: .utf8)
         socketPath = "\(directory)/run/macrod.sock"
-        let config = try MacroConfig.parse("""
+        let config = try MacroConfig.parse(
+            """
             macros_dir: \(macros)
             state_file: \(directory)/state.json
             log_level: warning

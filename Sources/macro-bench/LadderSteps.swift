@@ -144,7 +144,8 @@ final class Ladder: @unchecked Sendable {
                     guard case .object(let fields) = request.params, !fields.keys.contains(where: { !known.contains($0) }) else { fatalError() }
                     let value = request.params
                     guard case .string(let name) = value["name"], MacroName.shadowingReason(name) == nil, MacroName.isIdentifier(name),
-                          try !engine.isEngineGlobal(name) else { fatalError("ladder: params") }
+                        try !engine.isEngineGlobal(name)
+                    else { fatalError("ladder: params") }
                     guard case .array(let arguments) = value["args"] else { fatalError() }
                     guard case .undefined = value["timeoutMs"], case .undefined = value["announce"] else { fatalError() }
                     sink &+= arguments.count &+ name.utf8.count
@@ -173,7 +174,9 @@ final class Ladder: @unchecked Sendable {
         // bare context (no entry, turn or conversion): the floor under step 6 (contained in it).
         do {
             let figures = try JSFloor.measure(runs: runs, iterations: iterations)
-            rows.append(LadderRow(step: "  6a of which JavaScriptCore alone (JSObjectCallAsFunction)", nanoseconds: figures.nanoseconds, allocations: figures.allocations, accumulates: false))
+            rows.append(
+                LadderRow(
+                    step: "  6a of which JavaScriptCore alone (JSObjectCallAsFunction)", nanoseconds: figures.nanoseconds, allocations: figures.allocations, accumulates: false))
         }
 
         // 7. The turn's observer and the statistics: what EngineHost's turn observer and
@@ -241,9 +244,10 @@ final class Ladder: @unchecked Sendable {
                     let line = input.readSlice(length: newline - view.startIndex)!
                     input.moveReaderIndex(forwardBy: 1)
                     guard case .single(.success(let request)) = RPCCodec.parse(line), let id = request.id,
-                          let method = RPCMethod(rawValue: request.method),
-                          case .string(let name) = request.params["name"], MacroName.isIdentifier(name), try !engine.isEngineGlobal(name),
-                          case .array(let arguments) = request.params["args"] else { fatalError("ladder: composed") }
+                        let method = RPCMethod(rawValue: request.method),
+                        case .string(let name) = request.params["name"], MacroName.isIdentifier(name), try !engine.isEngineGlobal(name),
+                        case .array(let arguments) = request.params["args"]
+                    else { fatalError("ladder: composed") }
                     let callID = method == .call ? engine.reserveCallID() : 0
                     let began = NIODeadline.now().uptimeNanoseconds
                     table.value.started(callID, macro: name)

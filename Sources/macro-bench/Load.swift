@@ -111,10 +111,11 @@ func runLoad(path: String, wire: Wire, clients: Int, callsPerClient: Int, warmup
     let switches = (server?.contextSwitches ?? .nan) - switchesBefore
     if let failure = failures.locked({ $0.first }) { throw BenchError(failure) }
     let all = results.locked { $0.flatMap { $0 } }.sorted()
-    return LoadResult(clients: clients, calls: all.count, seconds: seconds, latencies: all,
-                      clientCPUMicros: cpu / Double(max(all.count, 1)) * 1e6,
-                      serverCPUMicros: serverCPU / Double(max(all.count, 1)) * 1e6,
-                      serverContextSwitches: switches / Double(max(all.count, 1)))
+    return LoadResult(
+        clients: clients, calls: all.count, seconds: seconds, latencies: all,
+        clientCPUMicros: cpu / Double(max(all.count, 1)) * 1e6,
+        serverCPUMicros: serverCPU / Double(max(all.count, 1)) * 1e6,
+        serverContextSwitches: switches / Double(max(all.count, 1)))
 }
 
 /// User + system CPU seconds of this process.

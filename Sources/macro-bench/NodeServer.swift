@@ -60,7 +60,8 @@ func syscallsPerCall(server: Child, path: String, wire: Wire, calls: Int, direct
     var status: Int32 = 0
     waitpid(tracer.pid, &status, 0)
     guard let text = try? String(contentsOfFile: output, encoding: .utf8),
-          let total = text.split(separator: "\n").last(where: { $0.hasSuffix("total") }) else { return .nan }
+        let total = text.split(separator: "\n").last(where: { $0.hasSuffix("total") })
+    else { return .nan }
     // "100.00    0.123456           5     42000       123 total": calls is the 4th column.
     let fields = total.split(separator: " ", omittingEmptySubsequences: true)
     guard fields.count >= 5, let count = Double(fields[3]) else { return .nan }

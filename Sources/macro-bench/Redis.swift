@@ -8,14 +8,14 @@ import Glibc
 /// durability of macrod's default: append-only file, fsync once a second.
 final class RedisServer {
     static let luaLibrary = """
-    #!lua name=macrobench
-    redis.register_function('add', function(keys, args)
-      local v = tonumber(redis.call('HGET', keys[1], 'inner') or '0') + tonumber(args[1])
-      if v > 10 then v = v - 10 end
-      redis.call('HSET', keys[1], 'inner', v)
-      return tostring(v)
-    end)
-    """
+        #!lua name=macrobench
+        redis.register_function('add', function(keys, args)
+          local v = tonumber(redis.call('HGET', keys[1], 'inner') or '0') + tonumber(args[1])
+          if v > 10 then v = v - 10 end
+          redis.call('HSET', keys[1], 'inner', v)
+          return tostring(v)
+        end)
+        """
 
     let socketPath: String
     let version: String
@@ -26,13 +26,16 @@ final class RedisServer {
             throw BenchError("redis-server is not installed (make bench installs Debian's redis-server; or pass --no-redis)")
         }
         socketPath = "\(directory)/redis.sock"
-        version = (try? captureOutput(executable, ["--version"]))?
+        version =
+            (try? captureOutput(executable, ["--version"]))?
             .split(separator: " ").first(where: { $0.hasPrefix("v=") }).map { String($0.dropFirst(2)) } ?? "?"
-        child = try Child(executable, [
-            "--port", "0", "--unixsocket", socketPath, "--unixsocketperm", "700", "--dir", directory,
-            "--appendonly", "yes", "--appendfsync", "everysec", "--save", "", "--daemonize", "no",
-            "--logfile", "\(directory)/redis.log",
-        ], name: "redis-server", log: "\(directory)/redis.out")
+        child = try Child(
+            executable,
+            [
+                "--port", "0", "--unixsocket", socketPath, "--unixsocketperm", "700", "--dir", directory,
+                "--appendonly", "yes", "--appendfsync", "everysec", "--save", "", "--daemonize", "no",
+                "--logfile", "\(directory)/redis.log",
+            ], name: "redis-server", log: "\(directory)/redis.out")
         let socket = try BlockingSocket(path: socketPath)
         try socket.send(Self.command(["FUNCTION", "LOAD", "REPLACE", Self.luaLibrary]))
         let reply = try socket.receive(Self.complete)

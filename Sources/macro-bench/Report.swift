@@ -11,7 +11,8 @@ struct Report {
     private var missed = 0
 
     mutating func header(binaries: String) {
-        let cpu = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?
+        let cpu =
+            (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?
             .split(separator: "\n").first(where: { $0.hasPrefix("model name") })?
             .split(separator: ":").last.map { $0.trimmingCharacters(in: .whitespaces) } ?? "unknown CPU"
         var name = utsname()
@@ -32,8 +33,10 @@ struct Report {
 
     /// A row. `target` is a bound on ours/anchor (upper when lower is better, lower otherwise);
     /// `absoluteTarget` an upper bound on our figure alone.
-    mutating func row(_ label: String, ours: Double, anchor: Double?, unit: String, lowerIsBetter: Bool,
-                      target: Double?, absoluteTarget: Double? = nil) {
+    mutating func row(
+        _ label: String, ours: Double, anchor: Double?, unit: String, lowerIsBetter: Bool,
+        target: Double?, absoluteTarget: Double? = nil
+    ) {
         let ratio = anchor.map { ours / $0 }
         var goal = ""
         if let target, let ratio {
@@ -47,9 +50,10 @@ struct Report {
             goal = "<= " + format(absoluteTarget) + " " + unit + "  " + (ok ? "met" : "MISSED")
             if ok { met += 1 } else { missed += 1 }
         }
-        lines.append(pad("  " + label, 44) + pad(format(ours) + " " + unit, 14)
-                     + pad(anchor.map { format($0) + " " + unit } ?? "-", 14)
-                     + pad(ratio.map { format($0) + "x" } ?? "-", 9) + goal)
+        lines.append(
+            pad("  " + label, 44) + pad(format(ours) + " " + unit, 14)
+                + pad(anchor.map { format($0) + " " + unit } ?? "-", 14)
+                + pad(ratio.map { format($0) + "x" } ?? "-", 9) + goal)
     }
 
     func print() {

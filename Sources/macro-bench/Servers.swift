@@ -23,15 +23,17 @@ final class Child {
     /// Resident memory (VmRSS) in MiB.
     var residentMiB: Double {
         guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-              let kib = Double(line.split(separator: " ", omittingEmptySubsequences: true)[1]) else { return .nan }
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+            let kib = Double(line.split(separator: " ", omittingEmptySubsequences: true)[1])
+        else { return .nan }
         return kib / 1024
     }
 
     /// User + system CPU seconds the process has used (from /proc/PID/stat).
     var cpuSeconds: Double {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return .nan }
+            let close = stat.lastIndex(of: ")")
+        else { return .nan }
         let fields = stat[stat.index(after: close)...].split(separator: " ")
         guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return .nan }
         return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))

@@ -64,7 +64,9 @@ struct SoakCommand: ParsableCommand {
 
         // Backpressure: one client writes without reading; memory stays bounded, others are served.
         let peak = try pipelineWithoutReading(macrod: macrod)
-        print("backpressure: \(pipelined) pipelined requests, RSS \(format(after)) -> peak \(format(peak.peak)) MiB while unread; other client answered in \(format(peak.otherMillis)) ms; all \(pipelined) replies received")
+        print(
+            "backpressure: \(pipelined) pipelined requests, RSS \(format(after)) -> peak \(format(peak.peak)) MiB while unread; other client answered in \(format(peak.otherMillis)) ms; all \(pipelined) replies received"
+        )
         guard growth <= maxGrowthMib, secondRound <= maxGrowthMib / 4, secondReloads <= maxGrowthMib / 4, peak.peak - after <= maxBackpressureGrowthMib else {
             print("FAILED: memory grew past the bound")
             throw ExitCode(1)

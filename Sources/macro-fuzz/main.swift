@@ -3,13 +3,15 @@
 // (a regression run of a corpus). Targets: rpc-line, macro-file.
 import Foundation
 import MacroFuzz
+
 #if FUZZING
 import CLibFuzzer
 #endif
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 2, let target = FuzzTargets.all[arguments[1]] else {
-    FileHandle.standardError.write(Data("usage: macro-fuzz TARGET [libFuzzer options | corpus files and directories]\ntargets: \(FuzzTargets.all.keys.sorted().joined(separator: ", "))\n".utf8))
+    FileHandle.standardError.write(
+        Data("usage: macro-fuzz TARGET [libFuzzer options | corpus files and directories]\ntargets: \(FuzzTargets.all.keys.sorted().joined(separator: ", "))\n".utf8))
     exit(64)
 }
 
@@ -28,10 +30,11 @@ var argc = Int32(arguments.count - 1)
 var argv: [UnsafeMutablePointer<CChar>?] = ([arguments[0]] + arguments.dropFirst(2)).map { strdup($0) } + [nil]
 argv.withUnsafeMutableBufferPointer { buffer in
     var pointer = buffer.baseAddress
-    exit(LLVMFuzzerRunDriver(&argc, &pointer) { data, size in
-        chosen(UnsafeRawBufferPointer(start: data, count: size))
-        return 0
-    })
+    exit(
+        LLVMFuzzerRunDriver(&argc, &pointer) { data, size in
+            chosen(UnsafeRawBufferPointer(start: data, count: size))
+            return 0
+        })
 }
 #else
 var files: [String] = []

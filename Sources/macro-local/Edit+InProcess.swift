@@ -50,7 +50,8 @@ extension Edit: InProcessCommand {
         let unchanged = draft.map { after == Data($0.template.utf8) || after == nil } ?? (after == before)
         if unchanged {
             draft?.discard()
-            report(status: "unchanged", path: path, version: entryBefore?["version"].intValue, text: draft == nil ? "\(path): no changes" : "\(name): nothing saved, no macro created")
+            report(
+                status: "unchanged", path: path, version: entryBefore?["version"].intValue, text: draft == nil ? "\(path): no changes" : "\(name): nothing saved, no macro created")
             return
         }
         if let draft, let after {
@@ -78,7 +79,8 @@ extension Edit: InProcessCommand {
     /// Refuses a name that could never load, before any file is made.
     private func refuseUnusableName() throws {
         guard MacroName.isIdentifier(name) else {
-            throw Failure(exit: 64, kind: "invalidName", message: "'\(name)' is not a valid macro name: use letters, digits, _ or $, not starting with a digit, and not a JavaScript keyword")
+            throw Failure(
+                exit: 64, kind: "invalidName", message: "'\(name)' is not a valid macro name: use letters, digits, _ or $, not starting with a digit, and not a JavaScript keyword")
         }
         let engine = MacroEngine(configuration: .init(), logger: Session.quietLogger)
         try engine.add(ProgressModel(channels: (try? options.resolvedConfig().channels) ?? MacroConfig().channels))
@@ -131,12 +133,15 @@ extension Edit: InProcessCommand {
             do { entries = try client.call(.list).arrayValue ?? [] } catch let error as RPCError { throw DaemonLink.report(error) }
             if let entry = entries.first(where: { $0["name"] == .string(name) }) {
                 if entry["status"] == "ok", entry["version"] != (before?["version"] ?? .undefined) {
-                    report(status: "loaded", path: path, version: entry["version"].intValue, text: Terminal.green("\(name) loaded") + " (version \(entry["version"].intValue ?? 0))")
+                    report(
+                        status: "loaded", path: path, version: entry["version"].intValue, text: Terminal.green("\(name) loaded") + " (version \(entry["version"].intValue ?? 0))")
                     return
                 }
                 if entry["status"] == "error", entry["error"] != (before?["error"] ?? .undefined) {
                     let error = entry["error"]
-                    throw failure(file: entry["file"].stringValue ?? path, line: error["line"].intValue, column: error["column"].intValue, message: error["message"].stringValue ?? "", before: before)
+                    throw failure(
+                        file: entry["file"].stringValue ?? path, line: error["line"].intValue, column: error["column"].intValue, message: error["message"].stringValue ?? "",
+                        before: before)
                 }
             }
             // Wakes at the daemon's next macros notification, or after 0.1 s.

@@ -1,6 +1,6 @@
 import MacroCLI
-import MacroRPC
 import MacroEngineCore
+import MacroRPC
 
 /// `macro list` in this process: the macros directory's files, loaded.
 extension List: InProcessCommand {

@@ -25,7 +25,8 @@ struct ExecMacroLocal: InProcessHalf {
     func run(_ command: any ParsableCommand) throws {
         let path = try Self.path()
         let code = Self.exec(path)
-        let reason = code == ENOENT
+        let reason =
+            code == ENOENT
             ? "\(path) is missing"
             : "cannot run \(path): \(String(cString: strerror(code)))"
         throw Failure(

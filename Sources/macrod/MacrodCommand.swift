@@ -90,7 +90,8 @@ struct MacrodCommand: AsyncParsableCommand {
         var logger = Logger(label: "macrod") { [format = settings.logFormat] in DaemonLogHandler(label: $0, format: format) }
         logger.logLevel = settings.logLevel
         // MACROENGINE_CODEMIRROR_DIR: another copy of CodeMirror 5 than Debian's (or none: a plain editor).
-        let codeMirror = ProcessInfo.processInfo.environment["MACROENGINE_CODEMIRROR_DIR"].flatMap { $0.isEmpty ? nil : $0 }
+        let codeMirror =
+            ProcessInfo.processInfo.environment["MACROENGINE_CODEMIRROR_DIR"].flatMap { $0.isEmpty ? nil : $0 }
             ?? "/usr/share/javascript/codemirror"
         // Left by a macrod that did not shut down (exit 70, kill -9): not while one still answers.
         if settings.http == nil, (try? RPCClient(path: socketPath)) == nil { DashboardServer.removeStaleFiles(forSocket: socketPath) }
@@ -100,12 +101,13 @@ struct MacrodCommand: AsyncParsableCommand {
         let daemon = MacroDaemon(
             config: settings, socketPath: socketPath, configFile: configFile, version: MacroEngineVersion.string, logger: logger,
             frontends: dashboard.map { [$0] } ?? [])
-        let group = ServiceGroup(configuration: .init(
-            // The daemon returns by itself only when it shuts down (e.g. a shutdown that began
-            // before an engine restart, carried over): that is a success, not a failure.
-            services: [.init(service: daemon, successTerminationBehavior: .gracefullyShutdownGroup)],
-            gracefulShutdownSignals: [.sigterm, .sigint],
-            logger: Logger(label: "macrod.lifecycle") { _ in SwiftLogNoOpLogHandler() }))
+        let group = ServiceGroup(
+            configuration: .init(
+                // The daemon returns by itself only when it shuts down (e.g. a shutdown that began
+                // before an engine restart, carried over): that is a success, not a failure.
+                services: [.init(service: daemon, successTerminationBehavior: .gracefullyShutdownGroup)],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: Logger(label: "macrod.lifecycle") { _ in SwiftLogNoOpLogHandler() }))
         do {
             try await group.run()
         } catch let error as MacroDaemonError {

@@ -53,13 +53,14 @@ struct CLITests {
         try StateStore(path: f.state).save(["inner": 1, "middle": 2.5, "outer": 10])
         let result = try f.run("run", "echo", "inner", "2.5", "-3", "[1,{\"a\":true}]", "\"7\"", "not json{")
         #expect(result.status == 0, "\(result)")
-        #expect(result.stdout == """
-            result: ["inner",2.5,-3,[1,{"a":true}],"7","not json{"]
-            inner   1.00
-            middle  2.50
-            outer   10.00
+        #expect(
+            result.stdout == """
+                result: ["inner",2.5,-3,[1,{"a":true}],"7","not json{"]
+                inner   1.00
+                middle  2.50
+                outer   10.00
 
-            """)
+                """)
         #expect(result.stderr == "")
     }
 
@@ -69,18 +70,23 @@ struct CLITests {
         let result = try f.run("run", "boom")
         #expect(result.status == 65)
         let file = f.macros + "/boom.js"
-        #expect(result.stderrLines == [
-            "\(file):4:18: error: Error: boom at 9",
-            "    at boom (\(file):4:18)",
-            "",
-        ])
+        #expect(
+            result.stderrLines == [
+                "\(file):4:18: error: Error: boom at 9",
+                "    at boom (\(file):4:18)",
+                "",
+            ])
         #expect(result.stdout == "")
         #expect(try StateStore(path: f.state).load() == .loaded(["inner": 1, "middle": 1, "outer": 1]))
 
         let json = try f.run("run", "boom", "--json")
         #expect(json.status == 65)
         let error = try f.json(json)["error"]
-        #expect(error == ["code": 65, "kind": "threw", "message": "boom at 9", "name": "Error", "macro": "boom", "file": .string(file), "line": 4, "column": 18, "stack": .string("boom@\(file):4:18")])
+        #expect(
+            error == [
+                "code": 65, "kind": "threw", "message": "boom at 9", "name": "Error", "macro": "boom", "file": .string(file), "line": 4, "column": 18,
+                "stack": .string("boom@\(file):4:18"),
+            ])
     }
 
     @Test func aRunawayMacroExits75() throws {
@@ -126,11 +132,12 @@ struct CLITests {
         let f = try Fixture()
         let check = try f.run("check")
         #expect(check.status == 1)
-        #expect(check.stderrLines == [
-            "\(f.macros)/broken.js:2:11: error: SyntaxError: Unexpected token ';'",
-            "checked 5 files: 1 error",
-            "",
-        ])
+        #expect(
+            check.stderrLines == [
+                "\(f.macros)/broken.js:2:11: error: SyntaxError: Unexpected token ';'",
+                "checked 5 files: 1 error",
+                "",
+            ])
         let single = try f.run("check", f.macros + "/random.js")
         #expect(single.status == 0)
         #expect(single.stderr == "checked 1 file: 0 errors\n")
@@ -138,9 +145,10 @@ struct CLITests {
         let list = try f.run("list", "--json")
         #expect(list.status == 0)
         let entries = try #require(try f.json(list).arrayValue)
-        #expect(entries.map { "\($0["name"].stringValue!)=\($0["status"].stringValue!)" } == [
-            "boom=ok", "broken=error", "echo=ok", "random=ok", "spin=ok",
-        ])
+        #expect(
+            entries.map { "\($0["name"].stringValue!)=\($0["status"].stringValue!)" } == [
+                "boom=ok", "broken=error", "echo=ok", "random=ok", "spin=ok",
+            ])
         #expect(entries[1]["error"] == ["message": "SyntaxError: Unexpected token ';'", "line": 2, "column": 11])
 
         let text = try f.run("list")
@@ -186,11 +194,12 @@ struct CLITests {
         #expect(result.status == 0, "\(result)")
         let kept = try FileManager.default.contentsOfDirectory(atPath: f.dir.url("state")).filter { $0.hasPrefix("state.json.journal.corrupt-") }
         #expect(kept.count == 1)
-        #expect(result.stderr == """
-            macro: warning: state journal \(f.state).journal: line 1 cannot be used (not JSON: unexpected character 'g'); kept as \(f.dir.url("state"))/\(kept.first ?? "") (never deleted); no line is usable: the state file's values are used
-            macro: warning: state file \(f.state): the saved value 12 of 'inner' is outside its range 0...10; clamped to 10
+        #expect(
+            result.stderr == """
+                macro: warning: state journal \(f.state).journal: line 1 cannot be used (not JSON: unexpected character 'g'); kept as \(f.dir.url("state"))/\(kept.first ?? "") (never deleted); no line is usable: the state file's values are used
+                macro: warning: state file \(f.state): the saved value 12 of 'inner' is outside its range 0...10; clamped to 10
 
-            """)
+                """)
         #expect(try f.json(result)["progress"] == ["inner": 10, "middle": 0, "outer": 0])
         #expect(try f.dir.read("state/\(kept.first ?? "")") == "garbage\n")
     }
@@ -200,7 +209,10 @@ struct CLITests {
         let config = try f.dir.write("bad.yaml", "time_limt_ms: 10\n")
         let result = try BinaryRunner.macro("list", "--config", config)
         #expect(result.status == 78)
-        #expect(result.stderr == "macro: invalid config: \(config): key 'time_limt_ms': unknown key (known keys: macros_dir, state_file, time_limit_ms, log_level, allow_eval, progress, socket, shutdown_grace_ms, max_line_bytes, allowed_uids, engine_eval, queue_limit, call_deadline_ms, fsync, fsync_interval_ms, memory_limit_mb, io_thread, connection_in_flight, connection_buffer_bytes, harden_builtins, stall_grace_ms, stall_quarantine, http, http_allow_remote, log_format)\n")
+        #expect(
+            result.stderr
+                == "macro: invalid config: \(config): key 'time_limt_ms': unknown key (known keys: macros_dir, state_file, time_limit_ms, log_level, allow_eval, progress, socket, shutdown_grace_ms, max_line_bytes, allowed_uids, engine_eval, queue_limit, call_deadline_ms, fsync, fsync_interval_ms, memory_limit_mb, io_thread, connection_in_flight, connection_buffer_bytes, harden_builtins, stall_grace_ms, stall_quarantine, http, http_allow_remote, log_format)\n"
+        )
     }
 
     @Test func theShippedTypeDeclarationsAreFresh() throws {
@@ -234,17 +246,18 @@ struct CLITests {
         let input = "1 + 2\nfunction f(x) {\n  return x * 2\n}\nf(21)\n'hi'\n({a: [1, {b: 2}]})\nnull.x\nsleep(5).then(() => 7)\necho(1, 2)\n.exit\n"
         let result = try BinaryRunner.run("macro", ["repl", "--local", "--macros", f.macros, "--state", f.state], input: input)
         #expect(result.status == 0, "\(result)")
-        #expect(result.stdout == """
-            3
-            undefined
-            42
-            "hi"
-            { a: [ 1, { b: 2 } ] }
-            <repl>:1:5: error: TypeError: null is not an object (evaluating 'null.x')
-            7
-            [ 1, 2 ]
+        #expect(
+            result.stdout == """
+                3
+                undefined
+                42
+                "hi"
+                { a: [ 1, { b: 2 } ] }
+                <repl>:1:5: error: TypeError: null is not an object (evaluating 'null.x')
+                7
+                [ 1, 2 ]
 
-            """)
+                """)
     }
 
     @Test func helpDocumentsTheExitCodes() throws {

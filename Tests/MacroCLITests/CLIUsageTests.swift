@@ -169,7 +169,10 @@ struct LibFileTests {
         let lib = try dir.write("macros/lib/rings.js", "function setAll(v) {\n  progress.inner = v;;\n  var = 3;\n}\n")
         let run = try BinaryRunner.macro("run", "fill", "--macros", dir.url("macros"), "--state", dir.url("state.json"))
         #expect(run.status == 65)
-        #expect(run.stderrLines.contains("note: lib/rings does not load, so what it defines is missing: \(lib):3:7: error: SyntaxError: Unexpected token '='. Expected a parameter pattern or a ')' in parameter list."), "\(run)")
+        #expect(
+            run.stderrLines.contains(
+                "note: lib/rings does not load, so what it defines is missing: \(lib):3:7: error: SyntaxError: Unexpected token '='. Expected a parameter pattern or a ')' in parameter list."
+            ), "\(run)")
 
         let check = try BinaryRunner.macro("check", lib)
         #expect(check.status == 1)

@@ -20,9 +20,10 @@ struct DaemonCLITests {
         let list = try BinaryRunner.macro("list", "--json", "--socket", daemon.socket, currentDirectory: elsewhere.path)
         #expect(list.status == 0, "\(list)")
         let entries = try #require(try MacroValue(jsonText: list.stdout).arrayValue)
-        #expect(entries.map { "\($0["name"].stringValue ?? "-"):\($0["kind"].stringValue ?? "-"):\($0["status"].stringValue ?? "-")" } == [
-            "fill:macro:ok", "talk:macro:ok", "lib/rings:lib:error",
-        ])
+        #expect(
+            entries.map { "\($0["name"].stringValue ?? "-"):\($0["kind"].stringValue ?? "-"):\($0["status"].stringValue ?? "-")" } == [
+                "fill:macro:ok", "talk:macro:ok", "lib/rings:lib:error",
+            ])
 
         let show = try BinaryRunner.macro("show", "talk", "--socket", daemon.socket, currentDirectory: elsewhere.path)
         #expect(show.status == 0)
@@ -117,13 +118,16 @@ struct RefusedConnectionTests {
         let result: ProcessResult
         if getuid() == 0 {
             // root passes every permission check: ask as nobody (the socket is 0600, its directory 0700).
-            result = try BinaryRunner.run("/usr/bin/setpriv", ["--reuid=nobody", "--regid=nogroup", "--clear-groups", BinaryRunner.binDirectory + "/macro", "status", "--socket", daemon.socket])
+            result = try BinaryRunner.run(
+                "/usr/bin/setpriv", ["--reuid=nobody", "--regid=nogroup", "--clear-groups", BinaryRunner.binDirectory + "/macro", "status", "--socket", daemon.socket])
         } else {
             chmod(daemon.socket, 0)
             result = try BinaryRunner.macro("status", "--socket", daemon.socket)
         }
         #expect(result.status == 77, "\(result)")
-        #expect(result.stderr == "macro status: macrod at \(daemon.socket) refused the connection: Permission denied (check the socket's owner and permissions, or the daemon's allowed_uids)\n")
+        #expect(
+            result.stderr
+                == "macro status: macrod at \(daemon.socket) refused the connection: Permission denied (check the socket's owner and permissions, or the daemon's allowed_uids)\n")
         #expect(!result.stderr.contains("start it"))
     }
 }

@@ -34,7 +34,9 @@ struct EditorTypesTests {
     @Test func tscFlagsWrongCallsAndTypes() throws {
         let dir = TemporaryDirectory()
         let macros = try Self.copyShippedMacros(to: dir)
-        try dir.write("macros/wrong.js", """
+        try dir.write(
+            "macros/wrong.js",
+            """
             // Deliberately wrong.
             function wrong() {
                 setInnerProgress("x");
@@ -46,12 +48,13 @@ struct EditorTypesTests {
             """)
         let result = try BinaryRunner.run(try Self.tsc(), ["-p", "jsconfig.json", "--pretty", "false"], currentDirectory: macros)
         #expect(result.status == 2, "\(result)")
-        #expect(result.stdout.split(separator: "\n").map(String.init) == [
-            "wrong.js(3,22): error TS2345: Argument of type 'string' is not assignable to parameter of type 'number'.",
-            "wrong.js(4,20): error TS2339: Property 'toUpperCase' does not exist on type 'number'.",
-            "wrong.js(5,22): error TS2554: Expected 0-2 arguments, but got 4.",
-            "wrong.js(6,17): error TS2584: Cannot find name 'document'. Do you need to change your target library? Try changing the 'lib' compiler option to include 'dom'.",
-        ])
+        #expect(
+            result.stdout.split(separator: "\n").map(String.init) == [
+                "wrong.js(3,22): error TS2345: Argument of type 'string' is not assignable to parameter of type 'number'.",
+                "wrong.js(4,20): error TS2339: Property 'toUpperCase' does not exist on type 'number'.",
+                "wrong.js(5,22): error TS2554: Expected 0-2 arguments, but got 4.",
+                "wrong.js(6,17): error TS2584: Cannot find name 'document'. Do you need to change your target library? Try changing the 'lib' compiler option to include 'dom'.",
+            ])
     }
 
     @Test func theTemplateOfMacroEditAndTheLegacyFormBothLoadAndTheTemplateChecks() throws {

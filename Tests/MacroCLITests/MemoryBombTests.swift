@@ -33,7 +33,9 @@ struct MemoryBombTests {
         let message = error["message"].stringValue ?? ""
         #expect(message.hasPrefix("stopped: the "), "\(run)")
         #expect(message.hasSuffix(" 128 MiB limit (memory_limit_mb)"), "\(run)")
-        let progress = try BinaryRunner.macro(arguments: ["progress", "--local", "--json", "--macros", dir.url("macros"), "--config", dir.url("config.yaml"), "--state", dir.url("state.json")])
+        let progress = try BinaryRunner.macro(arguments: [
+            "progress", "--local", "--json", "--macros", dir.url("macros"), "--config", dir.url("config.yaml"), "--state", dir.url("state.json"),
+        ])
         #expect(try MacroValue(jsonText: progress.stdout)["inner"] == 0, "\(progress)")
     }
 }

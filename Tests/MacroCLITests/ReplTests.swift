@@ -23,7 +23,9 @@ struct ReplTests {
         let dir = TemporaryDirectory()
         try FileManager.default.createDirectory(atPath: dir.url("macros"), withIntermediateDirectories: true)
         let macro = BinaryRunner.binDirectory + "/macro"
-        let pane = try EditTests.Pane(dir: dir, command: "env XDG_STATE_HOME='\(dir.url("xdg"))' \(macro) repl --local --macros '\(dir.url("macros"))' --state '\(dir.url("state.json"))'; echo EXIT=$?; sleep 600")
+        let pane = try EditTests.Pane(
+            dir: dir,
+            command: "env XDG_STATE_HOME='\(dir.url("xdg"))' \(macro) repl --local --macros '\(dir.url("macros"))' --state '\(dir.url("state.json"))'; echo EXIT=$?; sleep 600")
         _ = try pane.waitForScreen("the banner") { $0.contains("REPL (in-process") }
         try pane.keys("counter = 41", "Enter")
         // (The line is echoed before it runs: wait for its own output, then press Ctrl-C.)

@@ -20,7 +20,8 @@ struct StallGuardTests {
         func run(_ arguments: String...) throws -> ProcessResult {
             // --state only where the command keeps progress values.
             let stateful = ["run", "set", "progress", "repl"].contains(arguments.first ?? "")
-            return try BinaryRunner.macro(arguments: arguments + ["--macros", dir.url("macros"), "--config", dir.url("config.yaml")] + (stateful ? ["--state", dir.url("state.json")] : []))
+            return try BinaryRunner.macro(
+                arguments: arguments + ["--macros", dir.url("macros"), "--config", dir.url("config.yaml")] + (stateful ? ["--state", dir.url("state.json")] : []))
         }
     }
 
@@ -31,7 +32,9 @@ struct StallGuardTests {
         let entries = try #require(try MacroValue(jsonText: list.stdout).arrayValue)
         #expect(entries.map { $0["name"] } == ["chain", "loop", "ok", "lib/chain"])
         #expect(entries[0]["status"] == "error")
-        #expect(entries[0]["error"]["message"] == "a macro file must hold one function expression, e.g. function() { ... }; this one is a sequence (comma) expression (nothing of it was run)")
+        #expect(
+            entries[0]["error"]["message"]
+                == "a macro file must hold one function expression, e.g. function() { ... }; this one is a sequence (comma) expression (nothing of it was run)")
         #expect(entries[0]["error"]["line"] == 2)
         #expect(entries[3]["quarantined"] == true)
         #expect(entries[3]["error"]["message"].stringValue?.hasPrefix("lib/chain is quarantined: while it loaded, its code kept the engine busy") == true, "\(entries[3])")

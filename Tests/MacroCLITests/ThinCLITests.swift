@@ -122,7 +122,9 @@ struct ThinCLITests {
         let missing = try BinaryRunner.run(alone, ["run", "--local", "echo", "1", "--macros", dir.url("macros"), "--state", dir.url("state.json")])
         #expect(missing.status == 70)
         #expect(missing.stdout == "")
-        #expect(missing.stderr == "macro: \(dir.url("bin/macro-local")) is missing; `macro` runs macros in-process through macro-local, installed beside it (`make install-user` installs both)\n")
+        #expect(
+            missing.stderr
+                == "macro: \(dir.url("bin/macro-local")) is missing; `macro` runs macros in-process through macro-local, installed beside it (`make install-user` installs both)\n")
         let json = try BinaryRunner.run(alone, ["check", "--json", "--macros", dir.url("macros")])
         #expect(json.status == 70)
         #expect(try MacroValue(jsonText: json.stdout)["error"]["kind"] == "internal")

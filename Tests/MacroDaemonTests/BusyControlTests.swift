@@ -70,8 +70,9 @@ struct BusyControlTests {
         let call = try #require(try control.runningCalls(waitingUpTo: 10).first?["call"].intValue)
         // Pipelined while the engine is busy: a call, a progress.get cut in two (its second half
         // sent after the control thread has read the first), a control request, another call.
-        try other.send(bytes: Array(#"{"jsonrpc":"2.0","id":10,"method":"macro.call","params":{"name":"add","args":[1]}}"#.utf8) + [10]
-            + Array(#"{"jsonrpc":"2.0","id":11,"meth"#.utf8))
+        try other.send(
+            bytes: Array(#"{"jsonrpc":"2.0","id":10,"method":"macro.call","params":{"name":"add","args":[1]}}"#.utf8) + [10]
+                + Array(#"{"jsonrpc":"2.0","id":11,"meth"#.utf8))
         // macro.running is answered during the runaway, so the first half has been read by then.
         #expect(try control.call("macro.running").arrayValue?.count == 1)
         try other.send(raw: #"od":"progress.get"}"#)

@@ -61,12 +61,13 @@ struct CLIDaemonTests {
         #expect(bad.status == 64)
         #expect(bad.stderr == "macro: Invalid params: unknown channel 'sideways' (channels: inner, middle, outer)\n")
         let progress = try BinaryRunner.macro("progress", "--socket", daemon.socket)
-        #expect(progress.stdout == """
-            inner   ░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░  0.00
-            middle  ░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░  0.00
-            outer   ██████████████████████████████  10.00
+        #expect(
+            progress.stdout == """
+                inner   ░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░  0.00
+                middle  ░░░░░░░░░░░░░░░░░░░░░░░░░░░░░░  0.00
+                outer   ██████████████████████████████  10.00
 
-            """)
+                """)
         let status = try BinaryRunner.macro("status", "--json", "--socket", daemon.socket)
         let json = try MacroValue(jsonText: status.stdout)
         #expect(json["macros"] == ["ok": 3, "broken": 0])

@@ -29,26 +29,35 @@ struct ConformanceTests {
     func everyIDComesBackExactlyAsWritten(_ id: String) throws {
         let daemon = try DaemonProcess(files: Self.files)
         let client = try daemon.client()
-        #expect(try Self.exchange(client, #"{"jsonrpc":"2.0","id":\#(id),"method":"progress.get"}"#)
-            == #"{"jsonrpc":"2.0","id":\#(id),"result":{"inner":0,"middle":0,"outer":0}}"#)
+        #expect(
+            try Self.exchange(client, #"{"jsonrpc":"2.0","id":\#(id),"method":"progress.get"}"#)
+                == #"{"jsonrpc":"2.0","id":\#(id),"result":{"inner":0,"middle":0,"outer":0}}"#)
         // Errors too, before the method is known and after.
-        #expect(try Self.exchange(client, #"{"jsonrpc":"2.0","id":\#(id),"method":"no.such"}"#)
-            == #"{"jsonrpc":"2.0","id":\#(id),"error":{"code":-32601,"message":"Method not found: no.such"}}"#)
-        #expect(try Self.exchange(client, #"{"jsonrpc":"1.0","id":\#(id),"method":"progress.get"}"#)
-            == #"{"jsonrpc":"2.0","id":\#(id),"error":{"code":-32600,"message":"Invalid Request: \"jsonrpc\" must be \"2.0\""}}"#)
+        #expect(
+            try Self.exchange(client, #"{"jsonrpc":"2.0","id":\#(id),"method":"no.such"}"#)
+                == #"{"jsonrpc":"2.0","id":\#(id),"error":{"code":-32601,"message":"Method not found: no.such"}}"#)
+        #expect(
+            try Self.exchange(client, #"{"jsonrpc":"1.0","id":\#(id),"method":"progress.get"}"#)
+                == #"{"jsonrpc":"2.0","id":\#(id),"error":{"code":-32600,"message":"Invalid Request: \"jsonrpc\" must be \"2.0\""}}"#)
     }
 
     @Test func pipelinedRequestsWithNeighbouringBigIDsStayDistinct() throws {
         let daemon = try DaemonProcess(files: Self.files)
         let client = try daemon.client()
         // Both ids are the same double (2^60): only the raw text tells them apart.
-        try client.send(raw: #"{"jsonrpc":"2.0","id":1152921504606846977,"method":"macro.call","params":{"name":"bump","args":["inner",1]}}"#
-            + "\n" + #"{"jsonrpc":"2.0","id":1152921504606846976,"method":"macro.call","params":{"name":"bump","args":["inner",1]}}"#)
+        try client.send(
+            raw: #"{"jsonrpc":"2.0","id":1152921504606846977,"method":"macro.call","params":{"name":"bump","args":["inner",1]}}"#
+                + "\n" + #"{"jsonrpc":"2.0","id":1152921504606846976,"method":"macro.call","params":{"name":"bump","args":["inner",1]}}"#)
         #expect(try client.readLine() == #"{"jsonrpc":"2.0","id":1152921504606846977,"result":1}"#)
         #expect(try client.readLine() == #"{"jsonrpc":"2.0","id":1152921504606846976,"result":2}"#)
         // In a batch, each element keeps its own id.
-        #expect(try Self.exchange(client, #"[{"jsonrpc":"2.0","id":1e3,"method":"progress.get"},7,{"jsonrpc":"2.0","id":-0,"method":"nope"},{"jsonrpc":"2.0","method":"progress.get"},{"jsonrpc":"2.0","id":"\u0041","method":"macro.call","params":{"name":"bump","args":["inner",1]}}]"#)
-            == #"[{"jsonrpc":"2.0","id":1e3,"result":{"inner":2,"middle":0,"outer":0}},{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: expected a JSON object"}},{"jsonrpc":"2.0","id":-0,"error":{"code":-32601,"message":"Method not found: nope"}},{"jsonrpc":"2.0","id":"\u0041","result":3}]"#)
+        #expect(
+            try Self.exchange(
+                client,
+                #"[{"jsonrpc":"2.0","id":1e3,"method":"progress.get"},7,{"jsonrpc":"2.0","id":-0,"method":"nope"},{"jsonrpc":"2.0","method":"progress.get"},{"jsonrpc":"2.0","id":"\u0041","method":"macro.call","params":{"name":"bump","args":["inner",1]}}]"#
+            )
+                == #"[{"jsonrpc":"2.0","id":1e3,"result":{"inner":2,"middle":0,"outer":0}},{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: expected a JSON object"}},{"jsonrpc":"2.0","id":-0,"error":{"code":-32601,"message":"Method not found: nope"}},{"jsonrpc":"2.0","id":"\u0041","result":3}]"#
+        )
     }
 
     static let unknownMethodParams = [#"[]"#, #"[1, 2]"#, #"{}"#, #"{"name": "bump"}"#, #"{"argz": 1}"#, #"[{"name": "bump"}]"#]
@@ -57,21 +66,25 @@ struct ConformanceTests {
     func anUnknownMethodIsMethodNotFoundWhateverItsParams(_ params: String) throws {
         let daemon = try DaemonProcess(files: Self.files)
         let client = try daemon.client()
-        #expect(try Self.exchange(client, #"{"jsonrpc":"2.0","id":1,"method":"macro.explode","params":\#(params)}"#)
-            == #"{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found: macro.explode"}}"#)
+        #expect(
+            try Self.exchange(client, #"{"jsonrpc":"2.0","id":1,"method":"macro.explode","params":\#(params)}"#)
+                == #"{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found: macro.explode"}}"#)
         // As a notification it gets no reply: the next reply read is the next request's.
         try client.send(raw: #"{"jsonrpc":"2.0","method":"macro.explode","params":\#(params)}"#)
-        #expect(try Self.exchange(client, #"{"jsonrpc":"2.0","id":2,"method":"progress.get"}"#)
-            == #"{"jsonrpc":"2.0","id":2,"result":{"inner":0,"middle":0,"outer":0}}"#)
+        #expect(
+            try Self.exchange(client, #"{"jsonrpc":"2.0","id":2,"method":"progress.get"}"#)
+                == #"{"jsonrpc":"2.0","id":2,"result":{"inner":0,"middle":0,"outer":0}}"#)
     }
 
     @Test func emptyPositionalParamsWorkForMethodsWithoutParams() throws {
         let daemon = try DaemonProcess(files: Self.files)
         let client = try daemon.client()
-        #expect(try Self.exchange(client, #"{"jsonrpc":"2.0","id":1,"method":"progress.get","params":[]}"#)
-            == #"{"jsonrpc":"2.0","id":1,"result":{"inner":0,"middle":0,"outer":0}}"#)
-        #expect(try Self.exchange(client, #"{"jsonrpc":"2.0","id":2,"method":"macro.running","params":[]}"#)
-            == #"{"jsonrpc":"2.0","id":2,"result":[]}"#)
+        #expect(
+            try Self.exchange(client, #"{"jsonrpc":"2.0","id":1,"method":"progress.get","params":[]}"#)
+                == #"{"jsonrpc":"2.0","id":1,"result":{"inner":0,"middle":0,"outer":0}}"#)
+        #expect(
+            try Self.exchange(client, #"{"jsonrpc":"2.0","id":2,"method":"macro.running","params":[]}"#)
+                == #"{"jsonrpc":"2.0","id":2,"result":[]}"#)
         let list = try MacroValue(jsonText: try Self.exchange(client, #"{"jsonrpc":"2.0","id":3,"method":"macro.list","params":[]}"#))
         #expect(list["result"].arrayValue?.compactMap { $0["name"].stringValue } == ["bump", "nothing"])
         for method in ["engine.status", "macro.types", "log.recent", "progress.set"] {
@@ -95,8 +108,9 @@ struct ConformanceTests {
     func otherPositionalParamsAreInvalidParams(_ method: String, _ params: String, _ message: String) throws {
         let daemon = try DaemonProcess(files: Self.files)
         let client = try daemon.client()
-        #expect(try Self.exchange(client, #"{"jsonrpc":"2.0","id":1,"method":"\#(method)","params":\#(params)}"#)
-            == #"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"\#(message.replacingOccurrences(of: "\"", with: "\\\""))"}}"#)
+        #expect(
+            try Self.exchange(client, #"{"jsonrpc":"2.0","id":1,"method":"\#(method)","params":\#(params)}"#)
+                == #"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"\#(message.replacingOccurrences(of: "\"", with: "\\\""))"}}"#)
     }
 
     /// Every method that checks its keys, with otherwise valid params plus one unknown key.

@@ -9,16 +9,16 @@ import Testing
 struct ConsoleForwardingTests {
     static let files = [
         "chat.js": """
-            async function(n) {
-                console.log("start", n);
-                await sleep(5);
-                console.warn({ a: 1 });
-                await new Promise(function (resolve) { setTimeout(function () { console.error("from a timer"); resolve(); }, 5); });
-                console.info("multi\\nline");
-                console.debug("end");
-                return n;
-            }
-            """,
+        async function(n) {
+            console.log("start", n);
+            await sleep(5);
+            console.warn({ a: 1 });
+            await new Promise(function (resolve) { setTimeout(function () { console.error("from a timer"); resolve(); }, 5); });
+            console.info("multi\\nline");
+            console.debug("end");
+            return n;
+        }
+        """,
         "quiet.js": "function() { console.log('sync only'); return 1 }",
         "leaves.js": "function() { setTimeout(function () { console.log('late'); }, 20); return 'left' }",
         "stack.js": "function() {\n  var e = new Error('x');\n  console.log(e);\n  console.log(e.stack);\n  return 1\n}",
@@ -45,13 +45,14 @@ struct ConsoleForwardingTests {
         let first = try #require(before.first)
         let call = try #require(try MacroValue(jsonText: first)["params"]["call"].intValue)
         let prefix = #"{"jsonrpc":"2.0","method":"macro.console","params":{"id":1152921504606846977,"call":\#(call),"#
-        #expect(before == [
-            prefix + #""level":"log","message":"start 7"}}"#,
-            prefix + #""level":"warn","message":"{ a: 1 }"}}"#,
-            prefix + #""level":"error","message":"from a timer"}}"#,
-            prefix + #""level":"info","message":"multi\nline"}}"#,
-            prefix + #""level":"debug","message":"end"}}"#,
-        ])
+        #expect(
+            before == [
+                prefix + #""level":"log","message":"start 7"}}"#,
+                prefix + #""level":"warn","message":"{ a: 1 }"}}"#,
+                prefix + #""level":"error","message":"from a timer"}}"#,
+                prefix + #""level":"info","message":"multi\nline"}}"#,
+                prefix + #""level":"debug","message":"end"}}"#,
+            ])
         // A string id is echoed with its escapes.
         try client.send(raw: #"{"jsonrpc":"2.0","id":"q\u0031","method":"macro.call","params":{"name":"quiet"}}"#)
         let quiet = try Self.linesUntilReply(client, id: #""q\u0031""#)
@@ -93,14 +94,16 @@ struct ConsoleForwardingTests {
         let watcher = try daemon.client()
         _ = try watcher.call("subscribe", ["events": ["log"]])
         let client = try daemon.client()
-        #expect(try Self.exchange(client, #"{"jsonrpc":"2.0","id":1,"method":"macro.call","params":{"name":"leaves"}}"#)
-            == #"{"jsonrpc":"2.0","id":1,"result":"left"}"#)
+        #expect(
+            try Self.exchange(client, #"{"jsonrpc":"2.0","id":1,"method":"macro.call","params":{"name":"leaves"}}"#)
+                == #"{"jsonrpc":"2.0","id":1,"result":"left"}"#)
         // The timer's line reaches the log...
         var record = try watcher.waitFor("log")
         while record["message"] != "late" { record = try watcher.waitFor("log") }
         // ...and not the caller, whose call was over: its next line is its next reply.
-        #expect(try Self.exchange(client, #"{"jsonrpc":"2.0","id":2,"method":"progress.get"}"#)
-            == #"{"jsonrpc":"2.0","id":2,"result":{"inner":0,"middle":0,"outer":0}}"#)
+        #expect(
+            try Self.exchange(client, #"{"jsonrpc":"2.0","id":2,"method":"progress.get"}"#)
+                == #"{"jsonrpc":"2.0","id":2,"result":{"inner":0,"middle":0,"outer":0}}"#)
     }
 
     @Test func internalFramesNeverReachTheCallerOrTheLog() throws {
@@ -110,10 +113,11 @@ struct ConsoleForwardingTests {
         let (before, reply) = try Self.linesUntilReply(client, id: "1")
         #expect(reply == #"{"jsonrpc":"2.0","id":1,"result":1}"#)
         let messages = try before.map { try MacroValue(jsonText: $0)["params"]["message"].stringValue ?? "" }
-        #expect(messages == [
-            "Error: x\n    at stack@\(daemon.macros)/stack.js:2:20",
-            "stack@\(daemon.macros)/stack.js:2:20",
-        ])
+        #expect(
+            messages == [
+                "Error: x\n    at stack@\(daemon.macros)/stack.js:2:20",
+                "stack@\(daemon.macros)/stack.js:2:20",
+            ])
         let recent = try client.call("log.recent").arrayValue ?? []
         #expect(recent.count >= 2)
         #expect(!recent.contains { $0.jsonText().contains("__macroengine") })

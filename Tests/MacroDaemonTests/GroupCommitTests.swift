@@ -1,7 +1,8 @@
-@testable import MacroDaemon
-import MacroRPC
 import MacroEngineCore
+import MacroRPC
 import Testing
+
+@testable import MacroDaemon
 
 /// ``GroupCommit``: one journal append per batch, or per run of batches queued behind each other.
 @Suite struct GroupCommitTests {
@@ -12,13 +13,15 @@ import Testing
 
     /// One batch whose request changed the model and holds reply `name`.
     func batch(_ commit: GroupCommit<MacroValue>, _ trace: Trace, _ name: String, moreQueued: Bool) {
-        commit.run({
-            commit.modelChanged(notification: .string(name))
-            commit.hold { trace.events.append("reply \(name)") }
-        }, moreQueued: moreQueued, commit: { changed in
-            trace.events.append("append changed=\(changed)")
-        }, publish: { trace.events.append("notify \($0.stringValue ?? "")") },
-        released: { trace.events.append("released") })
+        commit.run(
+            {
+                commit.modelChanged(notification: .string(name))
+                commit.hold { trace.events.append("reply \(name)") }
+            }, moreQueued: moreQueued,
+            commit: { changed in
+                trace.events.append("append changed=\(changed)")
+            }, publish: { trace.events.append("notify \($0.stringValue ?? "")") },
+            released: { trace.events.append("released") })
     }
 
     @Test func aLoneBatchCommitsAtItsEndThenNotifiesThenReplies() {
@@ -39,8 +42,11 @@ import Testing
         batch(commit, trace, "c", moreQueued: false)
         // Released batch by batch, as a commit per batch would have: a batch's replies before the
         // next batch's notifications.
-        #expect(trace.events == ["append changed=true", "notify a", "reply a", "released", "notify b", "reply b", "released",
-                                 "notify timer", "released", "notify c", "reply c", "released"])
+        #expect(
+            trace.events == [
+                "append changed=true", "notify a", "reply a", "released", "notify b", "reply b", "released",
+                "notify timer", "released", "notify c", "reply c", "released",
+            ])
         #expect(!commit.isOpen)
     }
 
@@ -51,15 +57,19 @@ import Testing
         commit.modelChanged(notification: .string("settled"))
         commit.hold { trace.events.append("reply settled") }
         batch(commit, trace, "b", moreQueued: false)
-        #expect(trace.events == ["append changed=true", "notify a", "reply a", "released",
-                                 "notify settled", "reply settled", "released", "notify b", "reply b", "released"])
+        #expect(
+            trace.events == [
+                "append changed=true", "notify a", "reply a", "released",
+                "notify settled", "reply settled", "released", "notify b", "reply b", "released",
+            ])
     }
 
     /// Only requests whose every effect is in the progress model may wait for another batch's
     /// commit: a restart answers a held reply -32006 "nothing of it was kept".
     @Test func onlyModelOnlyMethodsDeferTheirCommit() {
         let deferring = RPCMethod.allCases.filter(\.defersCommit).map(\.rawValue).sorted()
-        #expect(deferring == ["engine.status", "log.recent", "macro.call", "macro.check", "macro.list", "macro.running", "macro.source", "macro.types", "progress.get", "progress.set"])
+        #expect(
+            deferring == ["engine.status", "log.recent", "macro.call", "macro.check", "macro.list", "macro.running", "macro.source", "macro.types", "progress.get", "progress.set"])
     }
 
     @Test func aCommitIsDeferredAtMost32BatchesInARow() {

@@ -24,10 +24,11 @@ struct LibEntryTests {
         #expect(list.compactMap { $0["kind"].stringValue } == ["macro", "macro", "macro", "lib", "lib"])
         #expect(list[0] == ["name": "double", "kind": "macro", "status": "ok", "file": .string(daemon.macros + "/double.js"), "version": 1])
         #expect(list[3] == ["name": "lib/good", "kind": "lib", "status": "ok", "file": .string(daemon.macros + "/lib/good.js"), "version": 1])
-        #expect(list[4] == [
-            "name": "lib/rings", "kind": "lib", "status": "error", "file": .string(daemon.macros + "/lib/rings.js"), "version": 0,
-            "error": ["message": "SyntaxError: Unexpected token '}'", "line": 4, "column": 1],
-        ])
+        #expect(
+            list[4] == [
+                "name": "lib/rings", "kind": "lib", "status": "error", "file": .string(daemon.macros + "/lib/rings.js"), "version": 0,
+                "error": ["message": "SyntaxError: Unexpected token '}'", "line": 4, "column": 1],
+            ])
         let status = try client.call("engine.status")
         #expect(status["macros"] == ["ok": 3, "broken": 0])
         #expect(status["lib"] == ["ok": 1, "broken": 1])

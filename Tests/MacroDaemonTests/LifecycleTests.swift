@@ -12,7 +12,7 @@ import Glibc
 struct DaemonLifecycleTests {
     @Test func sigtermLetsTheCallInFlightFinishThenCleansUp() throws {
         let daemon = try DaemonProcess(files: [
-            "slow.js": "function() { var end = Date.now() + 600; while (Date.now() < end) {} progress.outer = 7; return 'finished' }",
+            "slow.js": "function() { var end = Date.now() + 600; while (Date.now() < end) {} progress.outer = 7; return 'finished' }"
         ])
         let client = try daemon.client()
         try client.send(raw: #"{"jsonrpc":"2.0","id":1,"method":"macro.call","params":{"name":"slow"}}"#)
@@ -117,7 +117,9 @@ struct DaemonLifecycleTests {
             s.sendall(b'{"jsonrpc":"2.0","id":1,"method":"progress.get"}\\n'); print(s.makefile().readline().strip())
             """
         let refused = try BinaryRunner.run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", "-c", probe])
-        #expect(refused.stdout == #"{"jsonrpc":"2.0","id":null,"error":{"code":-32004,"message":"connection refused: uid 65534 is not allowed (config: allowed_uids)"}}"# + "\n", "\(refused)")
+        #expect(
+            refused.stdout == #"{"jsonrpc":"2.0","id":null,"error":{"code":-32004,"message":"connection refused: uid 65534 is not allowed (config: allowed_uids)"}}"# + "\n",
+            "\(refused)")
         daemon.stop()
 
         let allowed = try DaemonProcess(config: "allowed_uids: [65534]\n", dir: dir)

@@ -1,9 +1,10 @@
 import MacroBase
-@testable import MacroDaemon
 import MacroRPC
 import NIOCore
 import NIOEmbedded
 import Testing
+
+@testable import MacroDaemon
 
 /// The socket's input and output path in-process: the line decoder hands the connection handler
 /// slices of the read buffer, the codec parses them in place, and replies are encoded straight
@@ -109,7 +110,8 @@ struct LineDecoderTests {
             }
         }
         let batch = RPCMessage(batch: replies)
-        let expected = #"[{"jsonrpc":"2.0","id":1e3,"result":"a"},"#
+        let expected =
+            #"[{"jsonrpc":"2.0","id":1e3,"result":"a"},"#
             + #"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: expected a JSON object"}},"#
             + #"{"jsonrpc":"2.0","id":"\u00e9","result":"b"}]"#
         #expect(String(buffer: batch.line(allocator: ByteBufferAllocator())) == expected + "\n")
@@ -121,11 +123,13 @@ struct LineDecoderTests {
 
     @Test func notificationsAreEncodedAsBefore() throws {
         let console = RPCCodec.consoleNotification(id: RPCID(json: "1.50"), call: 3, level: "log", message: "a\u{1}\"b\"\n\u{e9}")
-        #expect(String(buffer: console.line(allocator: ByteBufferAllocator()))
-            == #"{"jsonrpc":"2.0","method":"macro.console","params":{"id":1.50,"call":3,"level":"log","message":"a\u0001\"b\"\n\#u{e9}"}}"# + "\n")
+        #expect(
+            String(buffer: console.line(allocator: ByteBufferAllocator()))
+                == #"{"jsonrpc":"2.0","method":"macro.console","params":{"id":1.50,"call":3,"level":"log","message":"a\u0001\"b\"\n\#u{e9}"}}"# + "\n")
         let changed = RPCCodec.notification("progress.changed", ["inner": 0.1, "outer": -0.0, "big": 1e21, "huge": 9.3e18])
-        #expect(String(buffer: changed.line(allocator: ByteBufferAllocator()))
-            == #"{"jsonrpc":"2.0","method":"progress.changed","params":{"inner":0.1,"outer":0,"big":1e+21,"huge":9300000000000000000}}"# + "\n")
+        #expect(
+            String(buffer: changed.line(allocator: ByteBufferAllocator()))
+                == #"{"jsonrpc":"2.0","method":"progress.changed","params":{"inner":0.1,"outer":0,"big":1e+21,"huge":9300000000000000000}}"# + "\n")
         #expect(RPCCodec.notification("x", .undefined).text == #"{"jsonrpc":"2.0","method":"x"}"#)
     }
 

@@ -16,10 +16,11 @@ struct LoadTests {
     static let subscribers = 5
 
     @Test func fiftyClientsTwoThousandRequestsEachNothingLostNothingReordered() throws {
-        let daemon = try DaemonProcess(files: [
-            "count.js": "function (n) { progress.inner = (progress.inner + 1) % 10; return n; }",
-            "edit.js": "function () { return 0; }",
-        ], config: "queue_limit: 100000\n")
+        let daemon = try DaemonProcess(
+            files: [
+                "count.js": "function (n) { progress.inner = (progress.inner + 1) % 10; return n; }",
+                "edit.js": "function () { return 0; }",
+            ], config: "queue_limit: 100000\n")
         let failures = Mutex<[String]>([])
         let seqs = Mutex<[[Int]]>([])
         let answered = Atomic<Int>(0)
@@ -42,7 +43,8 @@ struct LoadTests {
                             let line: String
                             if client == Self.clients - 1, next % 100 == 0 {
                                 edits += 1
-                                try connection.send(raw: #"{"jsonrpc":"2.0","id":\#(id),"method":"macro.save","params":{"name":"edit","source":"function () { return \#(edits); }"}}"#)
+                                try connection.send(
+                                    raw: #"{"jsonrpc":"2.0","id":\#(id),"method":"macro.save","params":{"name":"edit","source":"function () { return \#(edits); }"}}"#)
                                 expected[id] = .undefined
                                 next += 1
                                 let callID = client * 1_000_000 + next

@@ -42,10 +42,11 @@ struct LogRecordTests {
         let file = daemon.macros + "/deep.js"
         let stack = "inner@\(file):2:41\ndeep@\(file):3:8"
         #expect(Array(record["metadata"].objectValue?.keys ?? []) == ["macro", "code", "error.name", "file", "line", "column", "stack"])
-        #expect(record["metadata"] == [
-            "macro": "deep", "code": "threw", "error.name": "TypeError", "file": .string(file), "line": "2", "column": "41",
-            "stack": .string(stack),
-        ])
+        #expect(
+            record["metadata"] == [
+                "macro": "deep", "code": "threw", "error.name": "TypeError", "file": .string(file), "line": "2", "column": "41",
+                "stack": .string(stack),
+            ])
         // On stderr: message first, then the metadata, the stack's lines after it, indented.
         let lines = daemon.log.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         let start = try #require(lines.firstIndex { $0.contains(" error macrod: TypeError: bad 1") })

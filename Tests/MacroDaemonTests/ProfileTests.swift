@@ -87,14 +87,16 @@ struct ProfileTests {
         let daemon = try DaemonProcess(files: Self.files)
         let result = try BinaryRunner.macro("profile", "builtins", "--runs", "3", "--format", "folded", "--output", "-", "--socket", daemon.socket)
         #expect(result.status == 0, "\(result)")
-        let frames = Set(result.stdout.split(separator: "\n").flatMap { line in
-            line[..<line.lastIndex(of: " ")!].split(separator: ";").map(String.init)
-        })
+        let frames = Set(
+            result.stdout.split(separator: "\n").flatMap { line in
+                line[..<line.lastIndex(of: " ")!].split(separator: ";").map(String.init)
+            })
         #expect(result.stdout.split(separator: "\n").allSatisfy { $0.hasPrefix("builtins (builtins.js:1)") }, "\(result.stdout)")
         for frame in frames {
             // An optimized frame of an anonymous callback may carry no line, and no other sample
             // of it gave one (few samples on a loaded machine): then it is named by its file only.
-            let named = frame.wholeMatch(of: /.+ \((builtins\.js|lib\/work\.js):\d+\)/) != nil
+            let named =
+                frame.wholeMatch(of: /.+ \((builtins\.js|lib\/work\.js):\d+\)/) != nil
                 || frame.wholeMatch(of: /\(anonymous\) \((builtins\.js|lib\/work\.js)\)/) != nil
             #expect(named || !frame.contains(" ("), "a frame of no known file: \(frame)")
             #expect(!["get", "set", "value", "format", "inspect", "(program)", "(anonymous)"].contains(frame), "an engine helper: \(frame)")
@@ -206,7 +208,9 @@ struct ProfileTests {
         let elapsed = (profile["endTime"].intValue ?? 0) - (profile["startTime"].intValue ?? 0)
         #expect(elapsed == deltas.compactMap(\.intValue).reduce(0, +))
         // Zero-based lines, the files' full paths.
-        #expect(nodes.contains { $0["callFrame"]["functionName"] == "hot" && $0["callFrame"]["lineNumber"] == 1 && $0["callFrame"]["url"] == .string(daemon.macros + "/lib/work.js") })
-        #expect(nodes.contains { $0["callFrame"]["functionName"] == "heavy" && $0["callFrame"]["lineNumber"] == 1 && $0["callFrame"]["url"] == .string(daemon.macros + "/heavy.js") })
+        #expect(
+            nodes.contains { $0["callFrame"]["functionName"] == "hot" && $0["callFrame"]["lineNumber"] == 1 && $0["callFrame"]["url"] == .string(daemon.macros + "/lib/work.js") })
+        #expect(
+            nodes.contains { $0["callFrame"]["functionName"] == "heavy" && $0["callFrame"]["lineNumber"] == 1 && $0["callFrame"]["url"] == .string(daemon.macros + "/heavy.js") })
     }
 }

@@ -53,10 +53,11 @@ struct ProtocolTests {
         let threw = try #require(rpcError { try client.call("macro.call", ["name": "fail"]) })
         #expect(threw.code == -32000)
         #expect(threw.message == "Error: nope")
-        #expect(threw.data == [
-            "name": "fail", "message": "nope", "errorName": "Error", "file": .string(daemon.macros + "/fail.js"),
-            "line": 3, "column": 18, "stack": .string("fail@\(daemon.macros)/fail.js:3:18"),
-        ])
+        #expect(
+            threw.data == [
+                "name": "fail", "message": "nope", "errorName": "Error", "file": .string(daemon.macros + "/fail.js"),
+                "line": 3, "column": 18, "stack": .string("fail@\(daemon.macros)/fail.js:3:18"),
+            ])
         // The failed call's write was not persisted as a published change... but the model is
         // not rolled back yet (atomic turns are issue #5): the value is what the macro set.
         let timeout = try #require(rpcError { try client.call("macro.call", ["name": "spin", "timeoutMs": 200]) })
@@ -113,18 +114,24 @@ struct ProtocolTests {
         let deep = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)
         #expect(try reply(deep)["error"] == ["code": -32700, "message": "Parse error: JSON nested deeper than 128 levels"])
         #expect(try reply("42")["error"]["code"] == -32600)
-        #expect(try reply(#"{"id": 1, "method": "progress.get"}"#) == ["jsonrpc": "2.0", "id": 1, "error": ["code": -32600, "message": "Invalid Request: \"jsonrpc\" must be \"2.0\""]])
+        #expect(
+            try reply(#"{"id": 1, "method": "progress.get"}"#) == [
+                "jsonrpc": "2.0", "id": 1, "error": ["code": -32600, "message": "Invalid Request: \"jsonrpc\" must be \"2.0\""],
+            ])
         #expect(try reply(#"{"jsonrpc": "2.0", "id": {"x": 1}, "method": "progress.get"}"#)["error"]["code"] == -32600)
         #expect(try reply(#"{"jsonrpc": "2.0", "id": 3, "method": 5}"#)["id"] == 3)
         #expect(try reply(#"{"jsonrpc": "2.0", "id": "s", "method": "progress.get", "params": 5}"#)["error"]["code"] == -32600)
         #expect(try reply("[]")["error"] == ["code": -32600, "message": "Invalid Request: empty batch"])
         // A batch: replies in order, none for the notification, an error for the bad element.
-        let batch = try reply(#"[{"jsonrpc":"2.0","id":"a","method":"progress.get"},{"jsonrpc":"2.0","method":"progress.set","params":{"inner":1}},7,{"jsonrpc":"2.0","id":"b","method":"progress.get"}]"#)
-        #expect(batch == [
-            ["jsonrpc": "2.0", "id": "a", "result": ["inner": 0, "middle": 0, "outer": 0]],
-            ["jsonrpc": "2.0", "id": .null, "error": ["code": -32600, "message": "Invalid Request: expected a JSON object"]],
-            ["jsonrpc": "2.0", "id": "b", "result": ["inner": 1, "middle": 0, "outer": 0]],
-        ])
+        let batch = try reply(
+            #"[{"jsonrpc":"2.0","id":"a","method":"progress.get"},{"jsonrpc":"2.0","method":"progress.set","params":{"inner":1}},7,{"jsonrpc":"2.0","id":"b","method":"progress.get"}]"#
+        )
+        #expect(
+            batch == [
+                ["jsonrpc": "2.0", "id": "a", "result": ["inner": 0, "middle": 0, "outer": 0]],
+                ["jsonrpc": "2.0", "id": .null, "error": ["code": -32600, "message": "Invalid Request: expected a JSON object"]],
+                ["jsonrpc": "2.0", "id": "b", "result": ["inner": 1, "middle": 0, "outer": 0]],
+            ])
         // A notification gets no reply: the next line's reply is the next thing read.
         try client.send(raw: #"{"jsonrpc":"2.0","method":"progress.set","params":{"outer":2}}"#)
         #expect(try reply(#"{"jsonrpc":"2.0","id":9,"method":"progress.get"}"#) == ["jsonrpc": "2.0", "id": 9, "result": ["inner": 1, "middle": 0, "outer": 2]])
@@ -188,14 +195,17 @@ struct HostileLineTests {
             try client.send(raw: line)
             return try #require(try client.readMessage())
         }
-        #expect(try reply(#"{"jsonrpc":"2.0","id":1e400,"method":"progress.get"}"#)["error"]
-            == ["code": -32700, "message": "Parse error: the line is not valid JSON: the number is too large for a double at byte 22"])
+        #expect(
+            try reply(#"{"jsonrpc":"2.0","id":1e400,"method":"progress.get"}"#)["error"]
+                == ["code": -32700, "message": "Parse error: the line is not valid JSON: the number is too large for a double at byte 22"])
         // A repeated key: the last value counts, as in JSON.parse.
         #expect(try reply(#"{"jsonrpc":"2.0","id":1,"id":2,"method":"progress.get"}"#)["id"] == 2)
-        #expect(try reply(#"{"jsonrpc":"2.0","id":3,"method":"macro.call","params":{"name":"id","args":[1.7976931348623157e308]}}"#)["result"]
-            == .number(1.7976931348623157e308))
-        #expect(try reply(#"{"jsonrpc":"2.0","id":4,"method":"macro.call","params":{"name":"id","args":[{"b":1,"a":[true,null,"\u00e9"]}]}}"#)["result"]
-            == ["b": 1, "a": [true, .null, "é"]])
+        #expect(
+            try reply(#"{"jsonrpc":"2.0","id":3,"method":"macro.call","params":{"name":"id","args":[1.7976931348623157e308]}}"#)["result"]
+                == .number(1.7976931348623157e308))
+        #expect(
+            try reply(#"{"jsonrpc":"2.0","id":4,"method":"macro.call","params":{"name":"id","args":[{"b":1,"a":[true,null,"\u00e9"]}]}}"#)["result"]
+                == ["b": 1, "a": [true, .null, "é"]])
         let big = String(repeating: "x", count: 900_000)
         #expect(try reply(#"{"jsonrpc":"2.0","id":5,"method":"macro.call","params":{"name":"len","args":["\#(big)"]}}"#)["result"] == 900_000)
         #expect(try reply(#"{"jsonrpc":"2.0","id":6,"method":"macro.call","params":{"name":"id","args":"nope"}}"#)["error"]["code"] == -32602)
@@ -213,7 +223,8 @@ struct ShadowingNameTests {
             try daemon.client().call("macro.save", ["name": .string(name), "source": "function() { return 1 }"])
         }
         #expect(error.code == RPCError.invalidParams)
-        #expect(error.message.contains(name.hasPrefix("__macroengine") ? "reserved for the engine's own functions" : "is a property of every JavaScript object"), "\(error.message)")
+        #expect(
+            error.message.contains(name.hasPrefix("__macroengine") ? "reserved for the engine's own functions" : "is a property of every JavaScript object"), "\(error.message)")
         #expect(!FileManager.default.fileExists(atPath: daemon.macros + "/\(name).js"))
     }
 }

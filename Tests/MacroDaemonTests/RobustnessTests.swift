@@ -244,7 +244,7 @@ struct RobustnessTests {
 struct LogBoundTests {
     @Test func aMacroLoggingMegabytesCannotGrowTheRing() throws {
         let daemon = try DaemonProcess(files: [
-            "noisy.js": "function() { var s = 'x'.repeat(4 << 20); for (var i = 0; i < 8; i++) console.log(s); return 1 }",
+            "noisy.js": "function() { var s = 'x'.repeat(4 << 20); for (var i = 0; i < 8; i++) console.log(s); return 1 }"
         ])
         let client = try daemon.client()
         let before = try daemon.memoryKiB("VmRSS")

@@ -206,7 +206,9 @@ struct StallRecoveryTests {
         let list = try #require(try client.call("macro.list").arrayValue)
         let chain = try #require(list.first { $0["name"] == "chain" })
         #expect(chain["status"] == "error")
-        #expect(chain["error"]["message"] == "a macro file must hold one function expression, e.g. function() { ... }; this one is a sequence (comma) expression (nothing of it was run)")
+        #expect(
+            chain["error"]["message"]
+                == "a macro file must hold one function expression, e.g. function() { ... }; this one is a sequence (comma) expression (nothing of it was run)")
         let lib = try #require(list.first { $0["name"] == "lib/chain" })
         #expect(lib["quarantined"] == true, "\(lib)\n\(daemon.log)")
         #expect(lib["error"]["message"].stringValue?.hasPrefix("lib/chain is quarantined: while it loaded, its code kept the engine busy") == true, "\(lib)")

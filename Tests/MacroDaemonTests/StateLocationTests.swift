@@ -37,7 +37,10 @@ struct StateLocationTests {
         // Before any change: engine.status says so, and the log warned.
         let client = try daemon.client()
         #expect(try client.call("engine.status")["stateError"] == .string(expected))
-        #expect(daemon.log.contains(" warning macrod: cannot save the state: \(expected); found at start. Calls go on; their values are kept in memory only, until the state location can be written (engine.status: stateError)\n"), "\(daemon.log)")
+        #expect(
+            daemon.log.contains(
+                " warning macrod: cannot save the state: \(expected); found at start. Calls go on; their values are kept in memory only, until the state location can be written (engine.status: stateError)\n"
+            ), "\(daemon.log)")
         // Calls go on, and the failure is not logged again at the first change.
         #expect(try client.call("macro.call", ["name": "bump", "args": [1]]) == 4)
         #expect(try client.call("engine.status")["stateError"] == .string(expected))
@@ -87,7 +90,9 @@ struct StateLocationTests {
         let daemon = try DaemonProcess(files: Self.bump, dir: dir)
         let client = try daemon.client()
         let kept = try #require(Self.keptCopy(of: journal))
-        #expect(daemon.log.contains(" warning macrod: the state journal \(journal) is a directory, not a file; kept as \(kept) (never deleted); the state file's values are used\n"), "\(daemon.log)")
+        #expect(
+            daemon.log.contains(" warning macrod: the state journal \(journal) is a directory, not a file; kept as \(kept) (never deleted); the state file's values are used\n"),
+            "\(daemon.log)")
         #expect(try client.call("macro.call", ["name": "bump", "args": [1]]) == 4)
         #expect(try client.call("engine.status")["stateError"] == .null)
         #expect(try dir.read("state.json.journal") == "{\"inner\":4,\"middle\":0,\"outer\":0}\n")
@@ -97,7 +102,9 @@ struct StateLocationTests {
     @Test func unusableJournalLinesAndOutOfRangeValuesAreWarnedAboutOnce() throws {
         let dir = TemporaryDirectory(prefix: "macrod")
         let state = try dir.write("state.json", "{\"version\": 1, \"progress\": {\"inner\": 42, \"middle\": 0, \"outer\": 0}}\n")
-        let journal = try dir.write("state.json.journal", """
+        let journal = try dir.write(
+            "state.json.journal",
+            """
             {"inner":1,"middle":1,"outer":1}
             garbage
             {"wrong":"keys"}
@@ -110,9 +117,10 @@ struct StateLocationTests {
         #expect(try daemon.client().call("progress.get") == ["inner": 2, "middle": 0, "outer": 2])
         let kept = try #require(Self.keptCopy(of: journal))
         let lines = daemon.log.split(separator: "\n").filter { $0.contains(" warning ") }.map { String($0.split(separator: " warning ", maxSplits: 1)[1]) }
-        #expect(lines == [
-            "macrod: state journal \(journal): 4 lines cannot be used (the first, line 2: not JSON: unexpected character 'g'); kept as \(kept) (never deleted); the values of its line 6 are used",
-            "macrod: state file \(state): the saved value -7 of 'middle' is outside its range 0...10; clamped to 0",
-        ], "\(daemon.log)")
+        #expect(
+            lines == [
+                "macrod: state journal \(journal): 4 lines cannot be used (the first, line 2: not JSON: unexpected character 'g'); kept as \(kept) (never deleted); the values of its line 6 are used",
+                "macrod: state file \(state): the saved value -7 of 'middle' is outside its range 0...10; clamped to 0",
+            ], "\(daemon.log)")
     }
 }

@@ -17,17 +17,18 @@ struct SubscriptionTests {
         let watcher = try daemon.client()
         _ = try watcher.call("subscribe", ["events": ["progress"]])
         let caller = try daemon.client()
-        try caller.call("macro.call", ["name": "random"])   // three rings, one notification
-        try caller.call("macro.call", ["name": "noop"])     // nothing changed, no notification
+        try caller.call("macro.call", ["name": "random"])  // three rings, one notification
+        try caller.call("macro.call", ["name": "noop"])  // nothing changed, no notification
         try caller.call("progress.set", ["inner": 0.5])
-        try caller.call("progress.set", ["inner": 0.5])     // same value: no change
+        try caller.call("progress.set", ["inner": 0.5])  // same value: no change
         try caller.call("macro.call", ["name": "random"])
         let notes = try (0..<3).map { _ in try watcher.waitFor("progress.changed") }
-        #expect(notes == [
-            ["inner": 1, "middle": 2, "outer": 3, "seq": 1],
-            ["inner": 0.5, "middle": 2, "outer": 3, "seq": 2],
-            ["inner": 1.5, "middle": 4, "outer": 6, "seq": 3],
-        ])
+        #expect(
+            notes == [
+                ["inner": 1, "middle": 2, "outer": 3, "seq": 1],
+                ["inner": 0.5, "middle": 2, "outer": 3, "seq": 2],
+                ["inner": 1.5, "middle": 4, "outer": 6, "seq": 3],
+            ])
         // Unsubscribed: a change is not sent; the reply is the next thing on the wire.
         #expect(try watcher.call("unsubscribe", ["events": ["progress"]]) == ["events": []])
         try caller.call("progress.set", ["outer": 0])

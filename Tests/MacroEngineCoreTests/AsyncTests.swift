@@ -30,7 +30,8 @@ struct AsyncTests {
 
     @Test func timersFireInOrderAndIntervalsStop() throws {
         let (engine, _, _) = try makeEngine()
-        try engine.evaluate("""
+        try engine.evaluate(
+            """
             function order() {
               return new Promise(function (done) {
                 var seen = [];
@@ -55,7 +56,8 @@ struct AsyncTests {
 
     @Test func aThrowingTimerCallbackIsReportedAndTheLoopGoesOn() throws {
         let (engine, _, errors) = try makeEngine()
-        try engine.evaluate("""
+        try engine.evaluate(
+            """
             function survive() {
               setTimeout(function () { throw new Error('in timer') }, 1);
               return sleep(20).then(function () { return 'still here' });
@@ -68,7 +70,8 @@ struct AsyncTests {
 
     @Test func theDeadlineCoversAwaitedTimeAndCancelsTheCallsTimers() throws {
         let (engine, model, _) = try makeEngine()
-        try engine.evaluate("""
+        try engine.evaluate(
+            """
             async function slowpoke() {
               setTimeout(function () { setOuterProgress(9) }, 300);
               await sleep(200);
@@ -119,7 +122,8 @@ struct AsyncTests {
 
     @Test func tenThousandTimersAndAZeroIntervalDoNotStarveCalls() throws {
         let (engine, _, _) = try makeEngine()
-        try engine.evaluate("""
+        try engine.evaluate(
+            """
             async function many() {
               var fired = 0;
               for (var i = 0; i < 10000; i++) setTimeout(function () { fired++ }, i % 20);
@@ -148,7 +152,8 @@ struct AsyncTests {
         let (engine, _, _) = try makeEngine()
         let messages = Mutex<[ConsoleMessage]>([])
         engine.consoleHandler = { message in messages.locked { $0.append(message) } }
-        try engine.evaluate("""
+        try engine.evaluate(
+            """
             function talk() {
               var o = { a: 1, s: 'x', deep: [1, [2, [3, [4]]]], f: function named() {} };
               o.self = o;
@@ -162,13 +167,14 @@ struct AsyncTests {
         try engine.call("talk")
         let got = messages.locked { $0 }
         #expect(got.map(\.level) == [.info, .info, .warning, .error, .debug])
-        #expect(got.map(\.message) == [
-            "plain 42 { a: 1, s: 'x', deep: [ 1, [ 2, [Array] ] ], f: [Function: named], self: [Circular] }",
-            "null undefined true -0 [ 1, 'two' ]",
-            "Map(1) { 1 => 'a' } Set(1) { 2 }",
-            "bad { 'odd key': 1 }",
-            "",
-        ])
+        #expect(
+            got.map(\.message) == [
+                "plain 42 { a: 1, s: 'x', deep: [ 1, [ 2, [Array] ] ], f: [Function: named], self: [Circular] }",
+                "null undefined true -0 [ 1, 'two' ]",
+                "Map(1) { 1 => 'a' } Set(1) { 2 }",
+                "bad { 'odd key': 1 }",
+                "",
+            ])
         #expect(got.allSatisfy { $0.macro == "talk" })
     }
 }

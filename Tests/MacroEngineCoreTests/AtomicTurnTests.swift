@@ -40,7 +40,8 @@ struct AtomicTurnTests {
     @Test func onlyTheFailingTurnSinceTheLastAwaitIsUndone() throws {
         let (engine, model, _) = try makeEngine()
         let seen = recording(model)
-        try engine.evaluate("""
+        try engine.evaluate(
+            """
             async function steps() {
               progress.inner = 1; progress.inner = 2;   // turn 1: coalesced to one change
               await sleep(5);
@@ -53,10 +54,11 @@ struct AtomicTurnTests {
         let error = try #require(throws: MacroError.self) { try engine.call("steps") }
         #expect(error.errorName == "RangeError")
         #expect(model.valuesByName == ["inner": 2, "middle": 0, "outer": 3])
-        #expect(seen.locked { $0 } == [
-            ProgressChange(channel: "inner", oldValue: 0, newValue: 2),
-            ProgressChange(channel: "outer", oldValue: 0, newValue: 3),
-        ])
+        #expect(
+            seen.locked { $0 } == [
+                ProgressChange(channel: "inner", oldValue: 0, newValue: 2),
+                ProgressChange(channel: "outer", oldValue: 0, newValue: 3),
+            ])
     }
 
     @Test func aRejectedPromiseChainIsRolledBack() throws {

@@ -20,16 +20,17 @@ struct ConversionTests {
         #expect(try engine.value(forKey: "v") == value)
         // And JS sees the right kind of thing.
         let kind = try engine.evaluate("v === undefined ? 'u' : v === null ? 'n' : Array.isArray(v) ? 'a' : v instanceof Date ? 'd' : typeof v")
-        let expected: MacroValue = switch value {
-        case .undefined: "u"
-        case .null: "n"
-        case .array: "a"
-        case .date: "d"
-        case .bool: "boolean"
-        case .number: "number"
-        case .string: "string"
-        default: "object"
-        }
+        let expected: MacroValue =
+            switch value {
+            case .undefined: "u"
+            case .null: "n"
+            case .array: "a"
+            case .date: "d"
+            case .bool: "boolean"
+            case .number: "number"
+            case .string: "string"
+            default: "object"
+            }
         #expect(kind == expected)
     }
 

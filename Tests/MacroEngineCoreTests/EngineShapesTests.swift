@@ -34,7 +34,8 @@ struct EngineShapesTests {
         let (engine, _, _) = try makeEngine(timeLimit: .milliseconds(300))
         #expect(try engine.evaluate("[typeof WebAssembly, typeof SharedArrayBuffer, typeof Atomics]") == ["undefined", "undefined", "object"])
         // The trial's (module (func (export "f") (loop (br 0)))).
-        try engine.evaluate("""
+        try engine.evaluate(
+            """
             function wasmLoop() {
               var bytes = new Uint8Array([0,97,115,109,1,0,0,0, 1,4,1,96,0,0, 3,2,1,0, 7,5,1,1,102,0,0, 10,9,1,7,0,3,64,12,0,11,11]);
               new WebAssembly.Instance(new WebAssembly.Module(bytes), {}).exports.f();
@@ -76,7 +77,8 @@ struct EngineShapesTests {
         let engine = MacroEngine(configuration: .init(timeLimit: .seconds(5)), logger: silentLogger)
         let lines = Mutex<[String]>([])
         engine.consoleHandler = { message in lines.withLock { $0.append(message.message) } }
-        try engine.evaluate("""
+        try engine.evaluate(
+            """
             function big() { return "x".repeat(200 * 1024 * 1024).length; }
             function loud() { console.log("y".repeat(50 * 1024 * 1024)); return 1; }
             """)

@@ -1,6 +1,7 @@
 import Foundation
 import MacroEngineCore
 import MacroTestSupport
+import Synchronization
 import Testing
 
 @Suite("Engine: evaluation, exceptions, time limit")
@@ -122,11 +123,13 @@ struct NativeFunctionTests {
 
     @Test func generalFormSeesArgumentsAndBuildsValues() throws {
         let (engine, _, _) = try makeEngine()
-        try engine.register("describe", function: { args in
-            let context = args.first?.context
-            let text = args.map(\.typeDescription).joined(separator: "|")
-            return context?.string(text) ?? args[0]
-        })
+        try engine.register(
+            "describe",
+            function: { args in
+                let context = args.first?.context
+                let text = args.map(\.typeDescription).joined(separator: "|")
+                return context?.string(text) ?? args[0]
+            })
         #expect(try engine.evaluate("describe(1, 'a', null, undefined, NaN, {})") == "number 1|string \"a\"|null|undefined|NaN|object")
         try engine.register("sum", values: { args in .number(args.compactMap(\.doubleValue).reduce(0, +)) })
         #expect(try engine.evaluate("sum(1, 2, 3.5)") == 6.5)
@@ -137,8 +140,9 @@ struct NativeFunctionTests {
         let (engine, _, _) = try makeEngine()
         try engine.register("strict") { (x: Double) in _ = x }
         try engine.register("fails", values: { _ in throw Plain() })
-        #expect(try engine.evaluate("try { strict('x'); 'no' } catch (e) { (e instanceof TypeError) + ':' + e.message }")
-            == "true:strict: expected a finite number, got string \"x\"")
+        #expect(
+            try engine.evaluate("try { strict('x'); 'no' } catch (e) { (e instanceof TypeError) + ':' + e.message }")
+                == "true:strict: expected a finite number, got string \"x\"")
         #expect(try engine.evaluate("try { fails(); 'no' } catch (e) { e.constructor.name + ':' + e.message }") == "Error:fails: Plain()")
         // Uncaught, it reaches Swift as a thrown error with the JS position.
         let error = try #require(throws: MacroError.self) { try engine.evaluate("\n  strict()", file: "n.js") }
@@ -170,5 +174,3 @@ final class ErrorRecorderBox: Sendable {
     func append(_ value: Double) { storage.locked { $0.append(value) } }
     var values: [Double] { storage.locked { $0 } }
 }
-
-import Synchronization

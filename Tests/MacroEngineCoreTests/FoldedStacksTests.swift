@@ -1,5 +1,6 @@
-@testable import MacroEngineCore
 import Testing
+
+@testable import MacroEngineCore
 
 /// Folding JavaScriptCore's sampling-profiler JSON: which frames stay and how they are named.
 /// The input has the shape JavaScriptCore 2.50.6 answers (recorded from a real profile of the
@@ -70,23 +71,25 @@ struct FoldedStacksTests {
             [frame("hot", 6, code: "CCCCCC", bytecode: false, tier: "FTL"), heavy, invoke, program],
         ]
         let body = traces.map { #"{"timestamp":1.5,"frames":[\#($0.joined(separator: ","))]}"# }.joined(separator: ",")
-        return #"{"interval":0.001,"traces":[\#(body)],"sources":[{"sourceID":2,"url":"/m/heavy.js"},{"sourceID":5},{"sourceID":4},{"sourceID":6,"url":"/m/lib/work.js"},{"sourceID":3},{"sourceID":7}]}"#
+        return
+            #"{"interval":0.001,"traces":[\#(body)],"sources":[{"sourceID":2,"url":"/m/heavy.js"},{"sourceID":5},{"sourceID":4},{"sourceID":6,"url":"/m/lib/work.js"},{"sourceID":3},{"sourceID":7}]}"#
     }()
 
     @Test func everyFunctionOfAFileIsNamedByFileAndDefinitionLineAndTheEnginesFramesAreFoldedAway() throws {
         let folded = FoldedStacks.fold(try MacroValue(jsonText: Self.json), sources: Self.sources)
-        #expect(folded.text == """
-            heavy (heavy.js:2) 4
-            heavy (heavy.js:2);filter;(anonymous) (heavy.js) 1
-            heavy (heavy.js:2);filter;(anonymous) (heavy.js:4) 1
-            heavy (heavy.js:2);hot (lib/work.js:1) 3
-            heavy (heavy.js:2);hot (lib/work.js:1);cold (lib/work.js:6) 1
-            heavy (heavy.js:2);hot (lib/work.js:1);sqrt 1
-            heavy (heavy.js:2);map;(anonymous) (heavy.js:3) 2
-            heavy (heavy.js:2);mystery (line 7) 1
-            heavy (heavy.js:2);setInnerProgress 1
+        #expect(
+            folded.text == """
+                heavy (heavy.js:2) 4
+                heavy (heavy.js:2);filter;(anonymous) (heavy.js) 1
+                heavy (heavy.js:2);filter;(anonymous) (heavy.js:4) 1
+                heavy (heavy.js:2);hot (lib/work.js:1) 3
+                heavy (heavy.js:2);hot (lib/work.js:1);cold (lib/work.js:6) 1
+                heavy (heavy.js:2);hot (lib/work.js:1);sqrt 1
+                heavy (heavy.js:2);map;(anonymous) (heavy.js:3) 2
+                heavy (heavy.js:2);mystery (line 7) 1
+                heavy (heavy.js:2);setInnerProgress 1
 
-            """)
+                """)
         #expect(folded.samples == 15)
         #expect(folded.dropped == 2)
     }
@@ -95,18 +98,19 @@ struct FoldedStacksTests {
     /// frame, the line other samples of the function gave).
     @Test func aFileWithoutItsSourceIsNamedByItsURL() throws {
         let folded = FoldedStacks.fold(try MacroValue(jsonText: Self.json), sources: [])
-        #expect(folded.text == """
-            heavy (/m/heavy.js:3) 4
-            heavy (/m/heavy.js:3);filter;(anonymous) (/m/heavy.js) 1
-            heavy (/m/heavy.js:3);filter;(anonymous) (/m/heavy.js:4) 1
-            heavy (/m/heavy.js:3);hot (/m/lib/work.js:3) 3
-            heavy (/m/heavy.js:3);hot (/m/lib/work.js:3);cold (/m/lib/work.js:6) 1
-            heavy (/m/heavy.js:3);hot (/m/lib/work.js:3);sqrt 1
-            heavy (/m/heavy.js:3);map;(anonymous) (/m/heavy.js:3) 2
-            heavy (/m/heavy.js:3);mystery (line 7) 1
-            heavy (/m/heavy.js:3);setInnerProgress 1
+        #expect(
+            folded.text == """
+                heavy (/m/heavy.js:3) 4
+                heavy (/m/heavy.js:3);filter;(anonymous) (/m/heavy.js) 1
+                heavy (/m/heavy.js:3);filter;(anonymous) (/m/heavy.js:4) 1
+                heavy (/m/heavy.js:3);hot (/m/lib/work.js:3) 3
+                heavy (/m/heavy.js:3);hot (/m/lib/work.js:3);cold (/m/lib/work.js:6) 1
+                heavy (/m/heavy.js:3);hot (/m/lib/work.js:3);sqrt 1
+                heavy (/m/heavy.js:3);map;(anonymous) (/m/heavy.js:3) 2
+                heavy (/m/heavy.js:3);mystery (line 7) 1
+                heavy (/m/heavy.js:3);setInnerProgress 1
 
-            """)
+                """)
     }
 
     @Test func noSamplesFoldToNothing() throws {

@@ -1,5 +1,6 @@
-@testable import MacroEngineCore
 import Testing
+
+@testable import MacroEngineCore
 
 /// The profiler's map of where each function of a file is defined (frames are named
 /// `function (file:line)` with that line).
@@ -22,15 +23,16 @@ struct FunctionDefinitionsTests {
             async function* stream() {}
             [1, 2].map(function (x) { return x; });
             """
-        #expect(FunctionDefinitions(source: source).all == [
-            Definition(name: "hot", line: 2, endLine: 6),
-            Definition(name: "cold", line: 7, endLine: 7),
-            Definition(name: "twice", line: 8, endLine: 9),
-            Definition(name: "one", line: 10, endLine: 10),
-            Definition(name: "two", line: 10, endLine: 10),
-            Definition(name: "stream", line: 11, endLine: 11),
-            Definition(name: "", line: 12, endLine: 12),
-        ])
+        #expect(
+            FunctionDefinitions(source: source).all == [
+                Definition(name: "hot", line: 2, endLine: 6),
+                Definition(name: "cold", line: 7, endLine: 7),
+                Definition(name: "twice", line: 8, endLine: 9),
+                Definition(name: "one", line: 10, endLine: 10),
+                Definition(name: "two", line: 10, endLine: 10),
+                Definition(name: "stream", line: 11, endLine: 11),
+                Definition(name: "", line: 12, endLine: 12),
+            ])
     }
 
     @Test func methodsAccessorsAndConstructors() {
@@ -49,15 +51,16 @@ struct FunctionDefinitionsTests {
                 async *values() {}
             }
             """
-        #expect(FunctionDefinitions(source: source).all == [
-            Definition(name: "area", line: 2, endLine: 2),
-            Definition(name: "perimeter", line: 3, endLine: 5),
-            Definition(name: "get size", line: 6, endLine: 6),
-            Definition(name: "quoted", line: 7, endLine: 7),
-            Definition(name: "Ring", line: 10, endLine: 10),
-            Definition(name: "make", line: 11, endLine: 11),
-            Definition(name: "values", line: 12, endLine: 12),
-        ])
+        #expect(
+            FunctionDefinitions(source: source).all == [
+                Definition(name: "area", line: 2, endLine: 2),
+                Definition(name: "perimeter", line: 3, endLine: 5),
+                Definition(name: "get size", line: 6, endLine: 6),
+                Definition(name: "quoted", line: 7, endLine: 7),
+                Definition(name: "Ring", line: 10, endLine: 10),
+                Definition(name: "make", line: 11, endLine: 11),
+                Definition(name: "values", line: 12, endLine: 12),
+            ])
     }
 
     /// Braces, parentheses and the word `function` inside strings, comments, templates and
@@ -75,11 +78,12 @@ struct FunctionDefinitionsTests {
             }
             function after() {}
             """
-        #expect(FunctionDefinitions(source: source).all == [
-            Definition(name: "outer", line: 1, endLine: 9),
-            Definition(name: "inTemplate", line: 6, endLine: 6),
-            Definition(name: "after", line: 10, endLine: 10),
-        ])
+        #expect(
+            FunctionDefinitions(source: source).all == [
+                Definition(name: "outer", line: 1, endLine: 9),
+                Definition(name: "inTemplate", line: 6, endLine: 6),
+                Definition(name: "after", line: 10, endLine: 10),
+            ])
     }
 
     /// A macro file's one function is registered under the macro's name, whatever its own.
@@ -91,10 +95,11 @@ struct FunctionDefinitionsTests {
                 return inner();
             }
             """
-        #expect(FunctionDefinitions(source: source, topLevelName: "bump").all == [
-            Definition(name: "bump", line: 2, endLine: 5),
-            Definition(name: "inner", line: 3, endLine: 3),
-        ])
+        #expect(
+            FunctionDefinitions(source: source, topLevelName: "bump").all == [
+                Definition(name: "bump", line: 2, endLine: 5),
+                Definition(name: "inner", line: 3, endLine: 3),
+            ])
     }
 
     @Test func theDefinitionOfAnExecutedLine() {

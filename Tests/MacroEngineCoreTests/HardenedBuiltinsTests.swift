@@ -21,8 +21,9 @@ struct HardenedBuiltinsTests {
         #expect(error.errorName == "TypeError")
         #expect(error.message.hasPrefix(expected))
         // Nothing changed for the next macro.
-        #expect(try engine.evaluate("[1, 2].map(function (x) { return x * 2 }).concat(typeof Math.random(), JSON.stringify({a: 1}))")
-            == [2, 4, "number", "{\"a\":1}"])
+        #expect(
+            try engine.evaluate("[1, 2].map(function (x) { return x * 2 }).concat(typeof Math.random(), JSON.stringify({a: 1}))")
+                == [2, 4, "number", "{\"a\":1}"])
     }
 
     /// Issue 25, item 9: the hidden intrinsics (iterator prototypes no property names) were
@@ -41,20 +42,23 @@ struct HardenedBuiltinsTests {
         let error = try #require(throws: MacroError.self) { try engine.call("tamper") }
         #expect(error.errorName == "TypeError", "\(error)")
         #expect(error.message.hasPrefix("Cannot assign to read only property"), "\(error.message)")
-        #expect(try engine.evaluate("""
-            (function () {
-              var m = new Map([[1, 2]]), out = [];
-              for (var [k, v] of m) out.push(k + v);
-              for (var x of new Set([4])) out.push(x);
-              return [[..."ab"].length, Array.from("xyz").length, [..."a1b2".matchAll(/\\d/g)].length, out.join(",")];
-            })()
-            """) == [2, 3, 2, "3,4"])
+        #expect(
+            try engine.evaluate(
+                """
+                (function () {
+                  var m = new Map([[1, 2]]), out = [];
+                  for (var [k, v] of m) out.push(k + v);
+                  for (var x of new Set([4])) out.push(x);
+                  return [[..."ab"].length, Array.from("xyz").length, [..."a1b2".matchAll(/\\d/g)].length, out.join(",")];
+                })()
+                """) == [2, 3, 2, "3,4"])
     }
 
     @Test func freezingDoesNotBreakOrdinaryCode() throws {
         let (engine, _, _) = try makeEngine()
         // The override mistake: an ordinary object may still get its own toString, constructor, name...
-        let result = try engine.evaluate("""
+        let result = try engine.evaluate(
+            """
             (function () {
               var o = {}; o.toString = function () { return "mine" };
               var e = new Error("boom"); e.name = "MyError";
@@ -91,22 +95,24 @@ struct HardenedBuiltinsTests {
         let (engine, _, _) = try makeEngine()
         try engine.setMethod(javascript: "function bump() { return 1 }", key: "bump")
         try engine.evaluateLibrary("function helper() { return 'lib' }", file: "/m/lib/h.js")
-        try engine.setMethod(javascript: """
-            function tamper() {
-              var out = [];
-              try { globalThis.bump = 5 } catch (e) { out.push(e.name + ": " + e.message) }
-              try { bump = 6 } catch (e) { out.push(e.name) }
-              out.push(delete globalThis.bump);
-              try { Object.defineProperty(globalThis, "bump", { value: 7 }) } catch (e) { out.push(e.name) }
-              helper = function () { return "mine" };
-              out.push(bump(), helper());
-              return out;
-            }
-            """, key: "tamper")
-        #expect(try engine.call("tamper") == [
-            "TypeError: Cannot assign to read only property 'bump' of the global object: it is the macro bump, which no other code may replace",
-            "TypeError", false, "TypeError", 1, "mine",
-        ])
+        try engine.setMethod(
+            javascript: """
+                function tamper() {
+                  var out = [];
+                  try { globalThis.bump = 5 } catch (e) { out.push(e.name + ": " + e.message) }
+                  try { bump = 6 } catch (e) { out.push(e.name) }
+                  out.push(delete globalThis.bump);
+                  try { Object.defineProperty(globalThis, "bump", { value: 7 }) } catch (e) { out.push(e.name) }
+                  helper = function () { return "mine" };
+                  out.push(bump(), helper());
+                  return out;
+                }
+                """, key: "tamper")
+        #expect(
+            try engine.call("tamper") == [
+                "TypeError: Cannot assign to read only property 'bump' of the global object: it is the macro bump, which no other code may replace",
+                "TypeError", false, "TypeError", 1, "mine",
+            ])
         try engine.setMethod(javascript: "function bump() { return 2 }", key: "bump")
         #expect(try engine.evaluate("bump()") == 2)
         try engine.removeMethod(key: "bump")

@@ -48,10 +48,11 @@ struct LifecycleTests {
         let entry = try #require(entries.first)
         #expect(entry.level == .error)
         #expect(entry.message == "TypeError: bad")
-        #expect(entry.metadata == [
-            "code": "threw", "error.name": "TypeError", "macro": "failing", "file": "/m/failing.js",
-            "line": "2", "column": "22", "stack": "failing@/m/failing.js:2:22",
-        ])
+        #expect(
+            entry.metadata == [
+                "code": "threw", "error.name": "TypeError", "macro": "failing", "file": "/m/failing.js",
+                "line": "2", "column": "22", "stack": "failing@/m/failing.js:2:22",
+            ])
     }
 
     @Test func closuresAreReleasedWhenTheEngineGoes() async throws {
@@ -62,7 +63,11 @@ struct LifecycleTests {
             try engine.register("typed") { (x: Double) in _ = x }
             for i in 0..<50 {
                 let tracker = Tracker()
-                try engine.register("f\(i)", values: { _ in _ = tracker; return .null })
+                try engine.register(
+                    "f\(i)",
+                    values: { _ in
+                        _ = tracker; return .null
+                    })
             }
             // Re-registering a name releases the closure it replaces at once.
             try engine.register("f0", values: { _ in .null })

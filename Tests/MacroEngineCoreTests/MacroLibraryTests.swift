@@ -143,7 +143,8 @@ struct MacroLibraryTests {
         try library.reload()
         let evil = try #require(library.libEntries.first { $0.name == "lib/evil" })
         #expect(evil.status == .error)
-        #expect(evil.error?.message == "the file is a symlink to \(URL(fileURLWithPath: outside.url("evil.js")).resolvingSymlinksInPath().path), outside the macros directory; skipped")
+        #expect(
+            evil.error?.message == "the file is a symlink to \(URL(fileURLWithPath: outside.url("evil.js")).resolvingSymlinksInPath().path), outside the macros directory; skipped")
         #expect(try library.call("probe") == ["undefined", "string"])
     }
 

@@ -30,7 +30,8 @@ struct MemoryAftermathTests {
         let engine = MacroEngine(configuration: .init(timeLimit: .seconds(60), memoryLimit: 64 << 20), logger: silentLogger)
         try engine.evaluate("function bomb() { \(bomb) }")
         // 50 ms of allocating work: far longer than the watchdog's 10 ms tick.
-        try engine.evaluate("function work() { var t = Date.now(), n = 0; while (Date.now() - t < 50) { var g = []; for (var i = 0; i < 100; i++) g.push({i: i}); n += g.length } return n > 0 }")
+        try engine.evaluate(
+            "function work() { var t = Date.now(), n = 0; while (Date.now() - t < 50) { var g = []; for (var i = 0; i < 100; i++) g.push({i: i}); n += g.length } return n > 0 }")
         let error = try #require(throws: MacroError.self) { try engine.call("bomb", timeLimit: .seconds(60)) }
         #expect(error.code == .memoryLimit)
         var failures: [String] = []
@@ -48,7 +49,8 @@ struct MemoryAftermathTests {
         let engine = MacroEngine(configuration: .init(timeLimit: .seconds(60), memoryLimit: 256 << 20), logger: silentLogger)
         // 100 MiB kept alive, then a second of churn on top of it.
         try engine.evaluate("var kept = []; for (var i = 0; i < 100; i++) kept.push(new Uint8Array(1 << 20).fill(i))")
-        try engine.evaluate("function churn() { var t = Date.now(), n = 0; while (Date.now() - t < 1000) { var g = new Array(1000).fill({n: n}); n += g.length } return kept.length }")
+        try engine.evaluate(
+            "function churn() { var t = Date.now(), n = 0; while (Date.now() - t < 1000) { var g = new Array(1000).fill({n: n}); n += g.length } return kept.length }")
         for _ in 0..<3 { #expect(try engine.call("churn", timeLimit: .seconds(60)) == 100) }
     }
 }

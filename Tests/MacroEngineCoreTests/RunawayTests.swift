@@ -80,7 +80,8 @@ struct RunawayTests {
         let (engine, model, _) = try makeEngine(timeLimit: .milliseconds(200))
         // Jobs of 15 ms: the watchdog sees them (they pass its 10 ms tick) and stops one while
         // JavaScriptCore drains promise jobs, which then returns as if the call had succeeded.
-        try engine.evaluate("""
+        try engine.evaluate(
+            """
             function longJobs(n) {
               async function loop(channel) { for (;;) { await null; progress[channel] = 5; var t = Date.now(); while (Date.now() - t < 15) {} } }
               loop("inner"); if (n > 1) loop("outer");

@@ -100,9 +100,10 @@ struct StateHostileFileTests {
         var warnings: [StateWarning] = []
         #expect(try store.load(warnings: &warnings) == .loaded(["inner": 2, "middle": 2, "outer": 2]))
         let kept = try #require(Self.keptCopy(of: store.journalPath))
-        #expect(warnings.map(\.message) == [
-            "state journal \(store.journalPath): 3 lines cannot be used (the first, line 2: not JSON: unexpected character 'g'); kept as \(kept) (never deleted); the values of its line 5 are used",
-        ])
+        #expect(
+            warnings.map(\.message) == [
+                "state journal \(store.journalPath): 3 lines cannot be used (the first, line 2: not JSON: unexpected character 'g'); kept as \(kept) (never deleted); the values of its line 5 are used"
+            ])
         #expect(warnings.map(\.code) == [.journalMovedAside])
         #expect(try String(contentsOfFile: kept, encoding: .utf8) == journal)
         #expect(!FileManager.default.fileExists(atPath: store.journalPath))
@@ -131,9 +132,10 @@ struct StateHostileFileTests {
         var warnings: [StateWarning] = []
         #expect(try store.load(warnings: &warnings) == .loaded(["inner": 3, "middle": 0, "outer": 0]))
         let kept = try #require(Self.keptCopy(of: store.journalPath))
-        #expect(warnings.map(\.message) == [
-            "state journal \(store.journalPath): line 1 cannot be used (an unfinished last line that is not the start of one (binary data?)); kept as \(kept) (never deleted); no line is usable: the state file's values are used",
-        ])
+        #expect(
+            warnings.map(\.message) == [
+                "state journal \(store.journalPath): line 1 cannot be used (an unfinished last line that is not the start of one (binary data?)); kept as \(kept) (never deleted); no line is usable: the state file's values are used"
+            ])
         #expect(FileManager.default.contents(atPath: kept) == garbage)
     }
 
@@ -145,9 +147,10 @@ struct StateHostileFileTests {
         var warnings: [StateWarning] = []
         #expect(try store.load(warnings: &warnings) == .loaded(["inner": 3, "middle": 0, "outer": 0]))
         let kept = try #require(Self.keptCopy(of: store.journalPath))
-        #expect(warnings.map(\.message) == [
-            "the state journal \(store.journalPath) is a directory, not a file; kept as \(kept) (never deleted); the state file's values are used",
-        ])
+        #expect(
+            warnings.map(\.message) == [
+                "the state journal \(store.journalPath) is a directory, not a file; kept as \(kept) (never deleted); the state file's values are used"
+            ])
         #expect(try String(contentsOfFile: kept + "/inside", encoding: .utf8) == "kept")
         // The journal works again.
         try StateJournal(store: store).append(["inner": 4, "middle": 0, "outer": 0], durable: false)
@@ -162,9 +165,10 @@ struct StateHostileFileTests {
         #expect(symlink(elsewhere, store.journalPath) == 0)
         var warnings: [StateWarning] = []
         #expect(try store.load(warnings: &warnings) == .loaded(["inner": 3, "middle": 0, "outer": 0]))
-        #expect(warnings.map(\.message) == [
-            "the state journal \(store.journalPath) is a symbolic link; not following it: ignored, and nothing is written through it (remove it)",
-        ])
+        #expect(
+            warnings.map(\.message) == [
+                "the state journal \(store.journalPath) is a symbolic link; not following it: ignored, and nothing is written through it (remove it)"
+            ])
         let error = try #require(throws: MacroError.self) {
             try StateJournal(store: store).append(["inner": 4, "middle": 0, "outer": 0], durable: false)
         }
@@ -202,11 +206,12 @@ struct StateHostileFileTests {
         let model = ProgressModel()
         var warnings: [StateWarning] = []
         try store.restore(into: model, warnings: &warnings)
-        #expect(warnings.map(\.message) == [
-            "state file \(store.path): the saved value 42 of 'inner' is outside its range 0...10; clamped to 10",
-            "state file \(store.path): the saved value -1.5 of 'middle' is outside its range 0...10; clamped to 0",
-            "state file \(store.path): no progress channel is named 'sideways' (channels: inner, middle, outer); its saved value 2 is dropped",
-        ])
+        #expect(
+            warnings.map(\.message) == [
+                "state file \(store.path): the saved value 42 of 'inner' is outside its range 0...10; clamped to 10",
+                "state file \(store.path): the saved value -1.5 of 'middle' is outside its range 0...10; clamped to 0",
+                "state file \(store.path): no progress channel is named 'sideways' (channels: inner, middle, outer); its saved value 2 is dropped",
+            ])
         #expect(model.valuesByName == ["inner": 10, "middle": 0, "outer": 5])
     }
 

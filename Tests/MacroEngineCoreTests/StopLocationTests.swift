@@ -24,31 +24,39 @@ struct StopLocationTests {
     }
 
     static let shapes: [Shape] = [
-        Shape(name: "while (true) {}", files: ["spin.js": "function () {\n  var n = 0;\n  while (true) {}\n}\n"],
-              line: 3, column: 3, stack: ["spin@%/spin.js:3:3"]),
-        Shape(name: "for (;;) { x++ }", files: ["spin.js": "function () {\n  var x = 0;\n  progress.inner = 1;\n  for (;;) { x++ }\n}\n"],
-              line: 4, column: 3, stack: ["spin@%/spin.js:4:3"]),
-        Shape(name: "a loop in a nested helper",
-              files: ["spin.js": "function () {\n  function helper(step) {\n    let x = 0;\n      while (true) { x += step }\n  }\n  var a = 1;\n  helper(a);\n}\n"],
-              line: 4, column: 7, stack: ["helper@%/spin.js:4:7", "spin@%/spin.js:7:9"]),
-        Shape(name: "a loop in a lib helper",
-              files: [
-                  "lib/forever.js": "// a helper every macro sees\nfunction forever() {\n  let i = 0;\n  do { i++ } while (true)\n}\n",
-                  "spin.js": "function () {\n  let before = 1;\n  return before + forever();\n}\n",
-              ],
-              line: 4, column: 3, stack: ["forever@%/lib/forever.js:4:3", "spin@%/spin.js:3:26"]),
-        Shape(name: "an async macro's loop after an await",
-              files: ["spin.js": "async function () {\n  await null;\n  let i = 0;\n  for (;;) { i += 2 }\n}\n"],
-              line: 4, column: 3, stack: ["spin@%/spin.js:4:3"]),
-        Shape(name: "a getter's loop",
-              files: ["spin.js": "function () {\n  const o = { get v() { while (true) {} } };\n  return o.v;\n}\n"],
-              line: 2, column: 25, stack: ["v@%/spin.js:2:25", "spin@%/spin.js:3:11"]),
-        Shape(name: "after Error.stackTraceLimit = 0",
-              files: ["spin.js": "function () {\n  try { Error.stackTraceLimit = 0 } catch (e) {}\n  let x = 0;\n  while (true) { x++ }\n}\n"],
-              line: 4, column: 3, stack: ["spin@%/spin.js:4:3"]),
-        Shape(name: "a loop on the file's first line",
-              files: ["spin.js": "function () { let i = 0; while (true) { i++ } }\n"],
-              line: 1, column: 26, stack: ["spin@%/spin.js:1:26"]),
+        Shape(
+            name: "while (true) {}", files: ["spin.js": "function () {\n  var n = 0;\n  while (true) {}\n}\n"],
+            line: 3, column: 3, stack: ["spin@%/spin.js:3:3"]),
+        Shape(
+            name: "for (;;) { x++ }", files: ["spin.js": "function () {\n  var x = 0;\n  progress.inner = 1;\n  for (;;) { x++ }\n}\n"],
+            line: 4, column: 3, stack: ["spin@%/spin.js:4:3"]),
+        Shape(
+            name: "a loop in a nested helper",
+            files: ["spin.js": "function () {\n  function helper(step) {\n    let x = 0;\n      while (true) { x += step }\n  }\n  var a = 1;\n  helper(a);\n}\n"],
+            line: 4, column: 7, stack: ["helper@%/spin.js:4:7", "spin@%/spin.js:7:9"]),
+        Shape(
+            name: "a loop in a lib helper",
+            files: [
+                "lib/forever.js": "// a helper every macro sees\nfunction forever() {\n  let i = 0;\n  do { i++ } while (true)\n}\n",
+                "spin.js": "function () {\n  let before = 1;\n  return before + forever();\n}\n",
+            ],
+            line: 4, column: 3, stack: ["forever@%/lib/forever.js:4:3", "spin@%/spin.js:3:26"]),
+        Shape(
+            name: "an async macro's loop after an await",
+            files: ["spin.js": "async function () {\n  await null;\n  let i = 0;\n  for (;;) { i += 2 }\n}\n"],
+            line: 4, column: 3, stack: ["spin@%/spin.js:4:3"]),
+        Shape(
+            name: "a getter's loop",
+            files: ["spin.js": "function () {\n  const o = { get v() { while (true) {} } };\n  return o.v;\n}\n"],
+            line: 2, column: 25, stack: ["v@%/spin.js:2:25", "spin@%/spin.js:3:11"]),
+        Shape(
+            name: "after Error.stackTraceLimit = 0",
+            files: ["spin.js": "function () {\n  try { Error.stackTraceLimit = 0 } catch (e) {}\n  let x = 0;\n  while (true) { x++ }\n}\n"],
+            line: 4, column: 3, stack: ["spin@%/spin.js:4:3"]),
+        Shape(
+            name: "a loop on the file's first line",
+            files: ["spin.js": "function () { let i = 0; while (true) { i++ } }\n"],
+            line: 1, column: 26, stack: ["spin@%/spin.js:1:26"]),
     ]
 
     @Test(arguments: shapes, Stop.allCases)
@@ -82,7 +90,9 @@ struct StopLocationTests {
     func aFunctionWhoseLoopCanEndIsLocatedByItsStart(_ stop: Stop) throws {
         let (engine, _, _) = try makeEngine(timeLimit: stop == .timeout ? .milliseconds(150) : .seconds(60))
         let dir = TemporaryDirectory(prefix: "stoploc")
-        try dir.write("spin.js", """
+        try dir.write(
+            "spin.js",
+            """
             function () {
               var o = { p: 1 };
               o.p;

@@ -19,14 +19,16 @@ struct DashboardBrowserTests {
     }
 
     static var outputDirectory: String {
-        let base = ProcessInfo.processInfo.environment["MACROENGINE_TEST_OUTPUT"].flatMap { $0.isEmpty ? nil : $0 }
+        let base =
+            ProcessInfo.processInfo.environment["MACROENGINE_TEST_OUTPUT"].flatMap { $0.isEmpty ? nil : $0 }
             ?? packageRoot + "/.build/test-output"
         return base + "/dashboard"
     }
 
     @Test func theDashboardWorksInHeadlessChromium() throws {
-        try #require(FileManager.default.isExecutableFile(atPath: Self.python),
-                     "no Python with selenium at \(Self.python): run `make test` (it creates .build/browser-venv and installs chromium, chromium-driver and libjs-codemirror)")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: Self.python),
+            "no Python with selenium at \(Self.python): run `make test` (it creates .build/browser-venv and installs chromium, chromium-driver and libjs-codemirror)")
         let dashboard = try DashboardDaemon(
             files: [
                 "bump.js": try String(contentsOfFile: Self.packageRoot + "/macros/bump.js", encoding: .utf8),
@@ -38,20 +40,25 @@ struct DashboardBrowserTests {
                 // Statistics: throws when asked to.
                 "flaky.js": "function(fail) {\n    if (fail) throw new Error(\"asked to fail\");\n    return 1;\n}\n",
                 // Profile: hot() takes most of the time.
-                "heavy.js": "function() {\n    function hot(n) { let s = 0; for (let i = 0; i < n; i++) s += Math.sqrt(i) * Math.sin(i); return s; }\n    function cold(n) { let s = 0; for (let i = 0; i < n; i++) s += i; return s; }\n    return hot(2e6) + cold(1e5);\n}\n",
+                "heavy.js":
+                    "function() {\n    function hot(n) { let s = 0; for (let i = 0; i < n; i++) s += Math.sqrt(i) * Math.sin(i); return s; }\n    function cold(n) { let s = 0; for (let i = 0; i < n; i++) s += i; return s; }\n    return hot(2e6) + cold(1e5);\n}\n",
             ],
             config: "time_limit_ms: 600000\ncall_deadline_ms: 600000\n")
         try? FileManager.default.removeItem(atPath: Self.outputDirectory)
         let url = try Self.oneTimeURL(dashboard)
         // The harness stops macrod, then starts it again on the same port and socket (a new token).
-        let restart = [BinaryRunner.binDirectory + "/macrod", "--socket", dashboard.daemon.socket, "--macros", dashboard.daemon.macros,
-                       "--state", dashboard.daemon.state, "--config", dashboard.daemon.dir.url("config.yaml"), "--http", "127.0.0.1:\(dashboard.port)"]
-        let result = try BinaryRunner.run(Self.python, [
-            Self.packageRoot + "/Tests/Browser/dashboard_check.py",
-            "--url", url, "--socket", dashboard.daemon.socket, "--macro", BinaryRunner.binDirectory + "/macro",
-            "--macros-dir", dashboard.daemon.macros, "--out", Self.outputDirectory, "--daemon-pid", "\(dashboard.daemon.pid)",
-            "--restart", MacroValue.array(restart.map { .string($0) }).jsonText(),
-        ])
+        let restart = [
+            BinaryRunner.binDirectory + "/macrod", "--socket", dashboard.daemon.socket, "--macros", dashboard.daemon.macros,
+            "--state", dashboard.daemon.state, "--config", dashboard.daemon.dir.url("config.yaml"), "--http", "127.0.0.1:\(dashboard.port)",
+        ]
+        let result = try BinaryRunner.run(
+            Self.python,
+            [
+                Self.packageRoot + "/Tests/Browser/dashboard_check.py",
+                "--url", url, "--socket", dashboard.daemon.socket, "--macro", BinaryRunner.binDirectory + "/macro",
+                "--macros-dir", dashboard.daemon.macros, "--out", Self.outputDirectory, "--daemon-pid", "\(dashboard.daemon.pid)",
+                "--restart", MacroValue.array(restart.map { .string($0) }).jsonText(),
+            ])
         print(result.stdout)
         #expect(result.status == 0, "\(result)\n--- macrod\n\(dashboard.daemon.log)")
         #expect(result.stdout.contains("browser: 25 passed, 0 failed"), "\(result.stdout)")
@@ -86,11 +93,13 @@ struct DashboardBrowserTests {
         let output = Self.outputDirectory + "-plain"
         try? FileManager.default.removeItem(atPath: output)
         let url = try Self.oneTimeURL(dashboard)
-        let result = try BinaryRunner.run(Self.python, [
-            Self.packageRoot + "/Tests/Browser/dashboard_check.py", "--plain-editor",
-            "--url", url, "--socket", dashboard.daemon.socket, "--macro", BinaryRunner.binDirectory + "/macro",
-            "--macros-dir", dashboard.daemon.macros, "--out", output, "--daemon-pid", "\(dashboard.daemon.pid)",
-        ])
+        let result = try BinaryRunner.run(
+            Self.python,
+            [
+                Self.packageRoot + "/Tests/Browser/dashboard_check.py", "--plain-editor",
+                "--url", url, "--socket", dashboard.daemon.socket, "--macro", BinaryRunner.binDirectory + "/macro",
+                "--macros-dir", dashboard.daemon.macros, "--out", output, "--daemon-pid", "\(dashboard.daemon.pid)",
+            ])
         print(result.stdout)
         #expect(result.status == 0, "\(result)\n--- macrod\n\(dashboard.daemon.log)")
         #expect(result.stdout.contains("browser: 5 passed, 0 failed"), "\(result.stdout)")

@@ -12,8 +12,10 @@ import Glibc
 /// cookie, one-time codes, CSP and no CORS, the token file, and the bind address.
 @Suite("Dashboard security", .serialized)
 struct DashboardSecurityTests {
-    @Test(arguments: [("GET", "/config.json"), ("GET", "/metrics"), ("POST", "/rpc"), ("POST", "/code"), ("GET", "/ws"),
-                      ("GET", "/session"), ("GET", "/no-such-page"), ("OPTIONS", "/rpc"), ("OPTIONS", "/")])
+    @Test(arguments: [
+        ("GET", "/config.json"), ("GET", "/metrics"), ("POST", "/rpc"), ("POST", "/code"), ("GET", "/ws"),
+        ("GET", "/session"), ("GET", "/no-such-page"), ("OPTIONS", "/rpc"), ("OPTIONS", "/"),
+    ])
     func everyRequestWithoutTheTokenIs401(method: String, path: String) throws {
         let dashboard = try DashboardDaemon()
         let reply = try HTTPProbe.request(port: dashboard.port, method, path, body: method == "POST" ? #"{"jsonrpc":"2.0","id":1,"method":"engine.status"}"# : "")
@@ -146,7 +148,9 @@ struct DashboardSecurityTests {
 
     @Test func aHostThatIsNotLoopbackIs421EvenWithTheToken() throws {
         let dashboard = try DashboardDaemon()
-        for host in ["evil.example", "evil.example:\(dashboard.port)", "localhost.evil.example", "127.0.0.1.evil.example", "192.168.0.10:\(dashboard.port)", "[::2]:\(dashboard.port)"] {
+        for host in [
+            "evil.example", "evil.example:\(dashboard.port)", "localhost.evil.example", "127.0.0.1.evil.example", "192.168.0.10:\(dashboard.port)", "[::2]:\(dashboard.port)",
+        ] {
             let reply = try HTTPProbe.request(port: dashboard.port, "GET", "/", host: host, headers: [dashboard.bearer])
             #expect(reply.status == 421, "Host: \(host): \(reply)")
         }
@@ -173,16 +177,19 @@ struct DashboardSecurityTests {
         #expect(same.status == 101, "\(same)")
         #expect(same.header("Sec-WebSocket-Accept") == "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=")
         // A cross-origin plain request is refused too.
-        let post = try HTTPProbe.request(port: dashboard.port, "POST", "/rpc", headers: [dashboard.bearer, ("Origin", "http://evil.example")],
-                                         body: #"{"jsonrpc":"2.0","id":1,"method":"progress.get"}"#)
+        let post = try HTTPProbe.request(
+            port: dashboard.port, "POST", "/rpc", headers: [dashboard.bearer, ("Origin", "http://evil.example")],
+            body: #"{"jsonrpc":"2.0","id":1,"method":"progress.get"}"#)
         #expect(post.status == 403)
     }
 
     /// The page is what `Sources/MacroHTTP/Web/` holds, byte for byte (the EmbedWebAssets plugin
     /// compiles the files into macrod), with each file's content type and the same headers.
-    @Test(arguments: [("/", "index.html", "text/html; charset=utf-8"), ("/app.js", "app.js", "text/javascript; charset=utf-8"),
-                      ("/editor.js", "editor.js", "text/javascript; charset=utf-8"), ("/stats.js", "stats.js", "text/javascript; charset=utf-8"),
-                      ("/app.css", "app.css", "text/css; charset=utf-8"), ("/favicon.svg", "favicon.svg", "image/svg+xml")])
+    @Test(arguments: [
+        ("/", "index.html", "text/html; charset=utf-8"), ("/app.js", "app.js", "text/javascript; charset=utf-8"),
+        ("/editor.js", "editor.js", "text/javascript; charset=utf-8"), ("/stats.js", "stats.js", "text/javascript; charset=utf-8"),
+        ("/app.css", "app.css", "text/css; charset=utf-8"), ("/favicon.svg", "favicon.svg", "image/svg+xml"),
+    ])
     func thePageIsTheWebFolder(path: String, file: String, contentType: String) throws {
         let dashboard = try DashboardDaemon()
         let reply = try HTTPProbe.request(port: dashboard.port, "GET", path)
@@ -205,7 +212,10 @@ struct DashboardSecurityTests {
         #expect(page.body.components(separatedBy: "<script").count - 1 == page.body.components(separatedBy: "<script src=").count - 1)
         #expect(!page.body.contains("<style") && !page.body.contains(" style=") && !page.body.contains(" onclick="))
         let csp = try #require(page.header("Content-Security-Policy"))
-        #expect(csp == "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self' ws://127.0.0.1:\(dashboard.port); base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+        #expect(
+            csp
+                == "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self' ws://127.0.0.1:\(dashboard.port); base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+        )
         #expect(page.header("X-Frame-Options") == "DENY")
         #expect(page.header("X-Content-Type-Options") == "nosniff")
         #expect(page.header("Cache-Control") == "no-store")
@@ -221,8 +231,9 @@ struct DashboardSecurityTests {
         #expect(call.status == 200)
         #expect(call.header("Content-Type") == "application/json")
         #expect(call.body == #"{"jsonrpc":"2.0","id":1,"result":2}"#)
-        #expect(try post(#"[{"jsonrpc":"2.0","id":"a","method":"progress.get"},{"jsonrpc":"2.0","id":"b","method":"nope"}]"#).body
-            == #"[{"jsonrpc":"2.0","id":"a","result":{"inner":2,"middle":0,"outer":0}},{"jsonrpc":"2.0","id":"b","error":{"code":-32601,"message":"Method not found: nope"}}]"#)
+        #expect(
+            try post(#"[{"jsonrpc":"2.0","id":"a","method":"progress.get"},{"jsonrpc":"2.0","id":"b","method":"nope"}]"#).body
+                == #"[{"jsonrpc":"2.0","id":"a","result":{"inner":2,"middle":0,"outer":0}},{"jsonrpc":"2.0","id":"b","error":{"code":-32601,"message":"Method not found: nope"}}]"#)
         let garbage = try post("{not json")
         #expect(garbage.status == 200)
         #expect(garbage.body.hasPrefix(#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"#))
@@ -350,7 +361,9 @@ struct DashboardSecurityTests {
         #expect(script.header("Content-Type") == "text/javascript; charset=utf-8")
         let config = try HTTPProbe.request(port: dashboard.port, "GET", "/config.json", headers: [dashboard.bearer])
         #expect(config.body == #"{"channels":[{"name":"inner","min":0,"max":10},{"name":"middle","min":0,"max":10},{"name":"outer","min":0,"max":10}],"codemirror":true}"#)
-        for path in ["/codemirror/../../../etc/passwd", "/codemirror/lib/../../../../etc/passwd", "/codemirror/.hidden.js", "/codemirror/mode/javascript/index.html", "/codemirror/"] {
+        for path in [
+            "/codemirror/../../../etc/passwd", "/codemirror/lib/../../../../etc/passwd", "/codemirror/.hidden.js", "/codemirror/mode/javascript/index.html", "/codemirror/",
+        ] {
             let reply = try HTTPProbe.request(port: dashboard.port, "GET", path, headers: [dashboard.bearer])
             #expect(reply.status == 404, "\(path): \(reply.status)")
         }
@@ -361,7 +374,9 @@ struct DashboardSecurityTests {
         try FileManager.default.createDirectory(atPath: dir.url("macros"), withIntermediateDirectories: true)
         let result = try BinaryRunner.run("macrod", ["--socket", dir.url("d.sock"), "--macros", dir.url("macros"), "--state", dir.url("s.json"), "--http", "0.0.0.0:0"])
         #expect(result.status == 78, "\(result)")
-        #expect(result.stderr.contains("http: 0.0.0.0:0 is not a loopback address; the dashboard listens on 127.0.0.1, ::1 or localhost unless the config sets http_allow_remote: true"))
+        #expect(
+            result.stderr.contains("http: 0.0.0.0:0 is not a loopback address; the dashboard listens on 127.0.0.1, ::1 or localhost unless the config sets http_allow_remote: true")
+        )
         #expect(!FileManager.default.fileExists(atPath: dir.url("d.sock")))
         #expect(!FileManager.default.fileExists(atPath: dir.url("d.token")))
         let usage = try BinaryRunner.run("macrod", ["--socket", dir.url("d.sock"), "--http", "8080"])

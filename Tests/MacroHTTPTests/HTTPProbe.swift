@@ -128,10 +128,12 @@ final class HTTPProbe {
 
     /// Sends the upgrade request for `/ws`; returns the response (101 when upgraded).
     func upgrade(port: Int, headers: [(String, String)]) throws -> HTTPReply {
-        try send("GET", "/ws", host: "127.0.0.1:\(port)", headers: [
-            ("Connection", "Upgrade"), ("Upgrade", "websocket"), ("Sec-WebSocket-Version", "13"),
-            ("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="),
-        ] + headers, body: "")
+        try send(
+            "GET", "/ws", host: "127.0.0.1:\(port)",
+            headers: [
+                ("Connection", "Upgrade"), ("Upgrade", "websocket"), ("Sec-WebSocket-Version", "13"),
+                ("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="),
+            ] + headers, body: "")
         return try readResponse()
     }
 
@@ -182,13 +184,16 @@ final class DashboardDaemon {
     let port: Int
     let token: String
 
-    init(files: [String: String] = ["bump.js": "function(channel, amount) {\n    progress[channel] += (amount === undefined ? 1 : amount);\n    return progress[channel];\n}\n"],
-         config: String? = nil, http: String = "127.0.0.1:0", environment: [String: String] = [:]) throws {
+    init(
+        files: [String: String] = ["bump.js": "function(channel, amount) {\n    progress[channel] += (amount === undefined ? 1 : amount);\n    return progress[channel];\n}\n"],
+        config: String? = nil, http: String = "127.0.0.1:0", environment: [String: String] = [:]
+    ) throws {
         daemon = try DaemonProcess(files: files, config: config, extraArguments: ["--http", http], environment: environment)
         let status = try daemon.client().call("engine.status")
         guard let url = status["dashboard"].stringValue,
-              let components = URLComponents(string: url), let port = components.port,
-              let token = components.queryItems?.first(where: { $0.name == "token" })?.value else {
+            let components = URLComponents(string: url), let port = components.port,
+            let token = components.queryItems?.first(where: { $0.name == "token" })?.value
+        else {
             throw HTTPProbe.ProbeError("engine.status has no dashboard URL: \(status.jsonText())")
         }
         self.url = url

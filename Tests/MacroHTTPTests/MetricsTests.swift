@@ -35,8 +35,9 @@ struct MetricsTests {
         return try #require(try MacroValue(jsonText: parsed.stdout).arrayValue).map { sample in
             var labels: [String: String] = [:]
             for (key, value) in sample["labels"].objectValue ?? [:] { labels[key] = value.stringValue }
-            return Sample(family: sample["family"].stringValue ?? "", type: sample["type"].stringValue ?? "",
-                          name: sample["name"].stringValue ?? "", labels: labels, value: sample["value"].doubleValue ?? .nan)
+            return Sample(
+                family: sample["family"].stringValue ?? "", type: sample["type"].stringValue ?? "",
+                name: sample["name"].stringValue ?? "", labels: labels, value: sample["value"].doubleValue ?? .nan)
         }
     }
 

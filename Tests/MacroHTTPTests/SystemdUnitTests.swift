@@ -46,12 +46,14 @@ struct SystemdUnitTests {
                 command = value.replacingOccurrences(of: "%h", with: home).split(separator: " ").map(String.init)
             case ("PrivateNetwork", "yes"):
                 // A network namespace with only the loopback interface, up, as systemd makes it.
-                prefix += ["unshare", "--net"] + (getuid() == 0 ? [] : ["--map-root-user"])
+                prefix +=
+                    ["unshare", "--net"] + (getuid() == 0 ? [] : ["--map-root-user"])
                     + ["--", "/bin/sh", "-c", "ip link set lo up && exec \"$@\"", "sh"]
             case ("NoNewPrivileges", "yes"):
                 prefix += ["setpriv", "--no-new-privs"]
             case ("RestrictAddressFamilies", _):
-                prefix += ["python3", repositoryRoot + "/Tests/Sandbox/restrict_address_families.py"]
+                prefix +=
+                    ["python3", repositoryRoot + "/Tests/Sandbox/restrict_address_families.py"]
                     + value.split(separator: " ").map(String.init) + ["--"]
             case _ where supervision.contains(key):
                 continue

@@ -69,14 +69,16 @@ struct RPCCodecTests {
         #expect(RPCError(json: ["code": -32601, "message": "Method not found"])?.data == nil)
         // A line macrod could not read is answered under id null.
         let unreadable = RPCCodec.response(id: .null, error: RPCError(code: RPCError.parseError, message: "Parse error"))
-        #expect(RPCCodec.incoming(try MacroValue(jsonText: unreadable.text))
-            == .response(id: .null, .failure(RPCError(code: RPCError.parseError, message: "Parse error"))))
+        #expect(
+            RPCCodec.incoming(try MacroValue(jsonText: unreadable.text))
+                == .response(id: .null, .failure(RPCError(code: RPCError.parseError, message: "Parse error"))))
     }
 
     @Test func notificationsAreNotResponses() throws {
         let note = RPCCodec.notification("progress.changed", ["inner": 2, "seq": 9])
-        #expect(RPCCodec.incoming(try MacroValue(jsonText: note.text))
-            == .notification(["jsonrpc": "2.0", "method": "progress.changed", "params": ["inner": 2, "seq": 9]]))
+        #expect(
+            RPCCodec.incoming(try MacroValue(jsonText: note.text))
+                == .notification(["jsonrpc": "2.0", "method": "progress.changed", "params": ["inner": 2, "seq": 9]]))
         let console = RPCCodec.consoleNotification(id: RPCID(json: "12"), call: 3, level: "warn", message: "careful")
         guard case .notification(let message) = RPCCodec.incoming(try MacroValue(jsonText: console.text)) else {
             Issue.record("not a notification: \(console.text)")

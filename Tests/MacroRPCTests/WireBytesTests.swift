@@ -135,8 +135,9 @@ struct WireBytesTests {
         #expect(RPCCodec.response(id: id, result: .undefined).text == #"{"jsonrpc":"2.0","id":1152921504606846977,"result":null}"#)
         let error = RPCError(code: -32000, message: "m", data: ["name": "x", "gone": .undefined])
         #expect(RPCCodec.response(id: .null, error: error).text == #"{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"m","data":{"name":"x"}}}"#)
-        #expect(RPCCodec.response(id: .null, error: RPCError(code: 1, message: "m", data: .undefined)).text
-            == #"{"jsonrpc":"2.0","id":null,"error":{"code":1,"message":"m"}}"#)
+        #expect(
+            RPCCodec.response(id: .null, error: RPCError(code: 1, message: "m", data: .undefined)).text
+                == #"{"jsonrpc":"2.0","id":null,"error":{"code":1,"message":"m"}}"#)
         #expect(RPCMessage(batch: []).text == "[]")
         #expect(RPCMessage(batch: [RPCMessage(text: "1"), RPCCodec.notification("n", [1])]).text == #"[1,{"jsonrpc":"2.0","method":"n","params":[1]}]"#)
         #expect(RPCMessage(text: "{}") == RPCMessage(text: "{}"))
@@ -154,9 +155,10 @@ struct WireBytesTests {
         var cases = Self.utf8Cases
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<2000 {
-            cases.append((0..<Int.random(in: 1...6, using: &generator)).map { _ in
-                [UInt8.random(in: 0x80...0xFF, using: &generator), UInt8.random(in: 0...0xFF, using: &generator), 0x41][Int.random(in: 0...2, using: &generator)]
-            })
+            cases.append(
+                (0..<Int.random(in: 1...6, using: &generator)).map { _ in
+                    [UInt8.random(in: 0x80...0xFF, using: &generator), UInt8.random(in: 0...0xFF, using: &generator), 0x41][Int.random(in: 0...2, using: &generator)]
+                })
         }
         for bytes in cases {
             let expected = String(validating: bytes, as: UTF8.self) != nil

@@ -104,7 +104,8 @@ public final class DaemonProcess: @unchecked Sendable {
     public func memoryKiB(_ field: String) throws -> Int {
         let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
         guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field + ":") }),
-              let kib = Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]) else {
+            let kib = Int(line.split(separator: " ", omittingEmptySubsequences: true)[1])
+        else {
             throw DaemonStartError(log: "no \(field) in /proc/\(pid)/status")
         }
         return kib

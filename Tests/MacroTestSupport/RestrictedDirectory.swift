@@ -35,7 +35,8 @@ public final class RestrictedDirectory: @unchecked Sendable {
     /// process may not mount (not root, or a container without the right).
     public static func tmpfs(_ path: String, kibibytes: Int) -> RestrictedDirectory? {
         guard getuid() == 0,
-              (try? BinaryRunner.run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(kibibytes)k,mode=0700", "tmpfs", path]))?.status == 0 else {
+            (try? BinaryRunner.run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(kibibytes)k,mode=0700", "tmpfs", path]))?.status == 0
+        else {
             return nil
         }
         return RestrictedDirectory(path: path, mounted: true)

@@ -25,8 +25,9 @@ public struct HTTPAddress: Sendable, Equatable, CustomStringConvertible {
             portPart = text[text.index(after: colon)...]
         }
         guard !hostPart.isEmpty, !hostPart.contains(where: { $0 == " " || $0 == "/" }),
-              !portPart.isEmpty, portPart.allSatisfy(\.isASCIIDigit), portPart.count <= 5,
-              let port = Int(portPart), (0...65_535).contains(port) else { return nil }
+            !portPart.isEmpty, portPart.allSatisfy(\.isASCIIDigit), portPart.count <= 5,
+            let port = Int(portPart), (0...65_535).contains(port)
+        else { return nil }
         self.init(host: String(hostPart), port: port)
     }
 

@@ -103,7 +103,8 @@ public struct MacroConfig: Sendable, Equatable {
     public var resolvedStateFile: String {
         if let stateFile { return stateFile }
         let env = ProcessInfo.processInfo.environment
-        let base = env["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+        let base =
+            env["XDG_STATE_HOME"].flatMap { $0.isEmpty ? nil : $0 }
             ?? ((env["HOME"] ?? NSHomeDirectory()) + "/.local/state")
         return base + "/macroengine/state.json"
     }
@@ -114,7 +115,8 @@ public struct MacroConfig: Sendable, Equatable {
     public static func filePath(explicit: String?, environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
         if let explicit, !explicit.isEmpty { return explicit }
         if let fromEnvironment = environment["MACROENGINE_CONFIG"], !fromEnvironment.isEmpty { return fromEnvironment }
-        let base = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+        let base =
+            environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 }
             ?? ((environment["HOME"] ?? NSHomeDirectory()) + "/.config")
         let user = base + "/macroengine/macroengine.yaml"
         return FileManager.default.fileExists(atPath: user) ? user : nil

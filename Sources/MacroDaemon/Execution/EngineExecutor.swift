@@ -51,19 +51,22 @@ final class EngineExecutor: Sendable {
     /// The job of a request that holds a place in the queue: runs `work`; when it completes,
     /// gives the place back, publishes what the request changed, then `deliver`s the outcome:
     /// at once, or after the batch's commit when it runs inside one.
-    func job(_ work: @escaping @Sendable () -> EventLoopFuture<MacroValue>, defersCommit: Bool,
-             progress: InFlightRequests.StartFlag? = nil,
-             deliver: @escaping @Sendable (Result<MacroValue, any Error>) -> Void) -> Job {
-        Job(run: { [self] in
-            progress?.set()
-            work().whenComplete { [self] outcome in
-                progress?.finish()
-                queued.subtract(1, ordering: .relaxed)
-                publisher.publishIfChanged()
-                let commit = groupCommit.value
-                if commit.isOpen { commit.hold { deliver(outcome) } } else { deliver(outcome) }
-            }
-        }, defersCommit: defersCommit)
+    func job(
+        _ work: @escaping @Sendable () -> EventLoopFuture<MacroValue>, defersCommit: Bool,
+        progress: InFlightRequests.StartFlag? = nil,
+        deliver: @escaping @Sendable (Result<MacroValue, any Error>) -> Void
+    ) -> Job {
+        Job(
+            run: { [self] in
+                progress?.set()
+                work().whenComplete { [self] outcome in
+                    progress?.finish()
+                    queued.subtract(1, ordering: .relaxed)
+                    publisher.publishIfChanged()
+                    let commit = groupCommit.value
+                    if commit.isOpen { commit.hold { deliver(outcome) } } else { deliver(outcome) }
+                }
+            }, defersCommit: defersCommit)
     }
 
     /// Runs `jobs` on the engine's loop as one batch.
@@ -90,14 +93,18 @@ final class EngineExecutor: Sendable {
     }
 
     private func runCommitted(_ jobs: [Job], moreQueued: Bool) {
-        groupCommit.value.run({
-            for job in jobs { job.run() }
-        }, moreQueued: moreQueued, commit: { [persistence] changed in
-            if changed { persistence.append() }
-        }, publish: { [publisher] in
-            publisher.publish($0)
-        }, released: { [outbox] in
-            outbox.value.flush()
-        })
+        groupCommit.value.run(
+            {
+                for job in jobs { job.run() }
+            }, moreQueued: moreQueued,
+            commit: { [persistence] changed in
+                if changed { persistence.append() }
+            },
+            publish: { [publisher] in
+                publisher.publish($0)
+            },
+            released: { [outbox] in
+                outbox.value.flush()
+            })
     }
 }

@@ -26,8 +26,10 @@ package final class EngineHost: Sendable {
     /// The settings (``HostSettings``), under the name the daemon builds them with.
     typealias Settings = HostSettings
 
-    package init(engine: MacroEngine, model: ProgressModel, library: MacroLibrary, store: StateStore, hub: NotificationHub,
-         settings: HostSettings, version: String, logger: Logger) {
+    package init(
+        engine: MacroEngine, model: ProgressModel, library: MacroLibrary, store: StateStore, hub: NotificationHub,
+        settings: HostSettings, version: String, logger: Logger
+    ) {
         self.engine = engine
         self.hub = hub
         self.library = library
@@ -47,8 +49,9 @@ package final class EngineHost: Sendable {
         self.persistence = persistence
         self.publisher = publisher
         self.executor = executor
-        router = RequestRouter(engine: engine, executor: executor, methods: methods, settings: settings,
-                               counters: counters, inFlight: InFlightRequests(), logger: logger)
+        router = RequestRouter(
+            engine: engine, executor: executor, methods: methods, settings: settings,
+            counters: counters, inFlight: InFlightRequests(), logger: logger)
         // console.* still goes to the log; a macro.call's own output also goes to its caller.
         engine.consoleHandler = { [consoleRoutes, logger] message in
             // With the call's id, so a log shipper can group a call's lines.

@@ -105,7 +105,8 @@ public struct DaemonLogHandler: LogHandler {
     /// Writes one record.
     public func log(event: LogEvent) {
         let merged = metadata.merging(event.metadata ?? [:], uniquingKeysWith: { _, new in new })
-        let text = format == .json
+        let text =
+            format == .json
             ? LogRecordFormat.jsonLine(time: LogRecordFormat.timestamp(), level: event.level, label: label, message: "\(event.message)", metadata: merged)
             : LogRecordFormat.line(time: LogRecordFormat.timestamp(), level: event.level, label: label, message: "\(event.message)", metadata: merged)
         let bytes = Array(text.utf8)

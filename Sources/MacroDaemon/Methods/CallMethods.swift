@@ -23,7 +23,8 @@ extension EngineMethods {
         }
         // The file does not load but an earlier version does: it runs, and the caller is told.
         if let id, let callID, let entry = library.entry(named: name), entry.status == .error, entry.version > 0,
-           entry.error?.code != .quarantined, let error = entry.error {
+            entry.error?.code != .quarantined, let error = entry.error
+        {
             let message = "\(error.location.map { "\($0): " } ?? "")\(error.headline); the file does not load, so version \(entry.version), the last that did, runs"
             connection.send(RPCMessage(.console(id: id, call: callID, level: "warn", message: message)))
         }

@@ -134,9 +134,10 @@ final class DebugMethods: Sendable {
     /// Every open session: `[{session, macro, stopped}]`, by id.
     private func list() -> MacroValue {
         let open = sessions.withLock { $0.sorted { $0.key < $1.key } }
-        return .array(open.map { id, owned in
-            ["session": .number(Double(id)), "macro": .string(owned.session.options.macro), "stopped": .bool(owned.session.isStopped)]
-        })
+        return .array(
+            open.map { id, owned in
+                ["session": .number(Double(id)), "macro": .string(owned.session.options.macro), "stopped": .bool(owned.session.isStopped)]
+            })
     }
 
     private func forward(_ event: DebugEvent, session id: Int, to connection: Connection) {

@@ -22,9 +22,11 @@ final class EngineMethods: Sendable {
     let version: String
     let started = ContinuousClock.now
 
-    init(engine: MacroEngine, model: ProgressModel, library: MacroLibrary, hub: NotificationHub, settings: SettingsBox,
-         counters: RequestCounters, publisher: ProgressPublisher, persistence: StatePersistence,
-         statistics: NIOLoopBoundBox<StatisticsTable>, consoleRoutes: ConsoleRoutes, version: String) {
+    init(
+        engine: MacroEngine, model: ProgressModel, library: MacroLibrary, hub: NotificationHub, settings: SettingsBox,
+        counters: RequestCounters, publisher: ProgressPublisher, persistence: StatePersistence,
+        statistics: NIOLoopBoundBox<StatisticsTable>, consoleRoutes: ConsoleRoutes, version: String
+    ) {
         self.engine = engine
         self.model = model
         self.library = library
@@ -66,7 +68,7 @@ final class EngineMethods: Sendable {
             case .unquarantine: return loop.makeSucceededFuture(try unquarantine(params))
             case .resume: return loop.makeSucceededFuture(resume())
             case .running, .cancel, .debugStart, .debugList, .debugSetBreakpoints, .debugSetExceptionBreakpoints, .debugRun, .debugPause,
-                 .debugRequest, .debugTerminate:
+                .debugRequest, .debugTerminate:
                 // The control lane's (``ControlLane``) and the debug sessions' (``DebugMethods``):
                 // never queued behind the engine.
                 throw RPCError(code: RPCError.internalError, message: "internal error: \(method.rawValue) is not run on the engine lane")

@@ -33,12 +33,13 @@ extension EngineMethods {
 
     /// The quarantine for `engine.status`: one object per file.
     func quarantineJSON() -> MacroValue {
-        .array(library.quarantineList.files.map { file in
-            [
-                "name": .string(file.macro ?? MacroLibrary.entryName(ofPath: file.path, directory: library.directory)),
-                "file": .string(file.path), "stalls": .number(Double(file.stalls)), "atLoad": .bool(file.atLoad),
-                "since": .number(file.since), "reason": .string(file.reason), "remedy": .string(file.remedy),
-            ]
-        })
+        .array(
+            library.quarantineList.files.map { file in
+                [
+                    "name": .string(file.macro ?? MacroLibrary.entryName(ofPath: file.path, directory: library.directory)),
+                    "file": .string(file.path), "stalls": .number(Double(file.stalls)), "atLoad": .bool(file.atLoad),
+                    "since": .number(file.since), "reason": .string(file.reason), "remedy": .string(file.remedy),
+                ]
+            })
     }
 }

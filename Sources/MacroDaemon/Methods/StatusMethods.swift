@@ -54,11 +54,12 @@ extension EngineMethods {
             names = Set(library.entries.map(\.name) + table.names).sorted()
         }
         let quarantined = Set(library.quarantineList.files.compactMap(\.macro))
-        let result = MacroValue.array(names.map { name in
-            guard case .object(var fields) = table.json(name) else { return table.json(name) }
-            fields["quarantined"] = .bool(quarantined.contains(name))
-            return .object(fields)
-        })
+        let result = MacroValue.array(
+            names.map { name in
+                guard case .object(var fields) = table.json(name) else { return table.json(name) }
+                fields["quarantined"] = .bool(quarantined.contains(name))
+                return .object(fields)
+            })
         if reset { table.reset(name) }
         return result
     }

@@ -26,7 +26,9 @@ package final class EngineMetrics: Sendable {
 
     static var calls: MetricNameDescriptor { descriptor("calls", "total", "Macro calls by macro and outcome (ok, threw, timeout, cancelled, memory, other).") }
     static var duration: MetricNameDescriptor { descriptor("call_duration", "seconds", "Macro call latency, from its start on the engine to its settling.") }
-    static var reloads: MetricNameDescriptor { descriptor("reloads", "total", "Macro and lib file reloads (a new version after the first) by result: ok, or failed (did not load).") }
+    static var reloads: MetricNameDescriptor {
+        descriptor("reloads", "total", "Macro and lib file reloads (a new version after the first) by result: ok, or failed (did not load).")
+    }
 
     /// `macroengine_NAME_UNIT` (no unit: `macroengine_NAME`) with its HELP text.
     static func descriptor(_ name: String, _ unit: String, _ help: String) -> MetricNameDescriptor {
@@ -46,11 +48,17 @@ package final class EngineMetrics: Sendable {
         var factory = PrometheusMetricsFactory(registry: registry)
         factory.durationHistogramBuckets[Self.duration.name] = Self.durationBuckets
         self.factory = factory
-        heapBytes = registry.makeGauge(descriptor: Self.descriptor("js_heap", "bytes", "JavaScriptCore's heap size (live objects and garbage not collected yet), read at the scrape."))
+        heapBytes = registry.makeGauge(
+            descriptor: Self.descriptor("js_heap", "bytes", "JavaScriptCore's heap size (live objects and garbage not collected yet), read at the scrape."))
         connections = registry.makeGauge(descriptor: Self.descriptor("connections", "", "Connected clients: socket, WebSocket and HTTP."))
         queueDepth = registry.makeGauge(descriptor: Self.descriptor("queue_depth", "", "Requests waiting for or running on the engine."))
-        quarantined = registry.makeGauge(descriptor: Self.descriptor("quarantined_files", "", "Macro and lib files in quarantine: their code stalled the engine; they are not run until changed or lifted (macro.unquarantine)."))
-        javascriptPaused = registry.makeGauge(descriptor: Self.descriptor("javascript_paused", "", "1 while JavaScript is paused: the engine stalled more than its restart budget in code no file answers for (engine.resume runs it again)."))
+        quarantined = registry.makeGauge(
+            descriptor: Self.descriptor(
+                "quarantined_files", "", "Macro and lib files in quarantine: their code stalled the engine; they are not run until changed or lifted (macro.unquarantine)."))
+        javascriptPaused = registry.makeGauge(
+            descriptor: Self.descriptor(
+                "javascript_paused", "", "1 while JavaScript is paused: the engine stalled more than its restart budget in code no file answers for (engine.resume runs it again).")
+        )
         let restartsName = Self.descriptor("engine_restarts", "total", "Engine restarts after a stall since macrod was started.")
         restarts = CoreMetrics.Counter(label: restartsName.name, dimensions: [], handler: registry.makeCounter(descriptor: restartsName), factory: factory)
         reloadsOK = CoreMetrics.Counter(

@@ -42,7 +42,9 @@ final class StatePersistence: Sendable {
         }
         guard let problem else { return }
         lastError.withLock { $0 = problem }
-        logger.warning("cannot save the state: \(problem); found at start. Calls go on; their values are kept in memory only, until the state location can be written (engine.status: stateError)")
+        logger.warning(
+            "cannot save the state: \(problem); found at start. Calls go on; their values are kept in memory only, until the state location can be written (engine.status: stateError)"
+        )
     }
 
     /// Appends the model's current values; fsyncs under `fsync: always`. A failure is logged

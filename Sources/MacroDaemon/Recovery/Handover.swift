@@ -143,7 +143,8 @@ struct Handover: Codable, Sendable {
         guard all.count >= 8 else { return nil }
         let length = all[0..<8].enumerated().reduce(0) { $0 | (Int($1.element) << (8 * $1.offset)) }
         guard length >= 0, all.count >= 8 + length,
-              var handover = try? JSONDecoder().decode(Handover.self, from: Data(all[8..<(8 + length)])) else { return nil }
+            var handover = try? JSONDecoder().decode(Handover.self, from: Data(all[8..<(8 + length)]))
+        else { return nil }
         var offset = 8 + length
         for index in handover.clients.indices {
             let count = max(0, min(handover.clients[index].pendingLength, all.count - offset))

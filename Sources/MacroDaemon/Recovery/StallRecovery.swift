@@ -101,10 +101,14 @@ final class StallRecovery: Sendable {
         let giveUp = NIODeadline.now() + .milliseconds(Int64(Self.timeLimit * 1000))
         host.beginRestart()
         let occupancy = stall.occupancy
-        let doing = occupancy.loadingFile.map { "loading \($0)" }
+        let doing =
+            occupancy.loadingFile.map { "loading \($0)" }
             ?? occupancy.owner.map { occupancy.call != 0 ? "call \(occupancy.call) of \($0.label)" : "a timer or promise job of \($0.label)" }
             ?? (occupancy.call != 0 ? "call \(occupancy.call)" : "code no macro file answers for")
-        let reason = stall.residentBytes.map { "the process reached \($0 >> 20) MiB (1.5 x memory_limit_mb) after \(stall.stuckMilliseconds) ms in JavaScript (\(doing)) that the watchdog cannot reach" }
+        let reason =
+            stall.residentBytes.map {
+                "the process reached \($0 >> 20) MiB (1.5 x memory_limit_mb) after \(stall.stuckMilliseconds) ms in JavaScript (\(doing)) that the watchdog cannot reach"
+            }
             ?? "the engine was stuck in JavaScript for \(stall.stuckMilliseconds) ms (\(doing)), past its budget\(stall.cancelled ? " and a cancel" : "") plus stall_grace_ms, in a way JavaScriptCore cannot interrupt (an endless chain of promise jobs?)"
         let now = Double(NIODeadline.now().uptimeNanoseconds) / 1e9
         let verdict = Self.judge(
@@ -115,7 +119,9 @@ final class StallRecovery: Sendable {
             logger.error("quarantined \(file.macro.map { "macro \($0)" } ?? file.path): \(file.reason); \(file.remedy)")
         }
         if verdict.paused, !(previous?.paused ?? false) {
-            logger.critical("the engine stalled \(verdict.restarts.count) times within \(Int(Self.budgetWindow)) s in code no macro file answers for; JavaScript is paused after this restart (control, status and progress.get still answer); `macro resume` (engine.resume) runs it again")
+            logger.critical(
+                "the engine stalled \(verdict.restarts.count) times within \(Int(Self.budgetWindow)) s in code no macro file answers for; JavaScript is paused after this restart (control, status and progress.get still answer); `macro resume` (engine.resume) runs it again"
+            )
         }
 
         // The busy control stops first: what it read for the engine, and what it had not
@@ -155,8 +161,9 @@ final class StallRecovery: Sendable {
             // Never started, or finished with its reply held and its effects only in the
             // progress model: the next process runs it, as if it arrived there.
             if let request = entry.request, let started = entry.started,
-               !started.isSet || (started.isFinished && RPCMethod(rawValue: request.method)?.replayableWhenFinished == true),
-               handOver(request, of: entry.connection, promise: entry.promise) {
+                !started.isSet || (started.isFinished && RPCMethod(rawValue: request.method)?.replayableWhenFinished == true),
+                handOver(request, of: entry.connection, promise: entry.promise)
+            {
                 continue
             }
             guard let id = entry.id else {
@@ -176,16 +183,19 @@ final class StallRecovery: Sendable {
             }
         }
         // Read while the restart began: the next process answers them too.
-        for late in host.router.lateArrivals.locked({ list in defer { list.removeAll() }; return list }) {
+        for late in host.router.lateArrivals.locked({ list in
+            defer { list.removeAll() }; return list
+        }) {
             if handOver(late.request, of: late.connection, promise: late.promise) { continue }
             late.promise.succeed(late.request.id.map { RPCCodec.response(id: $0, error: EngineHost.restartError) })
         }
         // 3. Flush: an empty write completes after everything written before it.
-        wait(live.map { connection in
-            connection.channel.eventLoop.flatSubmit {
-                connection.channel.writeAndFlush(connection.channel.allocator.buffer(capacity: 0))
-            }
-        }, until: giveUp)
+        wait(
+            live.map { connection in
+                connection.channel.eventLoop.flatSubmit {
+                    connection.channel.writeAndFlush(connection.channel.allocator.buffer(capacity: 0))
+                }
+            }, until: giveUp)
         // 4. Hand over the sockets and what the next process must know.
         var handover = Handover()
         let descriptors = SocketCookie.descriptorsByCookie()
@@ -197,16 +207,18 @@ final class StallRecovery: Sendable {
             if let bytes = heldBytes[connection.id]?.output, !bytes.isEmpty { Self.writeAll(bytes, to: fd, until: giveUp) }
             if let bytes = direct[connection.id] { Self.writeAll(bytes, to: fd, until: giveUp) }
             let input = (replay[connection.id] ?? []) + connection.pendingInput.current + (heldBytes[connection.id]?.input ?? [])
-            handover.clients.append(.init(
-                fd: fd, cookie: connection.cookie.load(ordering: .relaxed), subscriptions: connection.subscriptions.map(\.rawValue).sorted(),
-                pendingInput: input, pendingLength: input.count))
+            handover.clients.append(
+                .init(
+                    fd: fd, cookie: connection.cookie.load(ordering: .relaxed), subscriptions: connection.subscriptions.map(\.rawValue).sorted(),
+                    pendingInput: input, pendingLength: input.count))
         }
         // Accepted by the busy control and not adopted yet: theirs too.
         for client in halted?.accepted ?? [] {
             if !client.output.isEmpty { Self.writeAll(client.output, to: client.fd, until: giveUp) }
-            handover.clients.append(.init(
-                fd: client.fd, cookie: SocketCookie.of(client.fd) ?? 0, subscriptions: [],
-                pendingInput: client.input, pendingLength: client.input.count))
+            handover.clients.append(
+                .init(
+                    fd: client.fd, cookie: SocketCookie.of(client.fd) ?? 0, subscriptions: [],
+                    pendingInput: client.input, pendingLength: client.input.count))
         }
         handover.quarantine = verdict.quarantine
         handover.restarts = verdict.restarts
@@ -251,7 +263,9 @@ final class StallRecovery: Sendable {
         case .other where stuck && stall.occupancy.call == 0:
             let error = MacroError(
                 code: .timeout,
-                message: "stopped: it kept the engine busy for \(stall.stuckMilliseconds) ms, past its time limit plus stall_grace_ms (an endless chain of promise jobs?); the engine was restarted")
+                message:
+                    "stopped: it kept the engine busy for \(stall.stuckMilliseconds) ms, past its time limit plus stall_grace_ms (an endless chain of promise jobs?); the engine was restarted"
+            )
             return RPCCodec.response(id: id, error: RPCError(error))
         case .cancel(let call):
             return RPCCodec.response(id: id, result: ["call": .number(Double(call)), "cancelled": true])
@@ -260,15 +274,18 @@ final class StallRecovery: Sendable {
             if let resident = stall.residentBytes, call == stall.occupancy.call, !cancelled {
                 let error = MacroError(
                     code: .memoryLimit,
-                    message: "stopped: the process reached \(resident >> 20) MiB, 1.5 x memory_limit_mb, while this macro ran JavaScript the watchdog cannot reach (allocating in an endless chain of promise jobs?); the engine was restarted",
+                    message:
+                        "stopped: the process reached \(resident >> 20) MiB, 1.5 x memory_limit_mb, while this macro ran JavaScript the watchdog cannot reach (allocating in an endless chain of promise jobs?); the engine was restarted",
                     macro: names[call])
                 return RPCCodec.response(id: id, error: RPCError(error))
             }
-            let error = cancelled
+            let error =
+                cancelled
                 ? MacroError(code: .cancelled, message: "cancelled (the engine was restarted to stop it)", macro: names[call])
                 : MacroError(
                     code: .timeout,
-                    message: "stopped: it kept the engine busy for \(stall.stuckMilliseconds) ms, past its time limit plus stall_grace_ms (an endless chain of promise jobs?); the engine was restarted",
+                    message:
+                        "stopped: it kept the engine busy for \(stall.stuckMilliseconds) ms, past its time limit plus stall_grace_ms (an endless chain of promise jobs?); the engine was restarted",
                     macro: names[call])
             return RPCCodec.response(id: id, error: RPCError(error))
         case .call, .other:

@@ -19,7 +19,8 @@ struct ControlLane: Sendable {
     func answer(_ request: RPCRequest, _ method: RPCMethod, from connection: Connection) -> EventLoopFuture<RPCMessage?>? {
         let replyLoop = connection.channel.eventLoop
         if method.descriptor.lane == .controlWhenIdle, connection.engineRequests.load(ordering: .relaxed) == 0,
-           case .undefined = request.params {
+            case .undefined = request.params
+        {
             return replyLoop.makeSucceededFuture(request.id.map { RPCCodec.response(id: $0, result: publisher.values(committed: true)) })
         }
         guard method.bypassesEngine else { return nil }
@@ -55,9 +56,10 @@ struct ControlLane: Sendable {
     func result(_ request: RPCRequest, _ method: RPCMethod) throws -> MacroValue {
         let params = try Params(request, method: method)
         if method == .running {
-            return .array(engine.runningCalls.map { call in
-                ["call": .number(Double(call.id)), "name": .string(call.macro), "elapsedMs": .number(Double(call.elapsedMilliseconds))]
-            })
+            return .array(
+                engine.runningCalls.map { call in
+                    ["call": .number(Double(call.id)), "name": .string(call.macro), "elapsedMs": .number(Double(call.elapsedMilliseconds))]
+                })
         }
         guard let id = params.value["call"].intValue else {
             throw RPCError(code: RPCError.invalidParams, message: "Invalid params: call must be a call id from macro.running")

@@ -29,8 +29,10 @@ final class RequestRouter: Sendable {
     /// the next process, which answers them (their promises are kept until `exec`).
     let lateArrivals = Mutex<[(connection: Connection, request: RPCRequest, promise: EventLoopPromise<RPCMessage?>)]>([])
 
-    init(engine: MacroEngine, executor: EngineExecutor, methods: EngineMethods, settings: SettingsBox,
-         counters: RequestCounters, inFlight: InFlightRequests, logger: Logger) {
+    init(
+        engine: MacroEngine, executor: EngineExecutor, methods: EngineMethods, settings: SettingsBox,
+        counters: RequestCounters, inFlight: InFlightRequests, logger: Logger
+    ) {
         self.engine = engine
         self.executor = executor
         self.methods = methods
@@ -85,35 +87,41 @@ final class RequestRouter: Sendable {
         let limit = settings.read { $0.queueLimit }
         guard executor.reserve(limit: limit) else {
             counters.countError()
-            let reply = request.id.map { RPCCodec.response(id: $0, error: RPCError(code: RPCError.busy, message: "busy: \(limit) request\(limit == 1 ? " is" : "s are") already waiting; try again")) }
+            let reply = request.id.map {
+                RPCCodec.response(id: $0, error: RPCError(code: RPCError.busy, message: "busy: \(limit) request\(limit == 1 ? " is" : "s are") already waiting; try again"))
+            }
             return replyLoop.makeSucceededFuture(reply)
         }
         let callID = method == .call ? engine.reserveCallID() : nil
         let promise = replyLoop.makePromise(of: RPCMessage?.self)
         let started = InFlightRequests.StartFlag()
-        let token = inFlight.add(.init(
-            id: request.id, kind: callID.map { .call($0) } ?? .other, promise: promise,
-            request: request, connection: connection, started: started))
+        let token = inFlight.add(
+            .init(
+                id: request.id, kind: callID.map { .call($0) } ?? .other, promise: promise,
+                request: request, connection: connection, started: started))
         connection.engineRequests.add(1, ordering: .relaxed)
         let methods = methods
-        jobs.append(executor.job({
-            methods.run(method, request, callID: callID, connection: connection)
-        }, defersCommit: method.defersCommit, progress: started, deliver: { [self] outcome in
-            // Counted until its reply is released: a committed progress.get answered off the
-            // engine thread must not overtake it (it would show values not journaled yet).
-            connection.engineRequests.subtract(1, ordering: .relaxed)
-            // A restart may have answered it already (a reply held for its batch's commit
-            // included: its change was not journaled, so -32006 "nothing was kept" holds).
-            guard let entry = inFlight.take(token) else { return }
-            let outbox = executor.outbox.value
-            guard let id = request.id else { return outbox.succeed(entry.promise, nil) }
-            switch outcome {
-            case .success(let result): outbox.succeed(entry.promise, RPCCodec.response(id: id, result: result))
-            case .failure(let error):
-                counters.countError()
-                outbox.succeed(entry.promise, RPCCodec.response(id: id, error: RPCError(error, method: request.method, logger: logger)))
-            }
-        }))
+        jobs.append(
+            executor.job(
+                {
+                    methods.run(method, request, callID: callID, connection: connection)
+                }, defersCommit: method.defersCommit, progress: started,
+                deliver: { [self] outcome in
+                    // Counted until its reply is released: a committed progress.get answered off the
+                    // engine thread must not overtake it (it would show values not journaled yet).
+                    connection.engineRequests.subtract(1, ordering: .relaxed)
+                    // A restart may have answered it already (a reply held for its batch's commit
+                    // included: its change was not journaled, so -32006 "nothing was kept" holds).
+                    guard let entry = inFlight.take(token) else { return }
+                    let outbox = executor.outbox.value
+                    guard let id = request.id else { return outbox.succeed(entry.promise, nil) }
+                    switch outcome {
+                    case .success(let result): outbox.succeed(entry.promise, RPCCodec.response(id: id, result: result))
+                    case .failure(let error):
+                        counters.countError()
+                        outbox.succeed(entry.promise, RPCCodec.response(id: id, error: RPCError(error, method: request.method, logger: logger)))
+                    }
+                }))
         return promise.futureResult
     }
 }

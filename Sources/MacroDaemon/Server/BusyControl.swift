@@ -63,8 +63,10 @@ final class BusyControl: Sendable {
     private let taken = Atomic<UInt64>(0)
     private let stopped = Atomic<Bool>(false)
 
-    init(occupancy: EngineOccupancy, engine: MacroEngine, control: ControlLane, publisher: ProgressPublisher,
-         allowedUIDs: [UInt32], listenerCookie: @escaping @Sendable () -> UInt64, logger: Logger) {
+    init(
+        occupancy: EngineOccupancy, engine: MacroEngine, control: ControlLane, publisher: ProgressPublisher,
+        allowedUIDs: [UInt32], listenerCookie: @escaping @Sendable () -> UInt64, logger: Logger
+    ) {
         self.allowedUIDs = allowedUIDs
         self.listenerCookie = listenerCookie
         self.occupancy = occupancy
@@ -139,8 +141,9 @@ final class BusyControl: Sendable {
             let mayWrite = !link.flushing.load(ordering: .sequentiallyConsistent) && !link.halfWritten.load(ordering: .relaxed)
             let pendingEndsInsideALine = link.connection.pendingInput.endsInsideALine
             link.state.locked { state in
-                state.reset(continuingALine: state.handedBackInput.isEmpty ? pendingEndsInsideALine : state.handedBackInput.last != UInt8(ascii: "\n"),
-                            mayWrite: mayWrite)
+                state.reset(
+                    continuingALine: state.handedBackInput.isEmpty ? pendingEndsInsideALine : state.handedBackInput.last != UInt8(ascii: "\n"),
+                    mayWrite: mayWrite)
                 // Output the last takeover handed back and the gate has not written yet (maybe the
                 // rest of a line) goes first again.
                 state.outbox = state.handedBackOutput
@@ -185,7 +188,8 @@ final class BusyControl: Sendable {
                 // engine nor waiting for it (its own earlier requests are then seen).
                 if method == .progressGet {
                     guard connection.engineRequests.load(ordering: .relaxed) == 0, state.kept.isEmpty, state.handedBackInput.isEmpty,
-                          connection.pendingInput.current.isEmpty, case .undefined = request.params else {
+                        connection.pendingInput.current.isEmpty, case .undefined = request.params
+                    else {
                         state.keep(line)
                         continue
                     }
@@ -271,7 +275,8 @@ final class BusyControl: Sendable {
             var requests: [(RPCRequest, RPCMethod)] = []
             for line in state.takeCompleteLines() {
                 guard client.allowed, let (request, method) = Self.controlRequest(line),
-                      method != .progressGet || (state.kept.isEmpty && request.params == .undefined) else {
+                    method != .progressGet || (state.kept.isEmpty && request.params == .undefined)
+                else {
                     state.keep(line)
                     continue
                 }
@@ -313,7 +318,8 @@ final class BusyControl: Sendable {
         // Cheap first: the method's name must be in the line.
         guard Self.mentionsControl(line) else { return nil }
         guard case .single(.success(let request)) = RPCCodec.parse(line),
-              let method = RPCMethod(rawValue: request.method), method.bypassesEngine || method == .progressGet else { return nil }
+            let method = RPCMethod(rawValue: request.method), method.bypassesEngine || method == .progressGet
+        else { return nil }
         return (request, method)
     }
 
@@ -339,7 +345,9 @@ final class BusyControl: Sendable {
         guard taken.load(ordering: .relaxed) != 0, !stopped.load(ordering: .relaxed) else { return }
         taken.store(0, ordering: .relaxed)
         listenerFD.store(-1, ordering: .relaxed)
-        let clients = accepted.locked { list in defer { list.removeAll() }; return list }
+        let clients = accepted.locked { list in
+            defer { list.removeAll() }; return list
+        }
         adopting.locked { $0 += clients }
         if !clients.isEmpty, let adopt = adopter.locked({ $0 }) {
             for client in clients {
@@ -375,18 +383,26 @@ final class BusyControl: Sendable {
             let bytes = link.state.locked { $0.takeAll() }
             if !bytes.input.isEmpty || !bytes.output.isEmpty { left[link.connection.id] = bytes }
         }
-        let clients = accepted.locked { list in defer { list.removeAll() }; return list }
-            + adopting.locked { list in defer { list.removeAll() }; return list }
-        return (left, clients.map { client in
-            // The restart stops the calls they cancelled: their owed replies go with the output.
-            let (input, output) = client.state.locked { state in
-                let owed = state.owed.flatMap(\.bytes)
-                state.owed = []
-                let (input, output) = state.takeAll()
-                return (input, output + owed)
+        let clients =
+            accepted.locked { list in
+                defer { list.removeAll() }; return list
             }
-            return (client.fd, input, output)
-        })
+            + adopting.locked { list in
+                defer { list.removeAll() }; return list
+            }
+        return (
+            left,
+            clients.map { client in
+                // The restart stops the calls they cancelled: their owed replies go with the output.
+                let (input, output) = client.state.locked { state in
+                    let owed = state.owed.flatMap(\.bytes)
+                    state.owed = []
+                    let (input, output) = state.takeAll()
+                    return (input, output + owed)
+                }
+                return (client.fd, input, output)
+            }
+        )
     }
 
     /// Stops the thread (macrod shuts down).

@@ -55,8 +55,10 @@ final class ConnectionHandler: ChannelDuplexHandler {
 
     /// `pendingInput` is the line decoder's; `subscriptions` restores those of a connection handed
     /// over by an engine restart.
-    init(host: EngineHost, allowedUIDs: [UInt32], maxLineBytes: Int, maxInFlight: Int, logger: Logger,
-         pendingInput: PendingInput = PendingInput(), subscriptions: [EventKind] = [], busyGate: BusyGate? = nil) {
+    init(
+        host: EngineHost, allowedUIDs: [UInt32], maxLineBytes: Int, maxInFlight: Int, logger: Logger,
+        pendingInput: PendingInput = PendingInput(), subscriptions: [EventKind] = [], busyGate: BusyGate? = nil
+    ) {
         self.pendingInput = pendingInput
         self.busyGate = busyGate
         self.adoptedSubscriptions = subscriptions

@@ -34,9 +34,10 @@ final class ConsoleRoutes: Sendable {
             let dropped = route.dropped.load(ordering: .relaxed)
             if dropped > 0 {
                 // Told before the reply (which is written after this), so the client knows.
-                route.connection.send(RPCCodec.consoleNotification(
-                    id: route.id, call: call, level: "warn",
-                    message: "\(dropped) console message(s) of this call were not sent: the connection was not reading"))
+                route.connection.send(
+                    RPCCodec.consoleNotification(
+                        id: route.id, call: call, level: "warn",
+                        message: "\(dropped) console message(s) of this call were not sent: the connection was not reading"))
             }
         }
     }

@@ -42,8 +42,10 @@ final class GroupCommit<Notification> {
     /// batch, the held notifications go out through `publish`, the held replies are delivered,
     /// in order, and `released()` is called. `moreQueued`: another batch is already waiting to
     /// run on this loop, so the commit may be left to it (see ``maximumDeferred``).
-    func run(_ body: () -> Void, moreQueued: Bool = false, commit: (_ changed: Bool) -> Void,
-             publish: (Notification) -> Void, released: () -> Void = {}) {
+    func run(
+        _ body: () -> Void, moreQueued: Bool = false, commit: (_ changed: Bool) -> Void,
+        publish: (Notification) -> Void, released: () -> Void = {}
+    ) {
         // What happened since a deferred batch (a promise settling, a timer) is a segment of
         // its own, released before this batch's.
         if depth == 0, deferred > 0, !segments[segments.count - 1].isEmpty { segments.append(Segment()) }

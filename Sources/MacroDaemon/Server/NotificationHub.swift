@@ -1,5 +1,6 @@
 import Logging
 import MacroEngineCore
+import MacroRPC
 import NIOCore
 import Synchronization
 
@@ -40,8 +41,10 @@ package final class Connection: Sendable {
     private let events = Mutex<Set<EventKind>>([])
     private let counts: SubscriberCounts
 
-    init(channel: any Channel, id: Int, pendingInput: PendingInput, framing: any MessageFraming = LineFraming(),
-         counts: SubscriberCounts = SubscriberCounts()) {
+    init(
+        channel: any Channel, id: Int, pendingInput: PendingInput, framing: any MessageFraming = LineFraming(),
+        counts: SubscriberCounts = SubscriberCounts()
+    ) {
         self.channel = channel
         self.id = id
         self.pendingInput = pendingInput
@@ -100,8 +103,9 @@ package final class NotificationHub: Sendable {
     package init() {}
 
     func register(_ channel: any Channel, pendingInput: PendingInput = PendingInput(), framing: any MessageFraming = LineFraming()) -> Connection {
-        let connection = Connection(channel: channel, id: nextID.add(1, ordering: .relaxed).newValue, pendingInput: pendingInput,
-                                    framing: framing, counts: counts)
+        let connection = Connection(
+            channel: channel, id: nextID.add(1, ordering: .relaxed).newValue, pendingInput: pendingInput,
+            framing: framing, counts: counts)
         connections.locked { $0[connection.id] = connection }
         return connection
     }
@@ -205,5 +209,3 @@ struct HubLogHandler: LogHandler {
         ])
     }
 }
-
-import MacroRPC

@@ -45,7 +45,9 @@ final class DirectoryWatcher: Sendable {
     func rewatchDirectory() -> Bool {
         let wd = inotify_add_watch(fd, directory, Self.fileMask | UInt32(IN_ONLYDIR))
         let lib = inotify_add_watch(fd, directory + "/lib", Self.fileMask | UInt32(IN_ONLYDIR))
-        watches.locked { $0.directory = wd; $0.lib = lib }
+        watches.locked {
+            $0.directory = wd; $0.lib = lib
+        }
         return wd >= 0
     }
 

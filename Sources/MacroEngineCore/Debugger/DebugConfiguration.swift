@@ -37,7 +37,9 @@ final class DebugConfiguration: Sendable {
     }
 
     func setExceptions(all: Bool, uncaught: Bool) {
-        state.withLock { $0.catchAll = all; $0.catchUncaught = uncaught }
+        state.withLock {
+            $0.catchAll = all; $0.catchUncaught = uncaught
+        }
         version.add(1, ordering: .sequentiallyConsistent)
     }
 

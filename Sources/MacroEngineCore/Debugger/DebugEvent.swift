@@ -18,7 +18,9 @@ public struct DebugOutput: Sendable, Equatable {
     public var text: String
     /// Where a logpoint is.
     public var file: String?
+    /// A logpoint's 1-based line.
     public var line: Int?
+    /// A logpoint's 1-based column.
     public var column: Int?
 
     /// Creates output.
@@ -37,7 +39,9 @@ public struct DebugOutcome: Sendable {
     public struct Change: Sendable, Equatable {
         /// The channel, its value at launch and at the end.
         public var channel: String
+        /// Its value at launch.
         public var from: Double
+        /// Its value at the end.
         public var to: Double
 
         /// Creates a change.

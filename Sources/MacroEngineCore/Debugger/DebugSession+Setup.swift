@@ -44,57 +44,64 @@ extension DebugSession {
     ) throws {
         let files = MacroValue.array(program.map.files.map { .string($0) }).jsonText(pretty: false)
         let stopStart = Mutex<NIODeadlineBox?>(nil)
-        try engine.register("__dbg_native", fast: { [weak engine] arguments in
-            let context = arguments.context
-            let op = arguments[0]?.string ?? ""
-            let text = arguments[1]?.string ?? ""
-            func next() -> JSValue {
-                if let command = channel.awaitCommand(idle: idle) { return context.string(command.jsonText(pretty: false)) }
-                // Ended, or left stopped too long: let the macro go and stop it.
-                if !channel.hasEnded { logger.notice("debug session: nobody asked anything for \(idle); it ends") }
-                channel.end()
-                _ = engine?.cancel(call: callID)
-                return context.string("{\"op\":\"abort\"}")
-            }
-            switch op {
-            case "poll":
-                // -1: end now (terminated, or past the call deadline in running time). Checked at
-                // every statement, so an endless chain of awaits (which never lets the loop run
-                // the deadline's task, and which the watchdog cannot stop) ends too.
-                if channel.hasEnded || budget.isExceeded() {
+        try engine.register(
+            "__dbg_native",
+            fast: { [weak engine] arguments in
+                let context = arguments.context
+                let op = arguments[0]?.string ?? ""
+                let text = arguments[1]?.string ?? ""
+                func next() -> JSValue {
+                    if let command = channel.awaitCommand(idle: idle) { return context.string(command.jsonText(pretty: false)) }
+                    // Ended, or left stopped too long: let the macro go and stop it.
+                    if !channel.hasEnded { logger.notice("debug session: nobody asked anything for \(idle); it ends") }
                     channel.end()
                     _ = engine?.cancel(call: callID)
-                    return context.number(-1)
+                    return context.string("{\"op\":\"abort\"}")
                 }
-                return context.number(Double(configuration.version.load(ordering: .sequentiallyConsistent)))
-            case "config":
-                return context.string(configuration.json())
-            case "output":
-                let value = (try? JSONParser.parse(text)) ?? [:]
-                events(.output(DebugOutput(category: "console", text: value["text"].stringValue ?? "",
-                                           file: value["file"].stringValue, line: value["line"].intValue, column: value["column"].intValue)))
-                return context.undefined
-            case "stopped":
-                stopStart.withLock { $0 = NIODeadlineBox(.now()) }
-                channel.beginStop()
-                events(.stopped((try? JSONParser.parse(text)) ?? [:]))
-                return next()
-            case "reply":
-                channel.answer(text)
-                return next()
-            case "resumed":
-                channel.answer(text)
-                channel.endStop()
-                if let start = stopStart.withLock({ box -> NIODeadlineBox? in defer { box = nil }; return box }) {
-                    let nanoseconds = (NIODeadline.now() - start.deadline).nanoseconds
-                    budget.addStopped(nanoseconds)
-                    engine?.runtime.value.watchdog.postpone(by: .nanoseconds(nanoseconds))
+                switch op {
+                case "poll":
+                    // -1: end now (terminated, or past the call deadline in running time). Checked at
+                    // every statement, so an endless chain of awaits (which never lets the loop run
+                    // the deadline's task, and which the watchdog cannot stop) ends too.
+                    if channel.hasEnded || budget.isExceeded() {
+                        channel.end()
+                        _ = engine?.cancel(call: callID)
+                        return context.number(-1)
+                    }
+                    return context.number(Double(configuration.version.load(ordering: .sequentiallyConsistent)))
+                case "config":
+                    return context.string(configuration.json())
+                case "output":
+                    let value = (try? JSONParser.parse(text)) ?? [:]
+                    events(
+                        .output(
+                            DebugOutput(
+                                category: "console", text: value["text"].stringValue ?? "",
+                                file: value["file"].stringValue, line: value["line"].intValue, column: value["column"].intValue)))
+                    return context.undefined
+                case "stopped":
+                    stopStart.withLock { $0 = NIODeadlineBox(.now()) }
+                    channel.beginStop()
+                    events(.stopped((try? JSONParser.parse(text)) ?? [:]))
+                    return next()
+                case "reply":
+                    channel.answer(text)
+                    return next()
+                case "resumed":
+                    channel.answer(text)
+                    channel.endStop()
+                    if let start = stopStart.withLock({ box -> NIODeadlineBox? in
+                        defer { box = nil }; return box
+                    }) {
+                        let nanoseconds = (NIODeadline.now() - start.deadline).nanoseconds
+                        budget.addStopped(nanoseconds)
+                        engine?.runtime.value.watchdog.postpone(by: .nanoseconds(nanoseconds))
+                    }
+                    return context.undefined
+                default:
+                    throw MacroError.typeError("__dbg_native: unknown operation '\(op)'")
                 }
-                return context.undefined
-            default:
-                throw MacroError.typeError("__dbg_native: unknown operation '\(op)'")
-            }
-        })
+            })
         try engine.sync { runtime in
             let source = "(" + DebugAgentScript.source + ")(__dbg_native, \(program.sitesJSON), \(program.functionsJSON), \(program.scopesJSON), \(files))"
             let agent = try runtime.evaluateRaw(source, file: nil)
@@ -108,4 +115,3 @@ struct NIODeadlineBox: Sendable {
     var deadline: NIODeadline
     init(_ deadline: NIODeadline) { self.deadline = deadline }
 }
-

@@ -20,6 +20,7 @@ public final class DebugSession: Sendable {
     public struct Options: Sendable {
         /// The macro to run and its arguments.
         public var macro: String
+        /// The arguments it is called with.
         public var arguments: [MacroValue]
         /// The macros directory (`NAME.js`, `lib/*.js`).
         public var directory: String
@@ -28,11 +29,15 @@ public final class DebugSession: Sendable {
         /// The engine settings of the live engine: the time limit per synchronous run, the call
         /// deadline (counted over running time only), memory, hardened built-ins.
         public var timeLimit: Duration
+        /// The call's deadline, counted over running time only.
         public var callDeadline: Duration
+        /// The JavaScript heap's limit in bytes (nil: none).
         public var memoryLimit: Int?
+        /// Whether the built-ins are frozen, as in the live engine.
         public var hardenBuiltins: Bool
         /// The progress channels and their values when the session starts.
         public var channels: [ProgressChannel]
+        /// The channels' values at launch, by name (the session's copy).
         public var values: [String: Double]
         /// A session stopped this long without a request ends.
         public var idleTimeout: Duration
@@ -104,8 +109,9 @@ public final class DebugSession: Sendable {
         try engine.add(model)
         callID = engine.reserveCallID()
         budget = RunningBudget(options.callDeadline)
-        try Self.installAgent(program, engine: engine, channel: channel, configuration: configuration,
-                              budget: budget, idle: options.idleTimeout, callID: callID, events: events, logger: logger)
+        try Self.installAgent(
+            program, engine: engine, channel: channel, configuration: configuration,
+            budget: budget, idle: options.idleTimeout, callID: callID, events: events, logger: logger)
         var target: MacroFunction?
         for (index, file) in files.enumerated() {
             do {
@@ -137,6 +143,7 @@ public final class DebugSession: Sendable {
     public struct BreakpointRequest: Sendable {
         /// 1-based line, and column when given.
         public var line: Int
+        /// 1-based column, when given (else the line's first statement).
         public var column: Int?
         /// Stop only when this expression is truthy in the frame.
         public var condition: String?
@@ -159,8 +166,11 @@ public final class DebugSession: Sendable {
     public struct Breakpoint: Sendable, Equatable {
         /// Its id (in `stopped` events' `hitBreakpointIds`).
         public var id: Int
+        /// Bound to a statement.
         public var verified: Bool
+        /// 1-based line it is bound to.
         public var line: Int
+        /// 1-based column it is bound to.
         public var column: Int?
         /// Why it is not verified.
         public var message: String?
@@ -186,8 +196,10 @@ public final class DebugSession: Sendable {
                 let id = nextID
                 nextID += 1
                 guard let site = map.site(path: path, line: request.line, column: request.column) else {
-                    answers.append(Breakpoint(id: id, verified: false, line: request.line, column: request.column,
-                                              message: map.files.contains(path) ? "no statement at or after this line" : "not a file of this session"))
+                    answers.append(
+                        Breakpoint(
+                            id: id, verified: false, line: request.line, column: request.column,
+                            message: map.files.contains(path) ? "no statement at or after this line" : "not a file of this session"))
                     continue
                 }
                 answers.append(Breakpoint(id: id, verified: true, line: site.line, column: site.column))
@@ -246,8 +258,11 @@ public final class DebugSession: Sendable {
         }
         channel.end()
         if never {
-            events(.terminated(DebugOutcome(result: nil, error: MacroError(code: .cancelled, message: "the debug session ended before it ran"),
-                                            values: initialValues, changes: [])))
+            events(
+                .terminated(
+                    DebugOutcome(
+                        result: nil, error: MacroError(code: .cancelled, message: "the debug session ended before it ran"),
+                        values: initialValues, changes: [])))
             return
         }
         _ = engine.cancel(call: callID)
@@ -288,9 +303,13 @@ public final class DebugSession: Sendable {
         // throw until the watchdog stops it), it was cancelled.
         if timedOut {
             outcome = DebugOutcome(
-                result: nil, error: MacroError(code: .timeout, message: "timed out after \(options.callDeadline.milliseconds) ms of running (call_deadline_ms)", macro: options.macro),
+                result: nil,
+                error: MacroError(code: .timeout, message: "timed out after \(options.callDeadline.milliseconds) ms of running (call_deadline_ms)", macro: options.macro),
                 values: after, changes: changes)
-        } else if terminated { outcome = DebugOutcome(result: nil, error: MacroError(code: .cancelled, message: "the debug session was terminated", macro: options.macro), values: after, changes: changes) }
+        } else if terminated {
+            outcome = DebugOutcome(
+                result: nil, error: MacroError(code: .cancelled, message: "the debug session was terminated", macro: options.macro), values: after, changes: changes)
+        }
         events(.terminated(outcome))
     }
 

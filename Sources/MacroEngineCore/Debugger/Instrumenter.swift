@@ -43,7 +43,8 @@ enum Instrumenter {
         defer { JSGlobalContextRelease(context) }
         var exception: JSValueRef?
         _ = withJSString(acorn) { JSEvaluateScript(context, $0, nil, nil, 1, &exception) }
-        let function = exception == nil
+        let function =
+            exception == nil
             ? withJSString(InstrumenterScript.source) { JSEvaluateScript(context, $0, nil, nil, 1, &exception) } : nil
         guard exception == nil, let function, let object = JSValueToObject(context, function, nil), JSObjectIsFunction(context, object) else {
             throw DebugError(.launchFailed, "cannot debug: \(path) did not load as acorn (\(text(exception, context) ?? "no parser"))")

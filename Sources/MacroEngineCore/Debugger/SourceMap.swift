@@ -8,6 +8,7 @@ public struct SourceMap: Sendable {
         public var file: Int
         /// 1-based line and column of the statement's first character.
         public var line: Int
+        /// 1-based column of the statement's first character.
         public var column: Int
         /// The site's index, as the hooks name it.
         public var id: Int

@@ -20,8 +20,10 @@ final class CallContext {
     /// file that did not load), after the exception handler saw it.
     let explainer: (any CallFailureExplainer)?
 
-    init(id: Int, macro: String?, budget: Duration, promise: EventLoopPromise<MacroValue>, owner: CodeOwner?,
-         explainer: (any CallFailureExplainer)? = nil) {
+    init(
+        id: Int, macro: String?, budget: Duration, promise: EventLoopPromise<MacroValue>, owner: CodeOwner?,
+        explainer: (any CallFailureExplainer)? = nil
+    ) {
         self.id = id
         self.macro = macro
         self.owner = owner
@@ -70,12 +72,15 @@ extension MacroEngine {
     /// Calls `function` as a macro call: a promise result settles the call when it settles; the
     /// whole call, awaited time included, must finish by `budget` (default: the engine's call
     /// deadline), else it fails with `.timeout` and its timers are cancelled. Must run on the loop.
-    func invoke(_ function: JSObjectRef, arguments: [MacroValue], macro: String?, budget: Duration?, callID: Int? = nil,
-                explainer: (any CallFailureExplainer)? = nil, runtime: JSRuntime) -> EventLoopFuture<MacroValue> {
+    func invoke(
+        _ function: JSObjectRef, arguments: [MacroValue], macro: String?, budget: Duration?, callID: Int? = nil,
+        explainer: (any CallFailureExplainer)? = nil, runtime: JSRuntime
+    ) -> EventLoopFuture<MacroValue> {
         let promise = eventLoop.makePromise(of: MacroValue.self)
         let owner = macro.flatMap { runtime.macroOwners[$0] }
-        let context = CallContext(id: callID ?? nextCallID(), macro: macro, budget: budget ?? callDeadline, promise: promise, owner: owner,
-                                  explainer: explainer)
+        let context = CallContext(
+            id: callID ?? nextCallID(), macro: macro, budget: budget ?? callDeadline, promise: promise, owner: owner,
+            explainer: explainer)
         runtime.pendingCalls[ObjectIdentifier(context)] = context
         registerRunning(context)
         do {
@@ -173,7 +178,8 @@ extension MacroEngine {
                 return runtime.context.undefined
             }
         }
-        let helpers = try runtime.evaluateRaw("""
+        let helpers = try runtime.evaluateRaw(
+            """
             (function () {
               "use strict";
               function describe(v) { return typeof v === "string" ? 'string "' + v + '"' : (typeof v === "number" ? String(v) : typeof v); }
@@ -328,7 +334,8 @@ extension JSRuntime {
     /// is returned as is.
     func invokeHelper() throws -> JSObjectRef {
         if let helper = invokeHelperRef { return helper }
-        let value = try evaluateRaw("""
+        let value = try evaluateRaw(
+            """
             (function () {
               var pending = {};
               function __macroengine_invoke(fn, args, handlers) {

@@ -46,7 +46,8 @@ extension MacroEngine {
         var args: [JSValueRef?] = [format.ref] + emitters.map { $0.ref }
         let names = runtime.context.string(levels.map(\.0).joined(separator: ","))
         args.append(names.ref)
-        let factory = try runtime.evaluateRaw("""
+        let factory = try runtime.evaluateRaw(
+            """
             (function (format) {
               var emitters = Array.prototype.slice.call(arguments, 1, arguments.length - 1);
               var names = arguments[arguments.length - 1].split(",");

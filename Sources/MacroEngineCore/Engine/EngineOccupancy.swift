@@ -1,8 +1,9 @@
+import NIOCore
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import NIOCore
-import Synchronization
 
 /// What the engine's thread is doing, readable from any thread: when its current outermost entry
 /// into JavaScript began, the budget of that entry, the call it serves, the file it loads, and

@@ -24,10 +24,15 @@ public enum LocalStallGuard {
                 let arguments = CommandLine.arguments
                 var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
                 execv("/proc/self/exe", &argv)
-                FileHandle.standardError.write(Data("macro: \(file): its code keeps the engine busy while it loads, and re-running without it failed: \(String(cString: strerror(errno)))\n".utf8))
+                FileHandle.standardError.write(
+                    Data("macro: \(file): its code keeps the engine busy while it loads, and re-running without it failed: \(String(cString: strerror(errno)))\n".utf8))
                 exit(70)
             }
-            let message = stall.residentBytes.map { "stopped: the process reached \($0 >> 20) MiB, 1.5 x memory_limit_mb, in JavaScript the watchdog cannot reach (allocating in an endless chain of promise jobs?); nothing was saved" } ?? "stopped: the macro kept the engine busy for \(stall.stuckMilliseconds) ms, past its time limit plus stall_grace_ms, in a way the engine cannot interrupt (an endless chain of promise jobs, such as `for (;;) await null`?); nothing was saved"
+            let message =
+                stall.residentBytes.map {
+                    "stopped: the process reached \($0 >> 20) MiB, 1.5 x memory_limit_mb, in JavaScript the watchdog cannot reach (allocating in an endless chain of promise jobs?); nothing was saved"
+                }
+                ?? "stopped: the macro kept the engine busy for \(stall.stuckMilliseconds) ms, past its time limit plus stall_grace_ms, in a way the engine cannot interrupt (an endless chain of promise jobs, such as `for (;;) await null`?); nothing was saved"
             if json {
                 // The CLI's --json failure shape: numeric code (the exit code) and a kind.
                 let text = MacroValue.object(["error": ["code": 75, "kind": "timeout", "message": .string(message)]]).jsonText()

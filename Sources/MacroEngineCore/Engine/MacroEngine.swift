@@ -108,13 +108,14 @@ public final class MacroEngine: Sendable {
         let runtimeBox = self.runtime
         self.runtimeCancellations = loop.inEventLoop ? runtimeBox.value.watchdog.cancellations : try! loop.submit { runtimeBox.value.watchdog.cancellations }.wait()
         let reporter = logger
-        self.settings = Mutex(Settings(
-            timeLimit: configuration.timeLimit,
-            callDeadline: configuration.callDeadline,
-            exceptionHandler: { MacroEngine.report($0, to: reporter) },
-            consoleHandler: { message in
-                reporter.log(level: message.level, "\(message.message)", metadata: message.macro.map { ["macro": "\($0)"] } ?? [:])
-            }))
+        self.settings = Mutex(
+            Settings(
+                timeLimit: configuration.timeLimit,
+                callDeadline: configuration.callDeadline,
+                exceptionHandler: { MacroEngine.report($0, to: reporter) },
+                consoleHandler: { message in
+                    reporter.log(level: message.level, "\(message.message)", metadata: message.macro.map { ["macro": "\($0)"] } ?? [:])
+                }))
         let unownedSelf = self
         onLoopEventually { runtime in
             runtime.engine = unownedSelf
@@ -268,8 +269,10 @@ public final class MacroEngine: Sendable {
     /// to the engine's loop holds the ``MacroFunction`` itself, whose protection keeps the JS
     /// object alive until the call starts (a reload in between cannot free it).
     /// `explainer` rewrites a failure before the caller hears it.
-    func callFuture(_ function: MacroFunction, arguments: [MacroValue], deadline: Duration?, callID: Int? = nil,
-                    explainer: (any CallFailureExplainer)? = nil) -> EventLoopFuture<MacroValue> {
+    func callFuture(
+        _ function: MacroFunction, arguments: [MacroValue], deadline: Duration?, callID: Int? = nil,
+        explainer: (any CallFailureExplainer)? = nil
+    ) -> EventLoopFuture<MacroValue> {
         // Already on the engine's loop and outside JavaScript (a server sharing the loop): start
         // now, without a closure to carry the call over.
         if eventLoop.inEventLoop {
@@ -282,8 +285,10 @@ public final class MacroEngine: Sendable {
     }
 
     /// ``callFuture(_:arguments:deadline:callID:explainer:)`` on the loop.
-    private func start(_ function: MacroFunction, arguments: [MacroValue], deadline: Duration?, callID: Int?,
-                       explainer: (any CallFailureExplainer)?, runtime: JSRuntime) -> EventLoopFuture<MacroValue> {
+    private func start(
+        _ function: MacroFunction, arguments: [MacroValue], deadline: Duration?, callID: Int?,
+        explainer: (any CallFailureExplainer)?, runtime: JSRuntime
+    ) -> EventLoopFuture<MacroValue> {
         guard let object = function.objectRef(in: runtime) else {
             let error: any Error = MacroError.conversion("function '\(function.name)' belongs to another engine")
             return eventLoop.makeFailedFuture(explainer?.explain(error) ?? error)
@@ -350,27 +355,33 @@ public final class MacroEngine: Sendable {
 
     /// Registers a closure taking and returning ``MacroValue``s.
     public func register(_ name: String, values body: @escaping @Sendable ([MacroValue]) throws -> MacroValue) throws {
-        try register(name, function: { [weak self] arguments in
-            guard let self else { throw MacroError.engineGone }
-            let runtime = self.runtime.value
-            return try runtime.jsValue(try body(arguments.map { try runtime.macroValue($0) }))
-        })
+        try register(
+            name,
+            function: { [weak self] arguments in
+                guard let self else { throw MacroError.engineGone }
+                let runtime = self.runtime.value
+                return try runtime.jsValue(try body(arguments.map { try runtime.macroValue($0) }))
+            })
     }
 
     /// Registers `(Double) -> Void`: the argument must be a finite number, else a TypeError naming
     /// the function is thrown in JS and `body` is not called.
     public func register(_ name: String, _ body: @escaping @Sendable (Double) throws -> Void) throws {
-        try register(name, fast: { arguments in
-            try body(try Self.finiteNumber(arguments.first, function: name))
-            return arguments.context.undefined
-        })
+        try register(
+            name,
+            fast: { arguments in
+                try body(try Self.finiteNumber(arguments.first, function: name))
+                return arguments.context.undefined
+            })
     }
 
     /// Registers `(Double) -> Double` with the same argument check.
     public func register(_ name: String, _ body: @escaping @Sendable (Double) throws -> Double) throws {
-        try register(name, fast: { arguments in
-            arguments.context.number(try body(try Self.finiteNumber(arguments.first, function: name)))
-        })
+        try register(
+            name,
+            fast: { arguments in
+                arguments.context.number(try body(try Self.finiteNumber(arguments.first, function: name)))
+            })
     }
 
     /// Registers `() -> Double`.
@@ -380,10 +391,12 @@ public final class MacroEngine: Sendable {
 
     /// Registers `() -> Void`.
     public func register(_ name: String, _ body: @escaping @Sendable () throws -> Void) throws {
-        try register(name, fast: { arguments in
-            try body()
-            return arguments.context.undefined
-        })
+        try register(
+            name,
+            fast: { arguments in
+                try body()
+                return arguments.context.undefined
+            })
     }
 
     /// The number in `value`, or a TypeError naming `function` and what it got instead.
@@ -453,7 +466,8 @@ public final class MacroEngine: Sendable {
     public func evaluateForDisplay(_ source: String, file: String = "<repl>") throws -> String {
         let value = try sync { runtime -> MacroValue in
             let result = try self.enter(runtime, .script(macro: nil, timeLimit: nil)) { try runtime.evaluateRaw(source, file: file) }
-            let inspect = try runtime.evaluateRaw("(function (f) { return function (v) { return f([v && typeof v === 'string' ? JSON.stringify(v) : v]) } })(" + Self.inspectSource + ")", file: nil)
+            let inspect = try runtime.evaluateRaw(
+                "(function (f) { return function (v) { return f([v && typeof v === 'string' ? JSON.stringify(v) : v]) } })(" + Self.inspectSource + ")", file: nil)
             let text = try runtime.call(inspect.objectRef!, arguments: [result.ref], macro: nil)
             let isPromise = result.objectRef.map { _ in result["then"].isFunction } ?? false
             if isPromise {

@@ -12,7 +12,8 @@ extension MacroEngine {
     /// copy can be compared.
     public func typeDeclarations(channels: [ProgressChannel], macros: [String]) throws -> String {
         let parameters = try sync { runtime -> [String: MacroValue] in
-            let describe = try runtime.evaluateRaw("""
+            let describe = try runtime.evaluateRaw(
+                """
                 (function (name) {
                   var f = globalThis[name];
                   if (typeof f !== "function") return null;
@@ -39,7 +40,9 @@ extension MacroEngine {
             let cap = channel.name.prefix(1).uppercased() + channel.name.dropFirst()
             lines.append("/** The \(channel.name) value, \(MacroValue.formatNumber(channel.minimum))...\(MacroValue.formatNumber(channel.maximum)). */")
             lines.append("declare function get\(cap)Progress(): number;")
-            lines.append("/** Sets \(channel.name), clamped to \(MacroValue.formatNumber(channel.minimum))...\(MacroValue.formatNumber(channel.maximum)); a non-finite number is a TypeError. */")
+            lines.append(
+                "/** Sets \(channel.name), clamped to \(MacroValue.formatNumber(channel.minimum))...\(MacroValue.formatNumber(channel.maximum)); a non-finite number is a TypeError. */"
+            )
             lines.append("declare function set\(cap)Progress(value: number): void;")
         }
         lines.append("/** The same values as properties: `progress.inner += 1`. */")

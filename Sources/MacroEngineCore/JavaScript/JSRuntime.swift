@@ -114,7 +114,8 @@ final class JSRuntime {
 
     /// Defines a global. Engine globals are read-only and undeletable, so a macro cannot replace them.
     func defineGlobal(_ name: String, _ value: JSValue, readOnly: Bool) {
-        let attributes: JSPropertyAttributes = readOnly
+        let attributes: JSPropertyAttributes =
+            readOnly
             ? JSPropertyAttributes(kJSPropertyAttributeReadOnly | kJSPropertyAttributeDontDelete)
             : JSPropertyAttributes(kJSPropertyAttributeNone)
         withJSString(name) { JSObjectSetProperty(context.ref, JSContextGetGlobalObject(context.ref), $0, value.ref, attributes, nil) }
@@ -190,8 +191,9 @@ final class JSRuntime {
         if outermost {
             let now = now ?? .now()
             watchdog.arm(timeLimit, now: now)
-            occupancy.begin(budget: UInt64(max(0, timeLimit.nanoseconds)), call: watchdog.runningCall, owner: currentOwner,
-                            now: UInt64(now.uptimeNanoseconds))
+            occupancy.begin(
+                budget: UInt64(max(0, timeLimit.nanoseconds)), call: watchdog.runningCall, owner: currentOwner,
+                now: UInt64(now.uptimeNanoseconds))
         }
         entryDepth += 1
         defer {
@@ -235,7 +237,10 @@ final class JSRuntime {
         case .processMemory(let resident):
             watchdog.collectAfterStop(context.ref)
             let mib = { (bytes: Int) in bytes / (1 << 20) }
-            (code, message) = (.memoryLimit, "stopped: the process reached \(mib(resident)) MiB, most of it grown by this macro, over 1.25 x the \(mib(watchdog.memoryLimit ?? 0)) MiB limit (memory_limit_mb)")
+            (code, message) = (
+                .memoryLimit,
+                "stopped: the process reached \(mib(resident)) MiB, most of it grown by this macro, over 1.25 x the \(mib(watchdog.memoryLimit ?? 0)) MiB limit (memory_limit_mb)"
+            )
         }
         // The innermost frame of ours, the engine's helpers left out.
         var (file, line, column, stack) = (error.file, error.line, error.column, error.stack)
@@ -274,7 +279,8 @@ final class JSRuntime {
             }
         }
         if !ok {
-            var error = exception.map { macroError(fromException: $0, macro: nil, file: file) }
+            var error =
+                exception.map { macroError(fromException: $0, macro: nil, file: file) }
                 ?? MacroError(code: .syntax, message: "syntax error", file: file)
             error.code = .syntax
             if error.column == nil, let line = error.line {

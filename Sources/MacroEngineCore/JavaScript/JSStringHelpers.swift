@@ -17,7 +17,7 @@ extension String {
 /// The caller owns the result and must `JSStringRelease` it.
 func makeJSString(_ string: String) -> JSStringRef {
     var units = Array(string.utf16)
-    if units.isEmpty { units = [0] ; return JSStringCreateWithCharacters(units, 0)! }
+    if units.isEmpty { units = [0]; return JSStringCreateWithCharacters(units, 0)! }
     return units.withUnsafeBufferPointer { JSStringCreateWithCharacters($0.baseAddress, $0.count)! }
 }
 

@@ -22,7 +22,8 @@ extension JSRuntime {
         if let define = macroGlobalDefineRef, let remove = macroGlobalRemoveRef { return (define, remove) }
         // Built-ins are captured before any macro runs, so a macro that replaced one (with
         // harden_builtins off) cannot reach in here.
-        let pair = try evaluateRaw("""
+        let pair = try evaluateRaw(
+            """
             (function (g) {
               "use strict";
               var defineProperty = Object.defineProperty, describe = Object.getOwnPropertyDescriptor;
@@ -47,8 +48,8 @@ extension JSRuntime {
             })(globalThis)
             """, file: nil)
         guard let array = pair.objectRef,
-              let define = JSValue(JSObjectGetPropertyAtIndex(context.ref, array, 0, nil), in: context).objectRef,
-              let remove = JSValue(JSObjectGetPropertyAtIndex(context.ref, array, 1, nil), in: context).objectRef
+            let define = JSValue(JSObjectGetPropertyAtIndex(context.ref, array, 0, nil), in: context).objectRef,
+            let remove = JSValue(JSObjectGetPropertyAtIndex(context.ref, array, 1, nil), in: context).objectRef
         else { throw MacroError(code: .threw, message: "the engine's macro-global helpers did not evaluate") }
         JSValueProtect(context.ref, define)
         JSValueProtect(context.ref, remove)

@@ -72,8 +72,9 @@ final class ShapeCheck {
             guard let value = property(name), JSValueIsNumber(context, value) else { return nil }
             return Int(JSValueToNumber(context, value, nil))
         }
-        return Finding(message: message, line: number("line"), column: number("column"),
-                       parserLimit: property("parserLimit").map { JSValueToBoolean(context, $0) } ?? false)
+        return Finding(
+            message: message, line: number("line"), column: number("column"),
+            parserLimit: property("parserLimit").map { JSValueToBoolean(context, $0) } ?? false)
     }
 
     private func loaded(file: String) throws -> JSObjectRef {
@@ -96,7 +97,8 @@ final class ShapeCheck {
         _ = withJSString(acorn) { JSEvaluateScript(context, $0, nil, nil, 1, &exception) }
         let function = exception == nil ? withJSString(Self.checker) { JSEvaluateScript(context, $0, nil, nil, 1, &exception) } : nil
         guard exception == nil, let function, JSValueIsObject(context, function),
-              let object = JSValueToObject(context, function, nil), JSObjectIsFunction(context, object) else {
+            let object = JSValueToObject(context, function, nil), JSObjectIsFunction(context, object)
+        else {
             throw MacroError(code: .io, message: "cannot check macro files: \(path) did not load as acorn (\(Self.string(exception, in: context) ?? "no parser"))", file: file)
         }
         JSValueProtect(context, object)

@@ -81,7 +81,8 @@ extension JSRuntime {
         var frames = raw.filter(\.isScript)
         guard let top = frames.first, let file = top.file, let line = top.line else { return nil }
         if raw.first == top, let column = top.column, let source = evaluatedSources[file],
-           let found = try? shapeCheck?.stoppedPosition(in: source.text, function: top.function, line: line, column: column, topName: source.topName) {
+            let found = try? shapeCheck?.stoppedPosition(in: source.text, function: top.function, line: line, column: column, topName: source.topName)
+        {
             frames[0].line = found.line
             frames[0].column = found.column
             // The body an async function resumes in has no name of its own: the function's.
@@ -122,7 +123,8 @@ extension ShapeCheck {
             topName.map { name in withJSString(name) { JSValueMakeString(context, $0) } } ?? JSValueMakeNull(context),
         ]
         guard let result = JSObjectCallAsFunction(context, locate, nil, arguments.count, arguments, &exception), exception == nil,
-              JSValueIsObject(context, result), let object = JSValueToObject(context, result, nil) else { return nil }
+            JSValueIsObject(context, result), let object = JSValueToObject(context, result, nil)
+        else { return nil }
         func number(_ name: String) -> Int? {
             guard let value = withJSString(name, { JSObjectGetProperty(context, object, $0, nil) }), JSValueIsNumber(context, value) else { return nil }
             return Int(JSValueToNumber(context, value, nil))

@@ -1,9 +1,10 @@
 import CJavaScriptCore
+import NIOCore
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import NIOCore
-import Synchronization
 
 /// Arms JavaScriptCore's execution time limit for one top-level entry into the VM, in short
 /// ticks: at each tick the callback checks the entry's deadline and whether the running call was
@@ -117,7 +118,8 @@ final class Watchdog {
         if let ctx, let probe = stackProbe {
             var exception: JSValueRef?
             if let value = JSObjectCallAsFunction(ctx, probe, nil, 0, nil, &exception), exception == nil,
-               JSValueIsString(ctx, value), let text = JSValueToStringCopy(ctx, value, nil) {
+                JSValueIsString(ctx, value), let text = JSValueToStringCopy(ctx, value, nil)
+            {
                 firedStack = StackFrame.parse(probeStack: String(jsString: text))
                 JSStringRelease(text)
             }

@@ -13,9 +13,12 @@ extension MacroLibrary {
         let broken = libEntries.filter { $0.status == .error }
         guard !broken.isEmpty else { return error }
         let missing = failure.message.split(separator: ":").last.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
-        let suspects = missing.isEmpty ? [] : broken.filter { entry in
-            ((try? String(contentsOfFile: entry.file, encoding: .utf8)) ?? "").contains(missing)
-        }
+        let suspects =
+            missing.isEmpty
+            ? []
+            : broken.filter { entry in
+                ((try? String(contentsOfFile: entry.file, encoding: .utf8)) ?? "").contains(missing)
+            }
         let notes = (suspects.isEmpty ? broken : suspects).map { entry -> String in
             var note = "\(entry.name).js failed to load"
             guard let cause = entry.error else { return note }

@@ -253,7 +253,8 @@ public final class MacroLibrary: Sendable {
             let source = try SourceFile.read(path, macro: name)
             try checkQuarantine(path, source: source, name: name)
             // The same content again (several events for one save): nothing to do.
-            if let existing, let method, method.javascript == source, existing.entry.file == path, existing.entry.error?.code != .quarantined, existing.entry.error?.code != .paused {
+            if let existing, let method, method.javascript == source, existing.entry.file == path, existing.entry.error?.code != .quarantined, existing.entry.error?.code != .paused
+            {
                 return existing.entry
             }
             if let method {
@@ -377,10 +378,11 @@ public final class MacroLibrary: Sendable {
         let item = state.locked { $0[name] }
         guard let item else {
             let available = entries.filter { $0.version > 0 }.map(\.name)
-            return engine.eventLoop.makeFailedFuture(MacroError(
-                code: .noSuchMacro,
-                message: "no macro named '\(name)' in \(directory)" + (available.isEmpty ? "" : " (available: \(available.joined(separator: ", ")))"),
-                macro: name))
+            return engine.eventLoop.makeFailedFuture(
+                MacroError(
+                    code: .noSuchMacro,
+                    message: "no macro named '\(name)' in \(directory)" + (available.isEmpty ? "" : " (available: \(available.joined(separator: ", ")))"),
+                    macro: name))
         }
         guard let function = item.method?.liveFunction else {
             return engine.eventLoop.makeFailedFuture(item.entry.error ?? MacroError(code: .noSuchMacro, message: "macro '\(name)' is not loaded", macro: name))

@@ -113,7 +113,8 @@ public struct Quarantine: Codable, Sendable, Equatable {
     /// Reads the list from the environment (empty when absent or unreadable).
     public static func fromEnvironment() -> Quarantine {
         guard let text = ProcessInfo.processInfo.environment[environmentKey],
-              let list = try? JSONDecoder().decode(Quarantine.self, from: Data(text.utf8)) else { return Quarantine() }
+            let list = try? JSONDecoder().decode(Quarantine.self, from: Data(text.utf8))
+        else { return Quarantine() }
         return list
     }
 

@@ -140,7 +140,8 @@ private struct Finder {
         var start = index
         var prefix = ""
         while let before = text(start - 1), tokens[start - 1].kind == .identifier || before == "*",
-            ["get", "set", "static", "async", "*"].contains(before) {
+            ["get", "set", "static", "async", "*"].contains(before)
+        {
             if before == "get" || before == "set" { prefix = before + " " }
             start -= 1
         }

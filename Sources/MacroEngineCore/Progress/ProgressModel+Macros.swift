@@ -31,18 +31,23 @@ extension MacroEngine {
             let makeArray = JSObjectMakeArray(context.ref, 0, nil, nil)!
             let accessors = JSValue(makeArray, in: context)
             for (index, channel) in model.channels.enumerated() {
-                let get = runtime.makeFunction(name: "get \(channel.name)", fast: { arguments in
-                    arguments.context.number(model.value(at: index))
-                })
-                let set = runtime.makeFunction(name: "set \(channel.name)", fast: { arguments in
-                    model.set(at: index, to: try MacroEngine.finiteNumber(arguments.first, function: "progress.\(channel.name)"))
-                    return arguments.context.undefined
-                })
+                let get = runtime.makeFunction(
+                    name: "get \(channel.name)",
+                    fast: { arguments in
+                        arguments.context.number(model.value(at: index))
+                    })
+                let set = runtime.makeFunction(
+                    name: "set \(channel.name)",
+                    fast: { arguments in
+                        model.set(at: index, to: try MacroEngine.finiteNumber(arguments.first, function: "progress.\(channel.name)"))
+                        return arguments.context.undefined
+                    })
                 JSObjectSetPropertyAtIndex(context.ref, makeArray, UInt32(index * 2), get.ref, nil)
                 JSObjectSetPropertyAtIndex(context.ref, makeArray, UInt32(index * 2 + 1), set.ref, nil)
             }
             let names = runtime.context.string(model.channels.map(\.name).joined(separator: ","))
-            let factory = try runtime.evaluateRaw("""
+            let factory = try runtime.evaluateRaw(
+                """
                 (function (accessors, names) {
                   const progress = {};
                   names.split(",").forEach((name, i) => {

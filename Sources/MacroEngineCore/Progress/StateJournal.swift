@@ -94,7 +94,9 @@ public final class StateJournal: Sendable {
             let written = Glibc.write(file.fd, line.baseAddress!, line.count)
             guard written == line.count else {
                 // A short write sets no errno ("Success"): it is a full disk (or a quota).
-                let error = written < 0 ? AtomicFile.failure("cannot append to", path)
+                let error =
+                    written < 0
+                    ? AtomicFile.failure("cannot append to", path)
                     : MacroError(code: .io, message: "short write to \(path) (\(written) of \(line.count) bytes; disk full?)", file: path)
                 _ = ftruncate(file.fd, off_t(file.size))
                 throw error
@@ -254,7 +256,8 @@ public final class StateJournal: Sendable {
             if line.isEmpty { continue }
             let reason: String?
             if end == nil {
-                reason = line.first == UInt8(ascii: "{") && !line.contains(where: { $0 < 0x20 || $0 == 0x7F })
+                reason =
+                    line.first == UInt8(ascii: "{") && !line.contains(where: { $0 < 0x20 || $0 == 0x7F })
                     ? nil : "an unfinished last line that is not the start of one (binary data?)"
                 if reason == nil { break }
             } else {

@@ -59,7 +59,8 @@ public struct StateStore: Sendable {
             do {
                 try writeSnapshot(merged, durable: true)
             } catch let error as MacroError {
-                warnings.append(StateWarning(code: .journalMovedAside, message: "\(error.message); the values of the journal kept aside are used for now, but not saved", file: path))
+                warnings.append(
+                    StateWarning(code: .journalMovedAside, message: "\(error.message); the values of the journal kept aside are used for now, but not saved", file: path))
             }
         }
         return .loaded(merged)
@@ -71,17 +72,19 @@ public struct StateStore: Sendable {
         var info = stat()
         guard lstat(journal, &info) == 0 else {
             if errno == ENOENT || errno == ENOTDIR { return nil }
-            warnings.append(StateWarning(code: .journalUnreadable, message: "cannot read the state journal \(journal): \(String(cString: strerror(errno))); ignored", file: journal))
+            warnings.append(
+                StateWarning(code: .journalUnreadable, message: "cannot read the state journal \(journal): \(String(cString: strerror(errno))); ignored", file: journal))
             return nil
         }
         switch info.st_mode & S_IFMT {
         case S_IFREG:
             break
         case S_IFLNK:
-            warnings.append(StateWarning(
-                code: .journalUnreadable,
-                message: "the state journal \(journal) is a symbolic link; not following it: ignored, and nothing is written through it (remove it)",
-                file: journal))
+            warnings.append(
+                StateWarning(
+                    code: .journalUnreadable,
+                    message: "the state journal \(journal) is a symbolic link; not following it: ignored, and nothing is written through it (remove it)",
+                    file: journal))
             return nil
         default:
             let kind = Self.kind(of: info.st_mode)
@@ -97,7 +100,9 @@ public struct StateStore: Sendable {
         }
         let scan = StateJournal.scan(data)
         if let first = scan.firstProblem {
-            let lines = scan.problems == 1 ? "line \(first.line) cannot be used (\(first.reason))"
+            let lines =
+                scan.problems == 1
+                ? "line \(first.line) cannot be used (\(first.reason))"
                 : "\(scan.problems) lines cannot be used (the first, line \(first.line): \(first.reason))"
             let used = scan.valuesLine.map { "the values of its line \($0) are used" } ?? "no line is usable: the state file's values are used"
             warnings.append(moveJournalAside(because: "state journal \(journal): \(lines)", values: used))
@@ -203,16 +208,20 @@ public struct StateStore: Sendable {
         let names = Set(model.channels.map(\.name))
         for channel in model.channels {
             guard let value = values[channel.name], value.isFinite, channel.clamp(value) != value else { continue }
-            warnings.append(StateWarning(
-                code: .outOfRange,
-                message: "state file \(path): the saved value \(Self.format(value)) of '\(channel.name)' is outside its range \(Self.format(channel.minimum))...\(Self.format(channel.maximum)); clamped to \(Self.format(channel.clamp(value)))",
-                file: path))
+            warnings.append(
+                StateWarning(
+                    code: .outOfRange,
+                    message:
+                        "state file \(path): the saved value \(Self.format(value)) of '\(channel.name)' is outside its range \(Self.format(channel.minimum))...\(Self.format(channel.maximum)); clamped to \(Self.format(channel.clamp(value)))",
+                    file: path))
         }
         for name in values.keys.sorted() where !names.contains(name) {
-            warnings.append(StateWarning(
-                code: .unknownChannel,
-                message: "state file \(path): no progress channel is named '\(name)' (channels: \(model.channels.map(\.name).joined(separator: ", "))); its saved value \(Self.format(values[name]!)) is dropped",
-                file: path))
+            warnings.append(
+                StateWarning(
+                    code: .unknownChannel,
+                    message:
+                        "state file \(path): no progress channel is named '\(name)' (channels: \(model.channels.map(\.name).joined(separator: ", "))); its saved value \(Self.format(values[name]!)) is dropped",
+                    file: path))
         }
         model.restore(values)
         return result

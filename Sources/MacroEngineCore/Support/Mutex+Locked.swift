@@ -1,4 +1,5 @@
 import Synchronization
+
 #if TSAN
 import CThreadSanitizer
 #endif

@@ -85,4 +85,3 @@ public final class MacroFunction: MacroCallable, Equatable {
     /// `function NAME`.
     public var description: String { "function \(name.isEmpty ? "<anonymous>" : name)" }
 }
-

@@ -12,16 +12,20 @@ struct DapEmacsClientTests {
         let daemon = try DaemonProcess(files: ["lib/helpers.js": DapTests.files["lib/helpers.js"]!, "main.js": DapTests.files["main.js"]!])
         let home = TemporaryDirectory(prefix: "emacs-home")
         let result = try BinaryRunner.run(
-            "/usr/bin/env", ["emacs", "--batch", "-l", repositoryRoot + "/Tests/clients/dap_mode_client.el",
-                             "\(BinaryRunner.binDirectory)/macro", daemon.socket, daemon.macros],
+            "/usr/bin/env",
+            [
+                "emacs", "--batch", "-l", repositoryRoot + "/Tests/clients/dap_mode_client.el",
+                "\(BinaryRunner.binDirectory)/macro", daemon.socket, daemon.macros,
+            ],
             environment: ["HOME": home.path])
         #expect(result.status == 0, "\(result)")
-        #expect(result.stdout.split(separator: "\n") == [
-            "stopped lib/helpers.js:3:5 double",
-            "stack lib/helpers.js:3:5 double < main.js:4:9 main",
-            "stepped main.js:4:9 main",
-            "variables i=1, n=3, total=0, more=<uninitialized>",
-            "terminated",
-        ])
+        #expect(
+            result.stdout.split(separator: "\n") == [
+                "stopped lib/helpers.js:3:5 double",
+                "stack lib/helpers.js:3:5 double < main.js:4:9 main",
+                "stepped main.js:4:9 main",
+                "variables i=1, n=3, total=0, more=<uninitialized>",
+                "terminated",
+            ])
     }
 }

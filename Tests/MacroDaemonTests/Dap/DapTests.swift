@@ -13,58 +13,58 @@ import Glibc
 struct DapTests {
     static let files: [String: String] = [
         "lib/helpers.js": """
-            function double(x) {
-                var y = x * 2;
-                return y;
-            }
-            async function later(v) {
-                await sleep(1);
-                return v + 1;
-            }
-            function fail(why) {
-                throw new RangeError(why);
-            }
-            """,
+        function double(x) {
+            var y = x * 2;
+            return y;
+        }
+        async function later(v) {
+            await sleep(1);
+            return v + 1;
+        }
+        function fail(why) {
+            throw new RangeError(why);
+        }
+        """,
         "main.js": """
-            async function main(n) {
-                let total = 0;
-                for (let i = 0; i < n; i++) {
-                    total += double(i);
-                }
-                let more = await later(total);
-                progress.inner = more;
-                return more;
+        async function main(n) {
+            let total = 0;
+            for (let i = 0; i < n; i++) {
+                total += double(i);
             }
-            """,
+            let more = await later(total);
+            progress.inner = more;
+            return more;
+        }
+        """,
         "thrower.js": """
-            function thrower() {
-                let note = "";
-                try { fail("caught"); } catch (e) { note = e.message; }
-                fail("boom " + note);
-            }
-            """,
+        function thrower() {
+            let note = "";
+            try { fail("caught"); } catch (e) { note = e.message; }
+            fail("boom " + note);
+        }
+        """,
         "busy.js": """
-            function busy(ms) {
-                const start = Date.now();
-                while (Date.now() - start < ms) {}
-                return "done";
-            }
-            """,
+        function busy(ms) {
+            const start = Date.now();
+            while (Date.now() - start < ms) {}
+            return "done";
+        }
+        """,
         "spin.js": """
-            function spin() {
-                let n = 0;
-                console.log("spinning");
-                while (true) {
-                    n++;
-                }
+        function spin() {
+            let n = 0;
+            console.log("spinning");
+            while (true) {
+                n++;
             }
-            """,
+        }
+        """,
         "bump.js": """
-            function bump(channel, amount) {
-                progress[channel] += amount;
-                return progress[channel];
-            }
-            """,
+        function bump(channel, amount) {
+            progress[channel] += amount;
+            return progress[channel];
+        }
+        """,
     ]
 
     /// A daemon with the files, and a `macro dap` launched on `macro` with breakpoints set.
@@ -91,8 +91,10 @@ struct DapTests {
         }
     }
 
-    static func launch(_ macro: String, _ args: MacroValue = [], stopOnEntry: Bool = false, breakpoints: [String: [MacroValue]] = [:],
-                       exceptions: [String] = ["uncaught"], extra: MacroValue = [:], config: String? = nil) async throws -> Setup {
+    static func launch(
+        _ macro: String, _ args: MacroValue = [], stopOnEntry: Bool = false, breakpoints: [String: [MacroValue]] = [:],
+        exceptions: [String] = ["uncaught"], extra: MacroValue = [:], config: String? = nil
+    ) async throws -> Setup {
         let daemon = try DaemonProcess(files: files, config: config)
         let dap = try DapClient(socket: daemon.socket)
         let setup = Setup(daemon: daemon, dap: dap)
@@ -222,10 +224,12 @@ extension DapTests {
     }
 
     @Test func conditionalHitCountBreakpointsAndLogpoints() async throws {
-        let s = try await Self.launch("main", [5], breakpoints: [
-            "main.js": [["line": 4, "condition": "i === 3"], ["line": 7, "logMessage": "more={more} twice={more * 2}"]],
-            "lib/helpers.js": [["line": 3, "hitCondition": ">= 2", "condition": "x > 0"]],
-        ])
+        let s = try await Self.launch(
+            "main", [5],
+            breakpoints: [
+                "main.js": [["line": 4, "condition": "i === 3"], ["line": 7, "logMessage": "more={more} twice={more * 2}"]],
+                "lib/helpers.js": [["line": 3, "hitCondition": ">= 2", "condition": "x > 0"]],
+            ])
         // helpers.js:3 with x > 0: the 1st such hit is i = 1 (skipped), the 2nd is i = 2.
         #expect(try await s.dap.event("stopped")["reason"] == "breakpoint")
         #expect(s.position(try await s.topFrame()) == "lib/helpers.js:3:5")
@@ -286,8 +290,9 @@ extension DapTests {
     }
 
     @Test func timeStoppedCountsAgainstNoLimitAndTheStallWatchLeavesMacrodAlone() async throws {
-        let s = try await Self.launch("busy", [100], stopOnEntry: true,
-                                      config: "time_limit_ms: 400\ncall_deadline_ms: 500\nstall_grace_ms: 100\n")
+        let s = try await Self.launch(
+            "busy", [100], stopOnEntry: true,
+            config: "time_limit_ms: 400\ncall_deadline_ms: 500\nstall_grace_ms: 100\n")
         _ = try await s.dap.event("stopped")
         let client = try RPCClient(path: s.daemon.socket)
         let before = try client.call("engine.status")

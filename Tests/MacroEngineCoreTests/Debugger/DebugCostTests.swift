@@ -42,7 +42,8 @@ struct DebugCostTests {
         let (stream, continuation) = AsyncStream<DebugEvent>.makeStream()
         let session = try DebugSession(
             options: .init(macro: "loop", arguments: [.number(Double(n))], directory: dir.path, timeLimit: .seconds(60)),
-            logger: logger) { continuation.yield($0) }
+            logger: logger
+        ) { continuation.yield($0) }
         let launchTime = clock.now - launchStart
         let runStart = clock.now
         session.start()
@@ -52,7 +53,8 @@ struct DebugCostTests {
         #expect(outcome?.result == .number(Double(n) * Double(n - 1) / 2))
         let statements = 2 * n + 2
         let perStatement = (sessionTime - plainTime) / statements
-        print("debug cost: launch (instrument \(session.map.files.count) files, \(session.map.sites.count) sites, load) \(launchTime); "
-              + "loop of \(n): plain \(plainTime), session \(sessionTime); ≈ \(perStatement) per hooked statement")
+        print(
+            "debug cost: launch (instrument \(session.map.files.count) files, \(session.map.sites.count) sites, load) \(launchTime); "
+                + "loop of \(n): plain \(plainTime), session \(sessionTime); ≈ \(perStatement) per hooked statement")
     }
 }

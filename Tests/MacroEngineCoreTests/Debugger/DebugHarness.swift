@@ -15,87 +15,87 @@ final class DebugHarness {
     /// The demo files of these tests: a lib helper, an async helper, and macros using them.
     static let files: [String: String] = [
         "lib/helpers.js": """
-            function double(x) {
-                var y = x * 2;
-                return y;
-            }
-            async function later(v) {
-                await sleep(1);
-                return v + 1;
-            }
-            function fail(why) {
-                throw new RangeError(why);
-            }
-            """,
+        function double(x) {
+            var y = x * 2;
+            return y;
+        }
+        async function later(v) {
+            await sleep(1);
+            return v + 1;
+        }
+        function fail(why) {
+            throw new RangeError(why);
+        }
+        """,
         "main.js": """
-            async function main(n) {
-                let total = 0;
-                for (let i = 0; i < n; i++) {
-                    total += double(i);
-                }
-                let more = await later(total);
-                progress.inner = more;
-                return more;
+        async function main(n) {
+            let total = 0;
+            for (let i = 0; i < n; i++) {
+                total += double(i);
             }
-            """,
+            let more = await later(total);
+            progress.inner = more;
+            return more;
+        }
+        """,
         "thrower.js": """
-            function thrower() {
-                let note = "";
-                try { fail("caught"); } catch (e) { note = e.message; }
-                fail("boom " + note);
-            }
-            """,
+        function thrower() {
+            let note = "";
+            try { fail("caught"); } catch (e) { note = e.message; }
+            fail("boom " + note);
+        }
+        """,
         "busy.js": """
-            function busy(ms) {
-                const start = Date.now();
-                while (Date.now() - start < ms) {}
-                return "done";
-            }
-            """,
+        function busy(ms) {
+            const start = Date.now();
+            while (Date.now() - start < ms) {}
+            return "done";
+        }
+        """,
         "pump.js": """
-            async function pump() {
-                let n = 0;
-                while (true) {
-                    n++;
-                    await null;
-                }
+        async function pump() {
+            let n = 0;
+            while (true) {
+                n++;
+                await null;
             }
-            """,
+        }
+        """,
         "spin.js": """
-            function spin() {
-                let n = 0;
-                console.log("spinning");
-                while (true) {
-                    n++;
-                }
+        function spin() {
+            let n = 0;
+            console.log("spinning");
+            while (true) {
+                n++;
             }
-            """,
+        }
+        """,
         "counter.js": """
-            function counter() {
-                let count = 0;
-                const add = (step) => {
-                    count += step;
-                    return count;
-                };
-                add(2);
-                return add(3);
-            }
-            """,
+        function counter() {
+            let count = 0;
+            const add = (step) => {
+                count += step;
+                return count;
+            };
+            add(2);
+            return add(3);
+        }
+        """,
         "bare.js": """
-            // A macro in the bare form: its frames are named after the file.
-            (step) => {
-                return step + 1;
-            }
-            """,
+        // A macro in the bare form: its frames are named after the file.
+        (step) => {
+            return step + 1;
+        }
+        """,
         "anonymous.js": """
-            function (a, b) { return a * b; };
-            """,
+        function (a, b) { return a * b; };
+        """,
         "logs.js": """
-            function logs() {
-                console.log("hello", 1);
-                return { a: 1, list: [1, 2, 3], nested: { deep: true } };
-            }
-            """,
+        function logs() {
+            console.log("hello", 1);
+            return { a: 1, list: [1, 2, 3], nested: { deep: true } };
+        }
+        """,
     ]
 
     init() throws {
@@ -104,8 +104,10 @@ final class DebugHarness {
 
     func path(_ relative: String) -> String { root + "/" + relative }
 
-    func launch(_ macro: String, _ arguments: [MacroValue] = [], stopOnEntry: Bool = false,
-                configure: (inout DebugSession.Options) -> Void = { _ in }) throws {
+    func launch(
+        _ macro: String, _ arguments: [MacroValue] = [], stopOnEntry: Bool = false,
+        configure: (inout DebugSession.Options) -> Void = { _ in }
+    ) throws {
         var options = DebugSession.Options(macro: macro, arguments: arguments, directory: directory.path, stopOnEntry: stopOnEntry)
         configure(&options)
         let (stream, continuation) = AsyncStream<DebugEvent>.makeStream()

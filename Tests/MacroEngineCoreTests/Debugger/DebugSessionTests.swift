@@ -210,7 +210,9 @@ struct DebugSessionTests {
 
     @Test func pauseInterruptsARunningLoopAndTerminateEndsIt() async throws {
         let h = try DebugHarness()
-        try h.launch("spin") { $0.timeLimit = .seconds(600); $0.callDeadline = .seconds(600) }
+        try h.launch("spin") {
+            $0.timeLimit = .seconds(600); $0.callDeadline = .seconds(600)
+        }
         h.session.start()
         #expect(try await h.nextOutput().text == "spinning\n")
         h.session.pause()
@@ -223,7 +225,9 @@ struct DebugSessionTests {
 
     @Test func terminateStopsARunningLoop() async throws {
         let h = try DebugHarness()
-        try h.launch("spin") { $0.timeLimit = .seconds(600); $0.callDeadline = .seconds(600) }
+        try h.launch("spin") {
+            $0.timeLimit = .seconds(600); $0.callDeadline = .seconds(600)
+        }
         h.session.start()
         #expect(try await h.nextOutput().text == "spinning\n")
         h.session.terminate()
@@ -241,7 +245,9 @@ struct DebugSessionTests {
 
     @Test func terminateEndsAnEndlessAwaitLoop() async throws {
         let h = try DebugHarness()
-        try h.launch("pump") { $0.timeLimit = .seconds(600); $0.callDeadline = .seconds(600) }
+        try h.launch("pump") {
+            $0.timeLimit = .seconds(600); $0.callDeadline = .seconds(600)
+        }
         _ = h.session.setBreakpoints(path: h.path("pump.js"), [.init(line: 5, hitCondition: "1000")])
         h.session.start()
         _ = try await h.nextStop()
@@ -261,7 +267,9 @@ struct DebugSessionTests {
 
     @Test func timeStoppedDoesNotCountAgainstTheTimeLimit() async throws {
         let h = try DebugHarness()
-        try h.launch("busy", [100], stopOnEntry: true) { $0.timeLimit = .milliseconds(400); $0.callDeadline = .milliseconds(500) }
+        try h.launch("busy", [100], stopOnEntry: true) {
+            $0.timeLimit = .milliseconds(400); $0.callDeadline = .milliseconds(500)
+        }
         h.session.start()
         #expect(h.position(try await h.nextStop()) == "busy.js:2:5 entry")
         // Stopped for longer than both limits (time passing, not a synchronisation), then 100 ms
@@ -275,7 +283,9 @@ struct DebugSessionTests {
         // After a stop, a loop that never ends is still ended by the time limit (JavaScriptCore's
         // watchdog ticks on the thread's CPU time: on a starved machine it takes longer, never forever).
         let h = try DebugHarness()
-        try h.launch("spin", stopOnEntry: true) { $0.timeLimit = .milliseconds(200); $0.callDeadline = .seconds(600) }
+        try h.launch("spin", stopOnEntry: true) {
+            $0.timeLimit = .milliseconds(200); $0.callDeadline = .seconds(600)
+        }
         h.session.start()
         #expect(h.position(try await h.nextStop()) == "spin.js:2:5 entry")
         try await h.session.request("continue")

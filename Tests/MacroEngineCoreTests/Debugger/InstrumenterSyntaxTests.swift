@@ -79,37 +79,45 @@ struct InstrumenterSyntaxTests {
         for await event in stream { if case .terminated(let o) = event { outcome = o; break } }
         #expect(outcome?.error == nil, "\(outcome?.error?.message ?? "")")
         #expect(outcome?.result == expected)
-        #expect(expected == [1, 7, 2, "c,d", 6, 3, "square 9", 16, 3, "0/1/4/9", 1, 2, "p", "q", 5, "five", "fell", "big", "caught", "finally", "t",
-                             "yes", "undefined", "nullish", "2,3,4", 1, "10,20", "inner", 1, 2, "a|b|c1,2", 3])
+        #expect(
+            expected == [
+                1, 7, 2, "c,d", 6, 3, "square 9", 16, 3, "0/1/4/9", 1, 2, "p", "q", 5, "five", "fell", "big", "caught", "finally", "t",
+                "yes", "undefined", "nullish", "2,3,4", 1, "10,20", "inner", 1, 2, "a|b|c1,2", 3,
+            ])
     }
 
     @Test func stopsInAClassMethodAGeneratorASwitchCaseAndAnArrowBody() async throws {
         let h = try DebugHarness()
         try h.directory.write("kitchen.js", Self.kitchen)
         try h.launch("kitchen", [["a": 1, "b": [7, 8, 9]]])
-        _ = h.session.setBreakpoints(path: h.path("kitchen.js"), [
-            .init(line: 13, column: 22),  // get area() { return ... }
-            .init(line: 21, column: 52),  // yield in the generator's loop
-            .init(line: 37, column: 19),  // { let five = ...; } in a switch case
-            .init(line: 6, column: 33),   // the arrow's expression body
-        ])
+        _ = h.session.setBreakpoints(
+            path: h.path("kitchen.js"),
+            [
+                .init(line: 13, column: 22),  // get area() { return ... }
+                .init(line: 21, column: 52),  // yield in the generator's loop
+                .init(line: 37, column: 19),  // { let five = ...; } in a switch case
+                .init(line: 6, column: 33),  // the arrow's expression body
+            ])
         h.session.start()
         var seen: [String] = []
         for _ in 0..<4 {
             let stop = try await h.nextStop()
             seen.append(h.position(stop) + " " + (stop["name"].stringValue ?? ""))
             _ = h.session.setBreakpoints(path: h.path("kitchen.js"), [])
-            _ = h.session.setBreakpoints(path: h.path("kitchen.js"), [
-                .init(line: 13, column: 22), .init(line: 21, column: 52), .init(line: 37, column: 19), .init(line: 6, column: 33),
-            ].filter { request in !seen.contains { $0.hasPrefix("kitchen.js:\(request.line):") } })
+            _ = h.session.setBreakpoints(
+                path: h.path("kitchen.js"),
+                [
+                    .init(line: 13, column: 22), .init(line: 21, column: 52), .init(line: 37, column: 19), .init(line: 6, column: 33),
+                ].filter { request in !seen.contains { $0.hasPrefix("kitchen.js:\(request.line):") } })
             try await h.session.request("continue")
         }
-        #expect(seen == [
-            "kitchen.js:6:33 breakpoint arrow",
-            "kitchen.js:13:22 breakpoint area",
-            "kitchen.js:21:52 breakpoint gen",
-            "kitchen.js:37:19 breakpoint kitchen",
-        ])
+        #expect(
+            seen == [
+                "kitchen.js:6:33 breakpoint arrow",
+                "kitchen.js:13:22 breakpoint area",
+                "kitchen.js:21:52 breakpoint gen",
+                "kitchen.js:37:19 breakpoint kitchen",
+            ])
         _ = try await h.outcome()
     }
 }
