@@ -11,45 +11,7 @@ import Glibc
 /// `macro dap` driven as an editor drives it, against a real macrod.
 @Suite("macro dap: the Debug Adapter Protocol against a real macrod")
 struct DapTests {
-    static let files: [String: String] = [
-        "lib/helpers.js": """
-        function double(x) {
-            var y = x * 2;
-            return y;
-        }
-        async function later(v) {
-            await sleep(1);
-            return v + 1;
-        }
-        function fail(why) {
-            throw new RangeError(why);
-        }
-        """,
-        "main.js": """
-        async function main(n) {
-            let total = 0;
-            for (let i = 0; i < n; i++) {
-                total += double(i);
-            }
-            let more = await later(total);
-            progress.inner = more;
-            return more;
-        }
-        """,
-        "thrower.js": """
-        function thrower() {
-            let note = "";
-            try { fail("caught"); } catch (e) { note = e.message; }
-            fail("boom " + note);
-        }
-        """,
-        "busy.js": """
-        function busy(ms) {
-            const start = Date.now();
-            while (Date.now() - start < ms) {}
-            return "done";
-        }
-        """,
+    static let files: [String: String] = DebugFixtures.files.merging([
         "spin.js": """
         function spin() {
             let n = 0;
@@ -65,7 +27,7 @@ struct DapTests {
             return progress[channel];
         }
         """,
-    ]
+    ]) { _, own in own }
 
     /// A daemon with the files, and a `macro dap` launched on `macro` with breakpoints set.
     struct Setup {

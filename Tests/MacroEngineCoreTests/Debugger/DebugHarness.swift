@@ -13,45 +13,7 @@ final class DebugHarness {
     private(set) var output: [DebugOutput] = []
 
     /// The demo files of these tests: a lib helper, an async helper, and macros using them.
-    static let files: [String: String] = [
-        "lib/helpers.js": """
-        function double(x) {
-            var y = x * 2;
-            return y;
-        }
-        async function later(v) {
-            await sleep(1);
-            return v + 1;
-        }
-        function fail(why) {
-            throw new RangeError(why);
-        }
-        """,
-        "main.js": """
-        async function main(n) {
-            let total = 0;
-            for (let i = 0; i < n; i++) {
-                total += double(i);
-            }
-            let more = await later(total);
-            progress.inner = more;
-            return more;
-        }
-        """,
-        "thrower.js": """
-        function thrower() {
-            let note = "";
-            try { fail("caught"); } catch (e) { note = e.message; }
-            fail("boom " + note);
-        }
-        """,
-        "busy.js": """
-        function busy(ms) {
-            const start = Date.now();
-            while (Date.now() - start < ms) {}
-            return "done";
-        }
-        """,
+    static let files: [String: String] = DebugFixtures.files.merging([
         "pump.js": """
         async function pump() {
             let n = 0;
@@ -96,7 +58,7 @@ final class DebugHarness {
             return { a: 1, list: [1, 2, 3], nested: { deep: true } };
         }
         """,
-    ]
+    ]) { _, own in own }
 
     init() throws {
         for (path, text) in Self.files { try directory.write(path, text) }
