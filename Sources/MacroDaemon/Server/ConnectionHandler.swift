@@ -149,13 +149,15 @@ final class ConnectionHandler: ChannelDuplexHandler {
     /// Hands the requests collected from this read to the engine host, in one go.
     private func submitCollected(connection: Connection, context: ChannelHandlerContext) {
         guard !collected.isEmpty else { return }
-        let requests = collected
-        collected.removeAll(keepingCapacity: true)
         let loop = context.eventLoop
         let loopBound = NIOLoopBound((self, context), eventLoop: loop)
         submitting = true
+        // The router admits them synchronously (nothing of this handler runs meanwhile), so the
+        // buffer is handed over and emptied without a copy.
+        let replies = host.router.handle(collected, from: connection)
+        collected.removeAll(keepingCapacity: true)
         // Every reply of the router completes on the connection's loop.
-        for reply in host.router.handle(requests, from: connection) {
+        for reply in replies {
             reply.whenComplete { result in
                 let (handler, context) = loopBound.value
                 if case .success(let reply?) = result { handler.write(reply, context: context) }

@@ -29,7 +29,10 @@ final class ConsoleRoutes: Sendable {
     ) -> EventLoopFuture<MacroValue> {
         let route = Route(connection: connection, id: id)
         routes.locked { $0[call] = route }
-        return start().always { [self] _ in
+        let future = start()
+        // Registered first, so it runs before the callbacks that deliver the reply (NIO runs a
+        // future's callbacks in the order they were added): no second future per call.
+        future.whenComplete { [self] _ in
             routes.locked { $0[call] = nil }
             let dropped = route.dropped.load(ordering: .relaxed)
             if dropped > 0 {
@@ -40,6 +43,7 @@ final class ConsoleRoutes: Sendable {
                         message: "\(dropped) console message(s) of this call were not sent: the connection was not reading"))
             }
         }
+        return future
     }
 
     /// Sends `message` to the caller of its call, if that call was made with `macro.call`.
