@@ -379,7 +379,7 @@ public final class MacroDaemon: Service, Sendable {
     /// Feeds an adopted connection what was read for it before, then lets it read (its loop).
     static func resume(_ channel: any Channel, feeding pending: [UInt8]) {
         // Before anything the socket says now (its end of input included): ``HandoverInput``.
-        channel.pipeline.fireUserInboundEventTriggered(HandoverInput.Feed(bytes: pending))
+        ClientPipeline.feed(channel, pending)
         channel.setOption(.autoRead, value: true).whenFailure { _ in }
     }
 

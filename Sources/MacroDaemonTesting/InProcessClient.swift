@@ -15,10 +15,12 @@ package final class InProcessClient {
     /// machine (a whole suite in parallel on two cores) is not a failure.
     package var timeout: Duration = .seconds(120)
 
-    init(pipeline: ClientPipeline) async throws {
+    init(pipeline: ClientPipeline, adopted: Bool) async throws {
         let channel = NIOAsyncTestingChannel()
         self.channel = channel
-        try await channel.eventLoop.submit { try pipeline.install(on: channel) }.get()
+        try await channel.eventLoop.submit {
+            if adopted { try pipeline.installAdopted(on: channel) } else { try pipeline.install(on: channel) }
+        }.get()
         try await channel.connect(to: SocketAddress(unixDomainSocketPath: "/in-process.sock"))
     }
 
@@ -58,6 +60,14 @@ package final class InProcessClient {
             let message = try await next()
             if message["id"] == .number(Double(id)) { return message }
         }
+    }
+
+    /// An adopted connection gets the bytes the previous process read for it (an engine
+    /// restart's hand-over).
+    package func feedHandedOver(_ text: String) async throws {
+        let channel = channel
+        let bytes = Array(text.utf8)
+        try await channel.eventLoop.submit { ClientPipeline.feed(channel, bytes) }.get()
     }
 
     /// The client shuts down its writing side (`shutdown(SHUT_WR)`): macrod answers what it sent,

@@ -32,6 +32,12 @@ package final class InProcessService {
 
     /// A new client connection with the socket's pipeline.
     package func connect() async throws -> InProcessClient {
-        try await InProcessClient(pipeline: pipeline)
+        try await InProcessClient(pipeline: pipeline, adopted: false)
+    }
+
+    /// A connection as an engine restart hands it over: nothing it reads is handled before
+    /// ``InProcessClient/feedHandedOver(_:)`` gives it the bytes the previous process read.
+    package func adopt() async throws -> InProcessClient {
+        try await InProcessClient(pipeline: pipeline, adopted: true)
     }
 }

@@ -33,6 +33,18 @@ package struct ClientPipeline: Sendable {
         try install(on: channel, subscriptions: [])
     }
 
+    /// Adds the handlers of an adopted connection (a socket handed over by an engine restart):
+    /// nothing it reads is handled before ``feed(_:_:)`` gives it the bytes read for it before.
+    package func installAdopted(on channel: any Channel) throws {
+        try install(on: channel, subscriptions: [], adopted: true)
+    }
+
+    /// Gives an adopted connection the bytes read for it before it was adopted; then what it
+    /// read meanwhile, then its end of input if it came (on the channel's loop).
+    package static func feed(_ channel: any Channel, _ bytes: [UInt8]) {
+        channel.pipeline.fireUserInboundEventTriggered(HandoverInput.Feed(bytes: bytes))
+    }
+
     /// Adds the handlers of a connection handed over with `subscriptions`. `adopted`: a socket
     /// macrod already held (an engine restart, the busy control), whose earlier bytes come first
     /// (``HandoverInput``).

@@ -154,3 +154,40 @@ struct ServiceInProcessTests {
         try await client.channel.closeFuture.get()
     }
 }
+
+/// An adopted connection (an engine restart's hand-over): what the socket says before the
+/// handed-over bytes are fed (NIO reads the rest of the kernel's buffer when it sees the end of
+/// input, even with autoRead off) waits until they are, in order.
+@Suite("macrod's service in-process: adopted connections")
+struct AdoptedConnectionTests {
+    private static func service() throws -> (InProcessService, TemporaryDirectory) {
+        let directory = TemporaryDirectory(prefix: "in-process")
+        _ = try directory.write("macros/twice.js", "function twice(x) { return 2 * x }")
+        let config = MacroConfig(macrosDirectory: directory.url("macros"), stateFile: directory.url("state.json"))
+        return (try InProcessService(config: config), directory)
+    }
+
+    @Test func theTailOfALineAndTheEndOfInputWaitForTheHandedOverStart() async throws {
+        let (service, _) = try Self.service()
+        let client = try await service.adopt()
+        // Read by the new process first: the rest of a line cut by the restart, one more request,
+        // and the client's end of input.
+        try await client.send(
+            #"ll","params":{"name":"twice","args":[21]}}"# + "\n" + #"{"jsonrpc":"2.0","id":2,"method":"macro.call","params":{"name":"twice","args":[1]}}"# + "\n")
+        try await client.halfClose()
+        // Then the bytes the previous process had read: the line's start.
+        try await client.feedHandedOver(#"{"jsonrpc":"2.0","id":1,"method":"macro.ca"#)
+        #expect(try await client.next() == ["jsonrpc": "2.0", "id": 1, "result": 42])
+        #expect(try await client.next() == ["jsonrpc": "2.0", "id": 2, "result": 2])
+        try await client.channel.closeFuture.get()
+    }
+
+    @Test func aConnectionWithNothingHandedOverAnswersWhatItReads() async throws {
+        let (service, _) = try Self.service()
+        let client = try await service.adopt()
+        try await client.send(#"{"jsonrpc":"2.0","id":7,"method":"macro.call","params":{"name":"twice","args":[4]}}"# + "\n")
+        try await client.feedHandedOver("")
+        #expect(try await client.next() == ["jsonrpc": "2.0", "id": 7, "result": 8])
+        #expect(try await client.call(.call, ["name": "twice", "args": [5]], id: 8)["result"] == 10)
+    }
+}
