@@ -131,32 +131,15 @@ public final class MacroDaemon: Service, Sendable {
         }
         defer { stopSync() }
 
-        let pending = Mutex<Set<String>>([])
         let watcherBox = Mutex<DirectoryWatcher?>(nil)
-        let watcher = try DirectoryWatcher(directory: config.macrosDirectory, logger: logger) { [debounce] event in
-            engine.eventLoop.execute {
-                switch event {
-                case .file(let name):
-                    guard pending.locked({ $0.insert(name).inserted }) else { return }
-                    engine.eventLoop.scheduleTask(in: debounce) {
-                        _ = pending.locked { $0.remove(name) }
-                        library.refresh(filename: name)
-                    }
-                case .lib:
-                    guard pending.locked({ $0.insert("\u{0}lib").inserted }) else { return }
-                    engine.eventLoop.assumeIsolated().scheduleTask(in: debounce) {
-                        _ = pending.locked { $0.remove("\u{0}lib") }
-                        library.refreshLib()
-                    }
-                case .rescan:
-                    guard pending.locked({ $0.insert("\u{0}rescan").inserted }) else { return }
-                    engine.eventLoop.scheduleTask(in: debounce) {
-                        _ = pending.locked { $0.remove("\u{0}rescan") }
-                        self.rescan(library: library, watcher: watcherBox.locked { $0 })
-                    }
-                }
+        let debouncer = WatchDebouncer(loop: engine.eventLoop, delay: debounce) { event in
+            switch event {
+            case .file(let name): library.refresh(filename: name)
+            case .lib: library.refreshLib()
+            case .rescan: self.rescan(library: library, watcher: watcherBox.locked { $0 })
             }
         }
+        let watcher = try DirectoryWatcher(directory: config.macrosDirectory, logger: logger) { debouncer.receive($0) }
         watcherBox.locked { $0 = watcher }
         watcher.start()
         defer { watcher.stop() }

@@ -10,7 +10,7 @@ import Glibc
 /// `.file(name)` when a file was written, renamed in or out, created or deleted, and `.rescan`
 /// when the directory itself was deleted, moved, created or replaced (its parent is watched too).
 final class DirectoryWatcher: Sendable {
-    enum Event: Sendable, Equatable {
+    enum Event: Sendable, Hashable {
         case file(String)
         case lib
         case rescan
