@@ -149,9 +149,14 @@ struct ReplTests {
         _ = try pane.waitForScreen("the syntax error") { $0.contains("<repl>:1: error: SyntaxError: Unexpected identifier 'bar'\n>") }
         try pane.keys("if (true) {", "Enter")
         _ = try pane.waitForScreen("the continuation") { $0.contains("> if (true) {\n...") }
+        // Each line is typed once its prompt is back: typed ahead, the terminal (not yet in the
+        // line editor's raw mode) echoes it a second time (seen in a CI run under load).
         try pane.keys("C-c")
+        _ = try pane.waitForScreen("the prompt after ^C") { $0.contains("... ^C\n>") }
         try pane.keys("[1,", "Enter")
+        _ = try pane.waitForScreen("the continuation of [1,") { $0.contains("> [1,\n...") }
         try pane.keys(".break", "Enter")
+        _ = try pane.waitForScreen("the prompt after .break") { $0.contains("... .break\n>") }
         try pane.keys("40 + 2", "Enter")
         _ = try pane.waitForScreen("the answer after ^C and .break") { $0.contains("> 40 + 2\n42\n") }
         try pane.keys("console.log('spinning'); while (true) {}", "Enter")
