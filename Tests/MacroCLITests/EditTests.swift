@@ -67,9 +67,10 @@ struct EditTests {
             try BinaryRunner.run(try tool("tmux"), ["-S", socket, "capture-pane", "-p", "-S", "-"]).stdout
         }
 
-        /// Polls the screen (every 50 ms, 15 s at most) until `condition` holds.
+        /// Polls the screen (every 50 ms, 60 s at most: the whole suite runs in parallel on two
+        /// cores, where one terminal test took 84 s in a passing CI run) until `condition` holds.
         func waitForScreen(_ what: String, _ condition: (String) -> Bool) throws -> String {
-            let deadline = Date().addingTimeInterval(15)
+            let deadline = Date().addingTimeInterval(60)
             var last = ""
             while Date() < deadline {
                 last = try screen()
@@ -79,9 +80,9 @@ struct EditTests {
             throw ToolMissing(description: "timed out waiting for \(what); the screen:\n\(last)")
         }
 
-        /// Polls for a file (every 50 ms, 15 s at most) and returns its text.
+        /// Polls for a file (every 50 ms, 60 s at most) and returns its text.
         func waitForFile(_ path: String) throws -> String {
-            let deadline = Date().addingTimeInterval(15)
+            let deadline = Date().addingTimeInterval(60)
             while Date() < deadline {
                 if let text = try? String(contentsOfFile: path, encoding: .utf8), text.hasSuffix("\n") { return text }
                 usleep(50_000)
