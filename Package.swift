@@ -173,7 +173,7 @@ let package = Package(
         ),
         .testTarget(
             name: "MacroEngineCoreTests",
-            dependencies: ["MacroEngineCore", "MacroTestSupport"]
+            dependencies: ["MacroEngineCore", "MacroTestSupport", "CJSCStartup"]
         ),
         // The wire protocol's codec, both halves, without the engine.
         .testTarget(
