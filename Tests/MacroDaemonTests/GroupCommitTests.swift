@@ -11,28 +11,35 @@ import Testing
         var events: [String] = []
     }
 
+    /// Carries out what a commit hands back, as ``EngineLane`` does: the append, then segment by
+    /// segment its notifications, its replies and the outbox's flush ("released").
+    func carryOut(_ release: GroupCommit<MacroValue, String>.Release?, _ trace: Trace) {
+        guard let release else { return }
+        trace.events.append("append changed=\(release.changed)")
+        for segment in release.segments {
+            for notification in segment.notifications { trace.events.append("notify \(notification.stringValue ?? "")") }
+            for reply in segment.replies { trace.events.append("reply \(reply)") }
+            trace.events.append("released")
+        }
+    }
+
     /// One batch whose request changed the model and holds reply `name`.
-    func batch(_ commit: GroupCommit<MacroValue>, _ trace: Trace, _ name: String, moreQueued: Bool) {
-        commit.run(
-            {
-                commit.modelChanged(notification: .string(name))
-                commit.hold { trace.events.append("reply \(name)") }
-            }, moreQueued: moreQueued,
-            commit: { changed in
-                trace.events.append("append changed=\(changed)")
-            }, publish: { trace.events.append("notify \($0.stringValue ?? "")") },
-            released: { trace.events.append("released") })
+    func batch(_ commit: GroupCommit<MacroValue, String>, _ trace: Trace, _ name: String, moreQueued: Bool) {
+        commit.begin()
+        commit.modelChanged(notification: .string(name))
+        commit.hold(name)
+        carryOut(commit.end(moreQueued: moreQueued), trace)
     }
 
     @Test func aLoneBatchCommitsAtItsEndThenNotifiesThenReplies() {
-        let commit = GroupCommit<MacroValue>(), trace = Trace()
+        let commit = GroupCommit<MacroValue, String>(), trace = Trace()
         batch(commit, trace, "a", moreQueued: false)
         #expect(trace.events == ["append changed=true", "notify a", "reply a", "released"])
         #expect(!commit.isOpen)
     }
 
     @Test func batchesQueuedBehindEachOtherShareOneAppend() {
-        let commit = GroupCommit<MacroValue>(), trace = Trace()
+        let commit = GroupCommit<MacroValue, String>(), trace = Trace()
         batch(commit, trace, "a", moreQueued: true)
         batch(commit, trace, "b", moreQueued: true)
         #expect(trace.events.isEmpty)
@@ -51,11 +58,11 @@ import Testing
     }
 
     @Test func whatHappensBetweenTwoBatchesIsReleasedBeforeTheSecond() {
-        let commit = GroupCommit<MacroValue>(), trace = Trace()
+        let commit = GroupCommit<MacroValue, String>(), trace = Trace()
         batch(commit, trace, "a", moreQueued: true)
         // A promise settles between the batches: its change and its reply.
         commit.modelChanged(notification: .string("settled"))
-        commit.hold { trace.events.append("reply settled") }
+        commit.hold("settled")
         batch(commit, trace, "b", moreQueued: false)
         #expect(
             trace.events == [
@@ -73,20 +80,22 @@ import Testing
     }
 
     @Test func aCommitIsDeferredAtMost32BatchesInARow() {
-        let commit = GroupCommit<MacroValue>(), trace = Trace()
-        for i in 0..<GroupCommit<MacroValue>.maximumDeferred { batch(commit, trace, "\(i)", moreQueued: true) }
+        let commit = GroupCommit<MacroValue, String>(), trace = Trace()
+        for i in 0..<GroupCommit<MacroValue, String>.maximumDeferred { batch(commit, trace, "\(i)", moreQueued: true) }
         #expect(trace.events.isEmpty)
         batch(commit, trace, "last", moreQueued: true)
         #expect(trace.events.filter { $0.hasPrefix("append") } == ["append changed=true"])
-        #expect(trace.events.filter { $0.hasPrefix("reply") }.count == GroupCommit<MacroValue>.maximumDeferred + 1)
-        #expect(trace.events.filter { $0 == "released" }.count == GroupCommit<MacroValue>.maximumDeferred + 1)
+        #expect(trace.events.filter { $0.hasPrefix("reply") }.count == GroupCommit<MacroValue, String>.maximumDeferred + 1)
+        #expect(trace.events.filter { $0 == "released" }.count == GroupCommit<MacroValue, String>.maximumDeferred + 1)
         #expect(trace.events.suffix(2) == ["reply last", "released"])
         #expect(!commit.isOpen)
     }
 
     @Test func aBatchThatChangedNothingAppendsNothing() {
-        let commit = GroupCommit<MacroValue>(), trace = Trace()
-        commit.run({ commit.hold { trace.events.append("reply") } }, commit: { trace.events.append("append changed=\($0)") }, publish: { _ in })
-        #expect(trace.events == ["append changed=false", "reply"])
+        let commit = GroupCommit<MacroValue, String>(), trace = Trace()
+        commit.begin()
+        commit.hold("r")
+        carryOut(commit.end(moreQueued: false), trace)
+        #expect(trace.events == ["append changed=false", "reply r", "released"])
     }
 }

@@ -9,13 +9,16 @@ final class ReplyOutbox {
     private var depth = 0
     private var pending: [(promise: EventLoopPromise<RPCMessage?>, reply: RPCMessage?)] = []
 
-    /// Runs `body`; the replies it completes for other loops leave together when it returns.
-    func collecting(_ body: () -> Void) {
+    /// A batch begins: the replies it completes for other loops wait for its ``end()``.
+    func begin() {
         // A batch started from inside another (a delivery, io_thread: engine) may never end (a
         // stall): what the outer one collected leaves first.
         if depth > 0 { flush() }
         depth += 1
-        body()
+    }
+
+    /// The batch ends: the outermost hands over what it collected.
+    func end() {
         depth -= 1
         if depth == 0 { flush() }
     }

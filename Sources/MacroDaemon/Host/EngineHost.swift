@@ -3,8 +3,8 @@ import MacroEngineCore
 import MacroRPC
 import NIOCore
 
-/// macrod's engine side, assembled: the ``RequestRouter`` (the method table and its two
-/// lanes), the ``EngineExecutor`` (the hand-over to the engine's loop and the batch's group
+/// macrod's engine side, assembled: the ``RequestRouter`` (the method table and its lanes, the
+/// ``EngineLane`` among them: the hand-over to the engine's loop and the batch's group
 /// commit), ``EngineMethods`` (what each method does), ``StatePersistence`` (the journal and
 /// fsync) and the ``ProgressPublisher`` (`progress.changed`). The transports (the socket's
 /// ``ConnectionHandler``, the dashboard's ``RPCGateway``) talk to this façade only.
@@ -16,7 +16,6 @@ package final class EngineHost: Sendable {
     /// The per-macro statistics (`macro.stats`), confined to the engine's loop.
     let statistics: NIOLoopBoundBox<StatisticsTable>
     let router: RequestRouter
-    let executor: EngineExecutor
     let persistence: StatePersistence
     let publisher: ProgressPublisher
     private let settings: SettingsBox
@@ -38,19 +37,17 @@ package final class EngineHost: Sendable {
         let loop = engine.eventLoop
         let statistics = NIOLoopBoundBox.makeBoxSendingValue(StatisticsTable(metrics: metrics), as: StatisticsTable.self, eventLoop: loop)
         self.statistics = statistics
-        let groupCommit = NIOLoopBoundBox.makeBoxSendingValue(GroupCommit<PreparedNotification>(), as: GroupCommit<PreparedNotification>.self, eventLoop: loop)
+        let laneState = NIOLoopBoundBox.makeBoxSendingValue(EngineLane.State(), as: EngineLane.State.self, eventLoop: loop)
         let persistence = StatePersistence(store: store, model: model, settings: settings, logger: logger)
-        let publisher = ProgressPublisher(model: model, hub: hub, persistence: persistence, groupCommit: groupCommit)
-        let executor = EngineExecutor(loop: loop, groupCommit: groupCommit, persistence: persistence, publisher: publisher)
+        let publisher = ProgressPublisher(model: model, hub: hub, persistence: persistence, laneState: laneState)
         let counters = RequestCounters()
         let methods = EngineMethods(
             engine: engine, model: model, library: library, hub: hub, settings: settings, counters: counters,
             publisher: publisher, persistence: persistence, statistics: statistics, consoleRoutes: consoleRoutes, version: version)
         self.persistence = persistence
         self.publisher = publisher
-        self.executor = executor
         router = RequestRouter(
-            engine: engine, executor: executor, methods: methods, settings: settings,
+            engine: engine, methods: methods, laneState: laneState, settings: settings,
             counters: counters, inFlight: InFlightRequests(), logger: logger)
         // console.* still goes to the log; a macro.call's own output also goes to its caller.
         engine.consoleHandler = { [consoleRoutes, logger] message in
@@ -74,7 +71,7 @@ package final class EngineHost: Sendable {
     func update(_ body: (inout HostSettings) -> Void) { settings.update(body) }
 
     /// Requests waiting for or running on the engine.
-    var pending: Int { executor.pending }
+    var pending: Int { router.lane.pending }
     /// Requests on the engine (or waiting for a call to stop), answerable by a restart.
     var inFlight: InFlightRequests { router.inFlight }
     /// From now on new requests wait for the next process: the engine is being restarted.

@@ -32,16 +32,13 @@ extension EngineMethods {
         let statistics = statistics
         let start = NIODeadline.now().uptimeNanoseconds
         statistics.value.started(callID ?? 0, macro: name)
-        let future: EventLoopFuture<MacroValue>
-        if let id, let callID {
-            future = consoleRoutes.routing(call: callID, to: connection, id: id) { [library] in
-                library.callFuture(name, arguments: arguments, deadline: deadline, callID: callID)
-            }
-        } else {
-            future = library.callFuture(name, arguments: arguments, deadline: deadline, callID: callID)
-        }
-        // The engine's futures complete on its loop, where the statistics live.
-        future.whenComplete { result in
+        let route = id.flatMap { id in callID.map { consoleRoutes.open(call: $0, to: connection, id: id) } }
+        let future = library.callFuture(name, arguments: arguments, deadline: deadline, callID: callID)
+        // The engine's futures complete on its loop, where the statistics live. Registered first,
+        // so it runs before the callbacks that deliver the reply (NIO runs a future's callbacks in
+        // the order they were added).
+        future.whenComplete { [consoleRoutes] result in
+            if let route, let callID { consoleRoutes.close(route, call: callID) }
             let elapsed = NIODeadline.now().uptimeNanoseconds &- start
             var failure: (any Error)?
             if case .failure(let error) = result { failure = error }

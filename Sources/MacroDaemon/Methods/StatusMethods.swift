@@ -116,8 +116,9 @@ extension EngineMethods {
         }
         let callID = engine.reserveCallID()
         guard let id else { return function.callFuture([], deadline: limit, callID: callID) }
-        return consoleRoutes.routing(call: callID, to: connection, id: id) {
-            function.callFuture([], deadline: limit, callID: callID)
-        }
+        let route = consoleRoutes.open(call: callID, to: connection, id: id)
+        let future = function.callFuture([], deadline: limit, callID: callID)
+        future.whenComplete { [consoleRoutes] _ in consoleRoutes.close(route, call: callID) }
+        return future
     }
 }

@@ -11,17 +11,17 @@ final class ProgressPublisher: Sendable {
     private let model: ProgressModel
     private let hub: NotificationHub
     private let persistence: StatePersistence
-    private let groupCommit: NIOLoopBoundBox<GroupCommit<PreparedNotification>>
+    private let laneState: NIOLoopBoundBox<EngineLane.State>
     /// Changes the model reported, and how many of them were published.
     private let changes = Atomic<Int>(0)
     private let published = Atomic<Int>(0)
     private let sequence = Atomic<Int>(0)
 
-    init(model: ProgressModel, hub: NotificationHub, persistence: StatePersistence, groupCommit: NIOLoopBoundBox<GroupCommit<PreparedNotification>>) {
+    init(model: ProgressModel, hub: NotificationHub, persistence: StatePersistence, laneState: NIOLoopBoundBox<EngineLane.State>) {
         self.model = model
         self.hub = hub
         self.persistence = persistence
-        self.groupCommit = groupCommit
+        self.laneState = laneState
         model.addObserver { [weak self] _ in self?.changes.add(1, ordering: .relaxed) }
     }
 
@@ -48,7 +48,7 @@ final class ProgressPublisher: Sendable {
             fields["seq"] = .number(Double(seq))
             notification = hub.prepare(.progress, RPCNotification.progressChanged.rawValue, .object(fields))
         }
-        let commit = groupCommit.value
+        let commit = laneState.value.commit
         if commit.isOpen {
             commit.modelChanged(notification: notification)
             return

@@ -7,12 +7,12 @@ import Synchronization
 /// The method table: each request is looked up once and goes down one of two lanes. The
 /// control lane (``ControlLane``: `macro.running`, `macro.cancel`, and `progress.get` of the
 /// committed values) is answered here, on the connection's thread, so it works while a macro
-/// keeps the engine busy; the engine lane becomes a job for the ``EngineExecutor``, which runs
-/// it through ``EngineMethods`` on the engine's loop.
+/// keeps the engine busy; the engine lane becomes an ``EngineJob`` for the ``EngineLane``, which
+/// runs it through ``EngineMethods`` on the engine's loop.
 final class RequestRouter: Sendable {
     private let engine: MacroEngine
-    private let executor: EngineExecutor
-    private let methods: EngineMethods
+    /// The engine lane (its queue, group commit and outbox).
+    let lane: EngineLane
     /// The control lane (also used by ``BusyControl`` while the engine is busy).
     let control: ControlLane
     /// The `debug.*` methods (sessions in engines of their own; answered here, off the engine).
@@ -30,12 +30,11 @@ final class RequestRouter: Sendable {
     let lateArrivals = Mutex<[(connection: Connection, request: RPCRequest, promise: EventLoopPromise<RPCMessage?>)]>([])
 
     init(
-        engine: MacroEngine, executor: EngineExecutor, methods: EngineMethods, settings: SettingsBox,
+        engine: MacroEngine, methods: EngineMethods, laneState: NIOLoopBoundBox<EngineLane.State>, settings: SettingsBox,
         counters: RequestCounters, inFlight: InFlightRequests, logger: Logger
     ) {
         self.engine = engine
-        self.executor = executor
-        self.methods = methods
+        lane = EngineLane(methods: methods, inFlight: inFlight, state: laneState, counters: counters, logger: logger)
         self.settings = settings
         self.counters = counters
         self.inFlight = inFlight
@@ -51,10 +50,26 @@ final class RequestRouter: Sendable {
 
     /// Handles one request (see ``handle(_:from:)-([RPCRequest],_)``).
     func handle(_ request: RPCRequest, from connection: Connection) -> EventLoopFuture<RPCMessage?> {
-        var jobs: [EngineExecutor.Job] = []
-        let reply = admit(request, from: connection, jobs: &jobs)
-        executor.submit(jobs)
-        return reply
+        handle([request], from: connection)[0]
+    }
+
+    /// Handles a JSON-RPC batch (one line, one WebSocket message): its requests go to the engine
+    /// together, as the requests of one read do; the future is the array of their replies, the
+    /// errors of its invalid elements in place (nil: nothing to answer, all were notifications).
+    func handle(batch items: [Result<RPCRequest, RPCFailure>], from connection: Connection) -> EventLoopFuture<RPCMessage?> {
+        let loop = connection.channel.eventLoop
+        let admitted = handle(items.compactMap { try? $0.get() }, from: connection)
+        var next = admitted.makeIterator()
+        let futures = items.map { item -> EventLoopFuture<RPCMessage?> in
+            switch item {
+            case .failure(let failure): return loop.makeSucceededFuture(RPCCodec.response(id: failure.id, error: failure.error))
+            case .success: return next.next()!
+            }
+        }
+        return EventLoopFuture.whenAllComplete(futures, on: loop).map { results in
+            let replies = results.compactMap { try? $0.get() }.compactMap { $0 }
+            return replies.isEmpty ? nil : RPCMessage(batch: replies)
+        }
     }
 
     /// Handles the requests of one read, in order: the control lane is answered here, off the
@@ -63,14 +78,15 @@ final class RequestRouter: Sendable {
     /// The method is looked up first: an unknown one is -32601 whatever its params. The
     /// returned futures (one per request) complete on the connection's loop.
     func handle(_ requests: [RPCRequest], from connection: Connection) -> [EventLoopFuture<RPCMessage?>] {
-        var jobs: [EngineExecutor.Job] = []
+        var jobs: [EngineJob] = []
+        jobs.reserveCapacity(requests.count)
         let replies = requests.map { admit($0, from: connection, jobs: &jobs) }
-        executor.submit(jobs)
+        lane.submit(jobs)
         return replies
     }
 
     /// Admits one request: its reply, answered at once or by an engine job appended to `jobs`.
-    private func admit(_ request: RPCRequest, from connection: Connection, jobs: inout [EngineExecutor.Job]) -> EventLoopFuture<RPCMessage?> {
+    private func admit(_ request: RPCRequest, from connection: Connection, jobs: inout [EngineJob]) -> EventLoopFuture<RPCMessage?> {
         let replyLoop = connection.channel.eventLoop
         guard let method = RPCMethod(rawValue: request.method) else {
             if request.id != nil { counters.countError() }
@@ -85,7 +101,7 @@ final class RequestRouter: Sendable {
         if let reply = control.answer(request, method, from: connection) { return reply }
         if method.descriptor.lane == .debug { return debug.answer(request, method, from: connection) }
         let limit = settings.read { $0.queueLimit }
-        guard executor.reserve(limit: limit) else {
+        guard lane.reserve(limit: limit) else {
             counters.countError()
             let reply = request.id.map {
                 RPCCodec.response(id: $0, error: RPCError(code: RPCError.busy, message: "busy: \(limit) request\(limit == 1 ? " is" : "s are") already waiting; try again"))
@@ -100,28 +116,7 @@ final class RequestRouter: Sendable {
                 id: request.id, kind: callID.map { .call($0) } ?? .other, promise: promise,
                 request: request, connection: connection, started: started))
         connection.engineRequests.add(1, ordering: .relaxed)
-        let methods = methods
-        jobs.append(
-            executor.job(
-                {
-                    methods.run(method, request, callID: callID, connection: connection)
-                }, defersCommit: method.defersCommit, progress: started,
-                deliver: { [self] outcome in
-                    // Counted until its reply is released: a committed progress.get answered off the
-                    // engine thread must not overtake it (it would show values not journaled yet).
-                    connection.engineRequests.subtract(1, ordering: .relaxed)
-                    // A restart may have answered it already (a reply held for its batch's commit
-                    // included: its change was not journaled, so -32006 "nothing was kept" holds).
-                    guard let entry = inFlight.take(token) else { return }
-                    let outbox = executor.outbox.value
-                    guard let id = request.id else { return outbox.succeed(entry.promise, nil) }
-                    switch outcome {
-                    case .success(let result): outbox.succeed(entry.promise, RPCCodec.response(id: id, result: result))
-                    case .failure(let error):
-                        counters.countError()
-                        outbox.succeed(entry.promise, RPCCodec.response(id: id, error: RPCError(error, method: request.method, logger: logger)))
-                    }
-                }))
+        jobs.append(EngineJob(method: method, request: request, callID: callID, connection: connection, token: token, started: started))
         return promise.futureResult
     }
 }

@@ -137,7 +137,26 @@ final class ConnectionHandler: ChannelDuplexHandler {
             closeGracefully(context: context)
         case .line(let line):
             if RPCCodec.isBlank(line) { return }
-            handle(RPCCodec.parse(line), connection: connection, context: context)
+            switch RPCCodec.parse(line) {
+            case .single(.failure(let failure)):
+                write(RPCCodec.response(id: failure.id, error: failure.error), context: context)
+            case .single(.success(let request)):
+                session.admitted()
+                collected.append(request)
+                if !session.mayRead || !context.channel.isWritable { pendingInput.pause(true) }
+                // Past the in-flight bound the read is held: hand over what this read brought so far.
+                if session.inFlight >= session.maxInFlight { submitCollected(connection: connection, context: context) }
+            case .batch(let items):
+                // After the single requests before it, in arrival order.
+                submitCollected(connection: connection, context: context)
+                session.admitted()
+                let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+                host.router.handle(batch: items, from: connection).whenComplete { result in
+                    let (handler, context) = loopBound.value
+                    if case .success(let reply?) = result { handler.write(reply, context: context) }
+                    handler.end(context: context)
+                }
+            }
         }
     }
 
@@ -166,39 +185,6 @@ final class ConnectionHandler: ChannelDuplexHandler {
         }
         submitting = false
         flushCounting(context: context)
-    }
-
-    private func handle(_ line: RPCLine, connection: Connection, context: ChannelHandlerContext) {
-        let loop = context.eventLoop
-        let loopBound = NIOLoopBound((self, context), eventLoop: loop)
-        switch line {
-        case .single(.failure(let failure)):
-            write(RPCCodec.response(id: failure.id, error: failure.error), context: context)
-        case .single(.success(let request)):
-            session.admitted()
-            collected.append(request)
-            if !session.mayRead || !context.channel.isWritable { pendingInput.pause(true) }
-            // Past the in-flight bound the read is held: hand over what this read brought so far.
-            if session.inFlight >= session.maxInFlight { submitCollected(connection: connection, context: context) }
-        case .batch(let items):
-            // After the single requests before it, in arrival order.
-            submitCollected(connection: connection, context: context)
-            session.admitted()
-            let futures: [EventLoopFuture<RPCMessage?>] = items.map { item in
-                switch item {
-                case .failure(let failure): return loop.makeSucceededFuture(RPCCodec.response(id: failure.id, error: failure.error))
-                case .success(let request): return host.router.handle(request, from: connection)
-                }
-            }
-            EventLoopFuture.whenAllComplete(futures, on: loop).whenComplete { result in
-                let (handler, context) = loopBound.value
-                if case .success(let results) = result {
-                    let replies = results.compactMap { try? $0.get() }.compactMap { $0 }
-                    if !replies.isEmpty { handler.write(RPCMessage(batch: replies), context: context) }
-                }
-                handler.end(context: context)
-            }
-        }
     }
 
     private func end(context: ChannelHandlerContext) {

@@ -23,27 +23,24 @@ final class ConsoleRoutes: Sendable {
     private let routes = Mutex<[Int: Route]>([:])
 
     /// Routes the console output of call `call` (reserved with ``MacroEngine/reserveCallID()``)
-    /// to `connection` from before `start` starts it until it settles.
-    func routing(
-        call: Int, to connection: Connection, id: RPCID, _ start: () -> EventLoopFuture<MacroValue>
-    ) -> EventLoopFuture<MacroValue> {
+    /// to `connection`, from before the call starts until ``close(_:call:)``, which the caller
+    /// runs when the call settles, before its reply is delivered.
+    func open(call: Int, to connection: Connection, id: RPCID) -> Route {
         let route = Route(connection: connection, id: id)
         routes.locked { $0[call] = route }
-        let future = start()
-        // Registered first, so it runs before the callbacks that deliver the reply (NIO runs a
-        // future's callbacks in the order they were added): no second future per call.
-        future.whenComplete { [self] _ in
-            routes.locked { $0[call] = nil }
-            let dropped = route.dropped.load(ordering: .relaxed)
-            if dropped > 0 {
-                // Told before the reply (which is written after this), so the client knows.
-                route.connection.send(
-                    RPCCodec.consoleNotification(
-                        id: route.id, call: call, level: "warn",
-                        message: "\(dropped) console message(s) of this call were not sent: the connection was not reading"))
-            }
-        }
-        return future
+        return route
+    }
+
+    /// Ends the route ``open(call:to:id:)`` made; the client hears how many messages it missed.
+    func close(_ route: Route, call: Int) {
+        routes.locked { $0[call] = nil }
+        let dropped = route.dropped.load(ordering: .relaxed)
+        guard dropped > 0 else { return }
+        // Told before the reply (which is written after this), so the client knows.
+        route.connection.send(
+            RPCCodec.consoleNotification(
+                id: route.id, call: call, level: "warn",
+                message: "\(dropped) console message(s) of this call were not sent: the connection was not reading"))
     }
 
     /// Sends `message` to the caller of its call, if that call was made with `macro.call`.

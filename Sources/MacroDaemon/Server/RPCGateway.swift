@@ -37,16 +37,7 @@ package final class RPCGateway: Sendable {
         case .single(.success(let request)):
             return host.router.handle(request, from: connection)
         case .batch(let items):
-            let futures: [EventLoopFuture<RPCMessage?>] = items.map { item in
-                switch item {
-                case .failure(let failure): return loop.makeSucceededFuture(RPCCodec.response(id: failure.id, error: failure.error))
-                case .success(let request): return host.router.handle(request, from: connection)
-                }
-            }
-            return EventLoopFuture.whenAllComplete(futures, on: loop).map { results in
-                let replies = results.compactMap { try? $0.get() }.compactMap { $0 }
-                return replies.isEmpty ? nil : RPCMessage(batch: replies)
-            }
+            return host.router.handle(batch: items, from: connection)
         }
     }
 

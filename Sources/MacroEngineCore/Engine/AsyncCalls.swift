@@ -100,14 +100,22 @@ extension MacroEngine {
                 runtime.invokingContext = previous
                 runtime.currentOwner = previousOwner
             }
-            let result = try enter(runtime, .call(context)) { () -> Result<MacroValue, any Error>? in
+            // The turn of ``enter(_:_:_:)``'s `.call`, bracketing the call without a closure.
+            let turn = try beginCallTurn(runtime, context)
+            let outcome: Result<Result<MacroValue, any Error>?, any Error>
+            do {
                 let value = try runtime.call(runtime.invokeHelper(), function, args.ref, handlers, macro: macro)
-                if runtime.isPendingSentinel(value) { return nil }
-                do { return .success(try runtime.macroValue(value)) } catch let error as MacroError where error.code == .conversion {
-                    if runtime.watchdog.fired != nil { throw error }
-                    return .failure(error)
+                if runtime.isPendingSentinel(value) {
+                    outcome = .success(nil)
+                } else {
+                    do { outcome = .success(.success(try runtime.macroValue(value))) } catch let error as MacroError where error.code == .conversion {
+                        outcome = runtime.watchdog.fired != nil ? .failure(error) : .success(.failure(error))
+                    }
                 }
+            } catch {
+                outcome = .failure(error)
             }
+            let result = try endCallTurn(runtime, turn, outcome)
             if let result {
                 finish(context, result, runtime: runtime)
             } else if !context.finished {

@@ -19,44 +19,65 @@ enum Entry {
 }
 
 extension MacroEngine {
-    /// The one way into JavaScript: every run goes through here, then through the runtime's
-    /// armed entry (``JSRuntime/armed(timeLimit:macro:_:)``: the watchdog, the stall watch's
-    /// occupancy record, the mapping of a stop to its error), so nothing runs unarmed.
+    /// The one way into JavaScript: every run goes through here (or, for a call's first run,
+    /// through the same ``beginCallTurn(_:_:)`` and ``endCallTurn(_:_:_:)`` that `.call` uses),
+    /// then through the runtime's armed entry (``JSRuntime/arm(timeLimit:now:)``: the watchdog,
+    /// the stall watch's occupancy record, the mapping of a stop to its error), so nothing runs unarmed.
     func enter<T>(_ runtime: JSRuntime, _ entry: Entry, _ body: () throws -> T) throws -> T {
-        if runtime.entryDepth == 0, let reason = paused.current {
-            switch entry {
-            case .call(let context): throw pausedError(reason, macro: context?.macro)
-            case .script(let macro, _), .housekeeping(let macro, _): throw pausedError(reason, macro: macro)
-            }
-        }
         switch entry {
         case .call(let context):
-            return try callTurn(runtime, context, body)
+            let turn = try beginCallTurn(runtime, context)
+            let outcome: Result<T, any Error>
+            do { outcome = .success(try body()) } catch { outcome = .failure(error) }
+            return try endCallTurn(runtime, turn, outcome)
         case .script(let macro, let timeLimit):
+            try refuseIfPaused(runtime, macro: macro)
             let outermost = runtime.entryDepth == 0
             // A macro called synchronously answers for its own code (a lib file's load has set its owner).
             let previousOwner = runtime.currentOwner
             if outermost, previousOwner == nil, let macro { runtime.currentOwner = runtime.macroOwners[macro] }
             defer { runtime.currentOwner = previousOwner }
             do {
-                return try transaction(runtime) { try runtime.armed(timeLimit: timeLimit ?? self.timeLimit, macro: macro, body) }
+                let transaction = beginTransaction(runtime, participants: nil)
+                let outcome: Result<T, any Error>
+                do { outcome = .success(try runtime.armed(timeLimit: timeLimit ?? self.timeLimit, macro: macro, body)) } catch { outcome = .failure(error) }
+                return try endTransaction(runtime, transaction, outcome)
             } catch var error as MacroError {
                 if error.macro == nil { error.macro = macro }
                 if outermost { exceptionHandler(error) }
                 throw error
             }
         case .housekeeping(let macro, let timeLimit):
+            try refuseIfPaused(runtime, macro: macro)
             return try runtime.armed(timeLimit: timeLimit ?? self.timeLimit, macro: macro, body)
         }
     }
 
-    /// ``Entry/call(_:)``.
-    private func callTurn<T>(_ runtime: JSRuntime, _ context: CallContext?, _ body: () throws -> T) throws -> T {
+    private func refuseIfPaused(_ runtime: JSRuntime, macro: String?) throws {
+        if runtime.entryDepth == 0, let reason = paused.current { throw pausedError(reason, macro: macro) }
+    }
+
+    /// A call's turn in progress (``Entry/call(_:)``), from ``beginCallTurn(_:_:)`` to ``endCallTurn(_:_:_:)``.
+    struct CallTurn {
+        fileprivate let context: CallContext?
+        fileprivate let previousCall: CallContext?
+        fileprivate let previousRunning: Int
+        fileprivate let deadlineBound: Bool
+        fileprivate let transaction: Transaction
+        fileprivate let armed: JSRuntime.ArmedEntry
+    }
+
+    /// Begins a call's turn (``Entry/call(_:)``): the time limit is the smaller of the engine's
+    /// and what is left of the call's deadline; the call is the runtime's current one; the
+    /// participants' turn begins (outermost entry) and the watchdog is armed. Every
+    /// ``beginCallTurn(_:_:)`` that returns is followed by one ``endCallTurn(_:_:_:)``; the
+    /// two bracket the JavaScript without a closure (a call's first run is the hot path).
+    func beginCallTurn(_ runtime: JSRuntime, _ context: CallContext?) throws -> CallTurn {
+        try refuseIfPaused(runtime, macro: context?.macro)
         // The settings in one read, and one clock read for the deadline, the watchdog and the
         // occupancy record.
         let settings = turnSettings
         var limit = settings.timeLimit
-        let participants = settings.participants
         let now = NIODeadline.now()
         var deadlineBound = false
         if let context {
@@ -67,42 +88,66 @@ extension MacroEngine {
             let left = Duration.nanoseconds(remaining.nanoseconds)
             if left < limit { limit = left; deadlineBound = true }
         }
-        let previous = runtime.currentCall
+        let previousCall = runtime.currentCall, previousRunning = runtime.watchdog.runningCall
+        let transaction = beginTransaction(runtime, participants: settings.participants)
         runtime.currentCall = context
-        let previousRunning = runtime.watchdog.runningCall
         runtime.watchdog.runningCall = context?.id ?? 0
+        let armed = runtime.arm(timeLimit: limit, now: now)
+        return CallTurn(
+            context: context, previousCall: previousCall, previousRunning: previousRunning, deadlineBound: deadlineBound,
+            transaction: transaction, armed: armed)
+    }
+
+    /// Ends a call's turn with what its JavaScript gave: the watchdog's stop becomes its error,
+    /// the participants commit (or roll back), the turn observer runs after the outermost entry.
+    func endCallTurn<T>(_ runtime: JSRuntime, _ turn: CallTurn, _ outcome: Result<T, any Error>) throws -> T {
         defer {
-            runtime.currentCall = previous
-            runtime.watchdog.runningCall = previousRunning
+            runtime.currentCall = turn.previousCall
+            runtime.watchdog.runningCall = turn.previousRunning
             if runtime.entryDepth == 0 { turnEnded() }
         }
         do {
-            return try transaction(runtime, participants) { try runtime.armed(timeLimit: limit, macro: context?.macro, now: now, body) }
-        } catch var error as MacroError where error.code == .timeout && deadlineBound {
-            error.message = "timed out after \(context!.budget.milliseconds) ms"
+            let armedOutcome: Result<T, any Error>
+            do { armedOutcome = .success(try runtime.disarm(turn.armed, outcome, macro: turn.context?.macro)) } catch { armedOutcome = .failure(error) }
+            return try endTransaction(runtime, turn.transaction, armedOutcome)
+        } catch var error as MacroError where error.code == .timeout && turn.deadlineBound {
+            error.message = "timed out after \(turn.context!.budget.milliseconds) ms"
             throw error
         }
     }
 
-    /// Runs `body` as one atomic turn of the participants (only at the outermost entry);
-    /// `participants`: ``turnParticipants`` when the caller read them already.
-    private func transaction<T>(_ runtime: JSRuntime, _ participants: [any TurnParticipant]? = nil, _ body: () throws -> T) throws -> T {
-        guard runtime.entryDepth == 0 else { return try body() }
+    /// A turn of the participants in progress (only the outermost entry's is one).
+    struct Transaction {
+        fileprivate let participants: [any TurnParticipant]?
+    }
+
+    /// Begins one atomic turn of the participants (only at the outermost entry); `participants`:
+    /// ``turnParticipants`` when the caller read them already.
+    private func beginTransaction(_ runtime: JSRuntime, participants: [any TurnParticipant]?) -> Transaction {
+        guard runtime.entryDepth == 0 else { return Transaction(participants: nil) }
         let participants = participants ?? turnParticipants
         participants.forEach { $0.beginTurn() }
         runtime.turnFailed = false
         runtime.inTransaction = true
+        return Transaction(participants: participants)
+    }
+
+    /// Ends the turn ``beginTransaction(_:participants:)`` began: commits it when the run
+    /// succeeded and no part of it failed, else rolls it back (and after a stop runs what the
+    /// stopped run left queued, see ``drainAfterStop(_:_:)``); then what waited for the turn's end.
+    private func endTransaction<T>(_ runtime: JSRuntime, _ transaction: Transaction, _ outcome: Result<T, any Error>) throws -> T {
+        guard let participants = transaction.participants else { return try outcome.get() }
         defer {
             runtime.inTransaction = false
             let waiting = runtime.afterTurn
             runtime.afterTurn.removeAll()
             waiting.forEach { $0() }
         }
-        do {
-            let result = try body()
+        switch outcome {
+        case .success(let result):
             if runtime.turnFailed { participants.forEach { $0.rollbackTurn() } } else { participants.forEach { $0.commitTurn() } }
             return result
-        } catch {
+        case .failure(let error):
             participants.forEach { $0.rollbackTurn() }
             if let stop = error as? MacroError, [.timeout, .cancelled, .memoryLimit].contains(stop.code) {
                 drainAfterStop(runtime, participants)

@@ -282,13 +282,18 @@ public final class MacroEngine: Sendable {
     ) -> EventLoopFuture<MacroValue> {
         // Already on the engine's loop and outside JavaScript (a server sharing the loop): start
         // now, without a closure to carry the call over.
-        if eventLoop.inEventLoop {
-            let runtime = runtime.value
-            if runtime.entryDepth == 0 { return start(function, arguments: arguments, deadline: deadline, callID: callID, explainer: explainer, runtime: runtime) }
+        guard eventLoop.inEventLoop, case let runtime = runtime.value, runtime.entryDepth == 0 else {
+            return eventLoop.flatSubmit { [self] in
+                start(function, arguments: arguments, deadline: deadline, callID: callID, explainer: explainer, runtime: runtime.value)
+            }
         }
-        return eventLoop.flatSubmit { [self] in
-            start(function, arguments: arguments, deadline: deadline, callID: callID, explainer: explainer, runtime: runtime.value)
-        }
+        guard let object = function.objectRef(in: runtime) else { return belongsElsewhere(function, explainer) }
+        return invoke(object, arguments: arguments, macro: function.name, budget: deadline, callID: callID, explainer: explainer, runtime: runtime)
+    }
+
+    private func belongsElsewhere(_ function: MacroFunction, _ explainer: (any CallFailureExplainer)?) -> EventLoopFuture<MacroValue> {
+        let error: any Error = MacroError.conversion("function '\(function.name)' belongs to another engine")
+        return eventLoop.makeFailedFuture(explainer?.explain(error) ?? error)
     }
 
     /// ``callFuture(_:arguments:deadline:callID:explainer:)`` on the loop.
@@ -296,10 +301,7 @@ public final class MacroEngine: Sendable {
         _ function: MacroFunction, arguments: [MacroValue], deadline: Duration?, callID: Int?,
         explainer: (any CallFailureExplainer)?, runtime: JSRuntime
     ) -> EventLoopFuture<MacroValue> {
-        guard let object = function.objectRef(in: runtime) else {
-            let error: any Error = MacroError.conversion("function '\(function.name)' belongs to another engine")
-            return eventLoop.makeFailedFuture(explainer?.explain(error) ?? error)
-        }
+        guard let object = function.objectRef(in: runtime) else { return belongsElsewhere(function, explainer) }
         return invoke(object, arguments: arguments, macro: function.name, budget: deadline, callID: callID, explainer: explainer, runtime: runtime)
     }
 

@@ -186,6 +186,20 @@ final class JSRuntime {
     /// own VM entry on JavaScriptCore 2.50.6) shows there as an entry that never ends.
     /// `now`: the clock, when the caller just read it.
     func armed<T>(timeLimit: Duration, macro: String?, now: NIODeadline? = nil, _ body: () throws -> T) throws -> T {
+        let entry = arm(timeLimit: timeLimit, now: now)
+        let outcome: Result<T, any Error>
+        do { outcome = .success(try body()) } catch { outcome = .failure(error) }
+        return try disarm(entry, outcome, macro: macro)
+    }
+
+    /// An armed entry in progress, from ``arm(timeLimit:now:)`` to ``disarm(_:_:macro:)``.
+    struct ArmedEntry {
+        fileprivate let outermost: Bool
+    }
+
+    /// Begins an armed entry (see ``armed(timeLimit:macro:now:_:)``); every `arm` is followed by
+    /// one ``disarm(_:_:macro:)``. `now`: the clock, when the caller just read it.
+    func arm(timeLimit: Duration, now: NIODeadline? = nil) -> ArmedEntry {
         precondition(!closed, "MacroEngine used after it was shut down")
         let outermost = entryDepth == 0
         if outermost {
@@ -196,25 +210,28 @@ final class JSRuntime {
                 now: UInt64(now.uptimeNanoseconds))
         }
         entryDepth += 1
+        return ArmedEntry(outermost: outermost)
+    }
+
+    /// Ends the armed entry `entry` with what its JavaScript gave: a watchdog stop becomes its
+    /// error (while still armed and recorded), then the entry ends.
+    func disarm<T>(_ entry: ArmedEntry, _ outcome: Result<T, any Error>, macro: String?) throws -> T {
         defer {
             entryDepth -= 1
-            if outermost {
+            if entry.outermost {
                 // Still armed and recorded: the restore is an entry's JavaScript like any other.
                 restoreStackLimitIfTouched()
                 occupancy.end()
             }
         }
-        do {
-            let result = try body()
-            // Stopped while JavaScriptCore drained promise jobs at the API's exit: the call then
-            // returns as if nothing happened, with a value that is not the script's (measured on
-            // 2.50.6: no exception, the result replaced). The run did not finish: it fails.
-            if entryDepth == 1, watchdog.fired != nil {
-                throw MacroError(code: .threw, message: "JavaScript execution terminated.", macro: macro)
-            }
-            return result
-        } catch let error as MacroError where entryDepth == 1 && watchdog.fired != nil {
-            throw stopError(error, macro: macro)
+        // Stopped while JavaScriptCore drained promise jobs at the API's exit: the call then
+        // returns as if nothing happened, with a value that is not the script's (measured on
+        // 2.50.6: no exception, the result replaced). The run did not finish: it fails.
+        guard entryDepth == 1, watchdog.fired != nil else { return try outcome.get() }
+        switch outcome {
+        case .success: throw stopError(MacroError(code: .threw, message: "JavaScript execution terminated.", macro: macro), macro: macro)
+        case .failure(let error as MacroError): throw stopError(error, macro: macro)
+        case .failure(let error): throw error
         }
     }
 

@@ -387,7 +387,7 @@ public final class MacroLibrary: Sendable {
         guard let function = item.method?.liveFunction else {
             return engine.eventLoop.makeFailedFuture(item.entry.error ?? MacroError(code: .noSuchMacro, message: "macro '\(name)' is not loaded", macro: name))
         }
-        return function.callFuture(arguments, deadline: deadline, callID: callID, explainer: self)
+        return engine.callFuture(function, arguments: arguments, deadline: deadline, callID: callID, explainer: self)
     }
 
     private func checkLocation(_ path: String, name: String, requireInsideDirectory: Bool) throws {

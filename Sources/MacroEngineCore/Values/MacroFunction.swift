@@ -61,12 +61,6 @@ public final class MacroFunction: MacroCallable, Equatable {
         engine.callFuture(self, arguments: arguments, deadline: deadline, callID: callID)
     }
 
-    /// ``callFuture(_:deadline:callID:)`` whose failure `explainer` rewrites before the caller
-    /// hears it (in the call's own promise: no second future per call).
-    func callFuture(_ arguments: [MacroValue], deadline: Duration?, callID: Int?, explainer: any CallFailureExplainer) -> EventLoopFuture<MacroValue> {
-        engine.callFuture(self, arguments: arguments, deadline: deadline, callID: callID, explainer: explainer)
-    }
-
     /// Calls the function with variadic arguments.
     @discardableResult
     public func call(_ arguments: MacroValue...) throws -> MacroValue { try call(arguments) }

@@ -1,6 +1,3 @@
-import MacroEngineCore
-import NIOCore
-
 /// Redis' `beforeSleep`, for the batches of requests run on the engine's loop: while a batch runs,
 /// the model changes its requests make are journaled once at the end (the journal's lines hold
 /// absolute values, so the last one wins: group commit, one fdatasync under `fsync: always`), and
@@ -9,24 +6,29 @@ import NIOCore
 /// commit may be *deferred* to the end of the next one, up to ``maximumDeferred`` batches: one
 /// append for all of them, as Redis writes its AOF once per event-loop iteration. Outside a batch
 /// (a promise settling later, a timer) everything happens at once, unless a deferred commit is
-/// open, which then takes it along. Confined to the engine's loop.
-final class GroupCommit<Notification> {
-    /// A reply held until the batch's journal append.
-    struct Reply {
-        var deliver: () -> Void
-    }
-
-    /// Batches whose commit was deferred (at most this many in a row).
-    static var maximumDeferred: Int { 32 }
-
+/// open, which then takes it along.
+///
+/// A state machine without effects of its own: ``begin()`` and ``end(moreQueued:)`` bracket a
+/// batch, and `end` hands back what to commit and release (``Release``), which its owner (the
+/// ``EngineLane``) carries out. Confined to the engine's loop.
+final class GroupCommit<Notification, Reply> {
     /// What one batch, or what happened between two batches, holds: its notifications, then its
-    /// replies. Released batch by batch, so a connection sees the same order as with a
+    /// replies. Released segment by segment, so a connection sees the same order as with a
     /// commit per batch: a batch's replies before the next batch's notifications.
-    private struct Segment {
+    struct Segment {
         var notifications: [Notification] = []
         var replies: [Reply] = []
         var isEmpty: Bool { notifications.isEmpty && replies.isEmpty }
     }
+
+    /// What a commit does: append the journal once if `changed`, then release the segments in order.
+    struct Release {
+        var changed: Bool
+        var segments: [Segment]
+    }
+
+    /// Batches whose commit was deferred (at most this many in a row).
+    static var maximumDeferred: Int { 32 }
 
     private var depth = 0
     private var deferred = 0
@@ -37,38 +39,30 @@ final class GroupCommit<Notification> {
     /// wait for the commit.
     var isOpen: Bool { depth > 0 || deferred > 0 }
 
-    /// Runs `body` as (part of) a batch; the outermost one commits when `body` returns:
-    /// `commit(changed)` appends the journal if a request changed the model, then, batch by
-    /// batch, the held notifications go out through `publish`, the held replies are delivered,
-    /// in order, and `released()` is called. `moreQueued`: another batch is already waiting to
-    /// run on this loop, so the commit may be left to it (see ``maximumDeferred``).
-    func run(
-        _ body: () -> Void, moreQueued: Bool = false, commit: (_ changed: Bool) -> Void,
-        publish: (Notification) -> Void, released: () -> Void = {}
-    ) {
+    /// A batch (or a batch inside one) begins.
+    func begin() {
         // What happened since a deferred batch (a promise settling, a timer) is a segment of
         // its own, released before this batch's.
         if depth == 0, deferred > 0, !segments[segments.count - 1].isEmpty { segments.append(Segment()) }
         depth += 1
-        body()
+    }
+
+    /// The batch ends. nil: nothing to do now (an inner batch, or the commit is left to the next
+    /// batch because `moreQueued`: another is already waiting to run on this loop). Otherwise
+    /// what to commit and release; the state is already reset (a delivery may start the next batch).
+    func end(moreQueued: Bool) -> Release? {
         depth -= 1
-        guard depth == 0 else { return }
+        guard depth == 0 else { return nil }
         if moreQueued, deferred < Self.maximumDeferred {
             deferred += 1
             segments.append(Segment())
-            return
+            return nil
         }
         deferred = 0
-        // A delivery may start the next batch (io_thread: engine): take the lists first.
-        let changed = self.changed, segments = self.segments
-        self.changed = false
-        self.segments = [Segment()]
-        commit(changed)
-        for segment in segments where !segment.isEmpty {
-            for params in segment.notifications { publish(params) }
-            for reply in segment.replies { reply.deliver() }
-            released()
-        }
+        let release = Release(changed: changed, segments: segments.filter { !$0.isEmpty })
+        changed = false
+        segments = [Segment()]
+        return release
     }
 
     /// A request of the batch changed the model; `notification` (nil: nobody subscribed) is the
@@ -79,5 +73,5 @@ final class GroupCommit<Notification> {
     }
 
     /// Holds a reply until the commit.
-    func hold(_ deliver: @escaping () -> Void) { segments[segments.count - 1].replies.append(Reply(deliver: deliver)) }
+    func hold(_ reply: Reply) { segments[segments.count - 1].replies.append(reply) }
 }
