@@ -173,7 +173,7 @@ let package = Package(
         ),
         .testTarget(
             name: "MacroEngineCoreTests",
-            dependencies: ["MacroEngineCore", "MacroTestSupport", "CJSCStartup"]
+            dependencies: ["MacroEngineCore", "MacroTestSupport"]
         ),
         // The wire protocol's codec, both halves, without the engine.
         .testTarget(

@@ -27,7 +27,6 @@ public struct EngineEnvironment {
             timeLimit: config.timeLimit, callDeadline: config.callDeadline, evalEnabled: config.allowEval,
             memoryLimit: config.memoryLimitMB << 20, hardenBuiltins: config.hardenBuiltins)
         if let name { configuration.name = name }
-        configuration.watchdogCountsWallTime = true
         engine = MacroEngine(configuration: configuration, eventLoop: eventLoop, logger: logger)
         model = ProgressModel(channels: config.channels)
         try engine.add(model)

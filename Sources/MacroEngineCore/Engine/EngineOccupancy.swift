@@ -164,9 +164,7 @@ public final class EngineOccupancy: Sendable {
     /// The watchdog reached the running JavaScript (engine thread, at a tick): `judging` while
     /// it runs its memory verdict, false once done.
     func watchdogTick(judging: Bool = false) {
-        // The engine thread's own CPU-time clock, as the stall watch reads it (not
-        // CLOCK_THREAD_CPUTIME_ID, which may read the monotonic clock: watchdogCountsWallTime).
-        watchdogSeen.store(judging ? .max : max(1, engineCPUNanoseconds), ordering: .relaxed)
+        watchdogSeen.store(judging ? .max : max(1, Self.cpuNanoseconds(CLOCK_THREAD_CPUTIME_ID)), ordering: .relaxed)
     }
 
     /// The outermost entry returned to Swift (engine thread).

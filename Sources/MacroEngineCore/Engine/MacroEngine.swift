@@ -1,4 +1,3 @@
-import CJSCStartup
 import CJavaScriptCore
 import Logging
 import NIOCore
@@ -63,11 +62,6 @@ public final class MacroEngine: Sendable {
         public var memoryLimit: Int?
         /// Freeze the JavaScript built-ins before any macro runs (see `Lockdown`).
         public var hardenBuiltins: Bool
-        /// JavaScriptCore's watchdog ticks by wall time on the engine's thread instead of its CPU
-        /// time, which saves a system call per entry (`Sources/CJSCStartup/watchdog_clock.c`);
-        /// the engine's limits and deadlines count wall time either way. Off for debug
-        /// sessions, which count running time only.
-        public var watchdogCountsWallTime = false
 
         /// Creates a configuration.
         public init(
@@ -103,7 +97,6 @@ public final class MacroEngine: Sendable {
         let loop = self.eventLoop
         let occupancy = self.occupancy
         let makeRuntime: @Sendable () -> NIOLoopBound<JSRuntime> = {
-            if configuration.watchdogCountsWallTime { macroengine_thread_cpu_clock_is_monotonic() }
             let runtime = JSRuntime(name: configuration.name, occupancy: occupancy)
             runtime.watchdog.memoryLimit = configuration.memoryLimit
             withJSString("eval and new Function are disabled in macros (config: allow_eval)") {
