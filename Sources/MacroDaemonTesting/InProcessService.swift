@@ -5,7 +5,7 @@ import MacroEngineCore
 import MacroRPC
 
 /// macrod's service without its socket, for tests: the engine a config describes, its host (the
-/// router, the executor, the group commit, the methods) and the socket's client pipeline, driven
+/// router, the engine lane and its group commit, the methods) and the socket's client pipeline, driven
 /// through ``InProcessClient``s on `NIOAsyncTestingChannel`s. Nothing listens and no process
 /// starts, so a test of the middle layer runs in milliseconds and sees each byte written.
 package final class InProcessService {

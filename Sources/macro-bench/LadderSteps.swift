@@ -121,10 +121,10 @@ final class Ladder: @unchecked Sendable {
             rows.append(LadderRow(step: "3 route (RPCMethod lookup, call id, the reply's promise)", nanoseconds: figures.nanoseconds, allocations: figures.allocations))
         }
 
-        // 4. The hand-over: the job's closures and one task of the engine's loop per read (the
-        // executor's `loop.execute` from the loop itself, io_thread: engine), the future's
-        // callbacks (the call's outcome, the reply's delivery). NIO primitives in the shape
-        // EngineExecutor/RequestRouter use them.
+        // 4. The hand-over: one task of the engine's loop per read (the engine lane's
+        // `loop.execute` from the loop itself, io_thread: engine), the future's callbacks (the
+        // call's outcome, the reply's delivery). NIO primitives in the shape EngineLane and
+        // RequestRouter use them.
         do {
             let engine = engine
             let loop = engine.eventLoop

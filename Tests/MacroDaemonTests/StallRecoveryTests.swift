@@ -83,6 +83,32 @@ struct StallRecoveryTests {
         #expect(daemon.log.contains("serving again"))
     }
 
+    /// A JSON-RPC batch whose last element stalls the engine: the elements before it were
+    /// answered (each element is a batch of the engine lane of its own), so the array comes
+    /// whole, with their real results: a save that wrote its file is not "nothing was kept", and a
+    /// subscribe that completed is not handed over alone (the array would never come). With the
+    /// connections on their own thread (`io_thread: separate`); on the engine's thread the
+    /// restart writes the stuck element's reply alone and the earlier ones are lost (known, in
+    /// docs/reliability.md).
+    @Test func aBatchWhoseLastElementStallsIsAnsweredWholeWithTheEarlierResults() throws {
+        var files = Self.files
+        files["runaway.js"] = "function() { function f() { Promise.resolve().then(f) } f(); return 1 }"
+        let daemon = try DaemonProcess(files: files, config: Self.config + "io_thread: separate\n")
+        let caller = try daemon.client()
+        try caller.send(
+            raw: #"[{"jsonrpc":"2.0","id":1,"method":"macro.save","params":{"name":"kept","source":"function() { return 5 }"}},"#
+                + #"{"jsonrpc":"2.0","id":2,"method":"subscribe","params":{"events":["progress"]}},"#
+                + #"{"jsonrpc":"2.0","id":3,"method":"macro.call","params":{"name":"runaway"}}]"#)
+        caller.setReceiveTimeout(seconds: 30)
+        let message = try caller.readMessage()
+        let replies = try #require(message?.arrayValue, "not the batch's reply: \(String(describing: message))\n\(daemon.log)")
+        #expect(replies.map { $0["id"] } == [1, 2, 3])
+        #expect(replies[0]["result"]["name"] == "kept", "\(replies[0])")
+        #expect(replies[1]["result"] == ["events": ["progress"]], "\(replies[1])")
+        #expect(replies[2]["error"]["code"] == .number(Double(RPCError.timeout)), "\(replies[2])")
+        #expect(try caller.call("macro.call", ["name": "kept"]) == 5)
+    }
+
     @Test func withTheConnectionsOnTheEngineThreadTheRestartStillAnswers() throws {
         var files = Self.files
         files["loop.js"] = "async function() { for (;;) await null; }"

@@ -4,7 +4,7 @@ import MacroRPC
 import NIOCore
 
 /// The engine lane's methods: everything but the control lane, run on the engine's loop one at
-/// a time in arrival order (the ``EngineExecutor`` brings them there). Each method's code is in
+/// a time in arrival order (the ``EngineLane`` brings them there). Each method's code is in
 /// the file of its kind: `LibraryMethods` (the macro files), `CallMethods` (`macro.call`,
 /// `macro.profile`), `StatusMethods` (status, statistics, the log, progress, subscriptions).
 final class EngineMethods: Sendable {

@@ -53,17 +53,18 @@ final class RequestRouter: Sendable {
         handle([request], from: connection)[0]
     }
 
-    /// Handles a JSON-RPC batch (one line, one WebSocket message): its requests go to the engine
-    /// together, as the requests of one read do; the future is the array of their replies, the
-    /// errors of its invalid elements in place (nil: nothing to answer, all were notifications).
+    /// Handles a JSON-RPC batch (one line, one WebSocket message): the future is the array of its
+    /// replies, the errors of its invalid elements in place (nil: nothing to answer, all were
+    /// notifications). Each element is a batch of the engine lane of its own: an element that
+    /// commits on its own (`macro.save`) is answered before the next runs, so an engine restart
+    /// under a later element finds the earlier ones answered (one lane batch for all would hold
+    /// them, and hand over or fail what had completed), and a long batch does not hold the loop.
     func handle(batch items: [Result<RPCRequest, RPCFailure>], from connection: Connection) -> EventLoopFuture<RPCMessage?> {
         let loop = connection.channel.eventLoop
-        let admitted = handle(items.compactMap { try? $0.get() }, from: connection)
-        var next = admitted.makeIterator()
         let futures = items.map { item -> EventLoopFuture<RPCMessage?> in
             switch item {
             case .failure(let failure): return loop.makeSucceededFuture(RPCCodec.response(id: failure.id, error: failure.error))
-            case .success: return next.next()!
+            case .success(let request): return handle(request, from: connection)
             }
         }
         return EventLoopFuture.whenAllComplete(futures, on: loop).map { results in

@@ -89,9 +89,9 @@ extension MacroEngine {
             if left < limit { limit = left; deadlineBound = true }
         }
         let previousCall = runtime.currentCall, previousRunning = runtime.watchdog.runningCall
-        let transaction = beginTransaction(runtime, participants: settings.participants)
         runtime.currentCall = context
         runtime.watchdog.runningCall = context?.id ?? 0
+        let transaction = beginTransaction(runtime, participants: settings.participants)
         let armed = runtime.arm(timeLimit: limit, now: now)
         return CallTurn(
             context: context, previousCall: previousCall, previousRunning: previousRunning, deadlineBound: deadlineBound,

@@ -175,11 +175,12 @@ final class JSRuntime {
 
     // MARK: Entering the VM
 
-    /// The armed entry under ``MacroEngine/enter(_:_:_:)``, the one way into JavaScript (only it
-    /// calls this): arms the watchdog (nested entries share the outer budget), and turns a
-    /// watchdog termination into a `.timeout` error.
+    /// The armed entry under ``MacroEngine/enter(_:_:_:)``, the one way into JavaScript (it calls
+    /// this, or ``arm(timeLimit:now:)`` and ``disarm(_:_:macro:)``, which this brackets its body
+    /// with): arms the watchdog (nested entries share the outer budget), and turns a watchdog
+    /// termination into a `.timeout` error.
     ///
-    /// Every way into JavaScript goes through here (calls, timer callbacks, file evaluation at
+    /// Every way into JavaScript is armed (calls, timer callbacks, file evaluation at
     /// load, converting results, whose getters and proxy traps are JavaScript too), so nothing
     /// runs unarmed. The outermost entry is also recorded in ``occupancy`` for the stall watch:
     /// the one runaway shape the watchdog cannot see (an endless chain of promise jobs, each its

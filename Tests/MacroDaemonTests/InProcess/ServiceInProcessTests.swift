@@ -6,7 +6,7 @@ import MacroRPC
 import MacroTestSupport
 import Testing
 
-/// The middle layer (client pipeline, router, lanes, executor, group commit, methods, error
+/// The middle layer (client pipeline, router, lanes, the engine lane's group commit, methods, error
 /// mapping) driven in-process through ``InProcessService``: no socket, no process.
 @Suite("macrod's service in-process")
 struct ServiceInProcessTests {
