@@ -2,8 +2,9 @@ import Logging
 import NIOCore
 
 /// The handlers of a client connection on the Unix socket, accepted or handed over by an engine
-/// restart: the busy gate (connections on the engine's loop), back pressure, the line decoder and
-/// the ``ConnectionHandler``. The one place that knows their order.
+/// restart: the busy gate (connections on the engine's loop), the line decoder and the
+/// ``ConnectionHandler`` (which also holds reads while the channel is not writable, as NIO's
+/// `BackPressureHandler` would: one handler fewer per event). The one place that knows their order.
 package struct ClientPipeline: Sendable {
     let host: EngineHost
     let allowedUIDs: [UInt32]
@@ -54,7 +55,6 @@ package struct ClientPipeline: Sendable {
         let pipeline = channel.pipeline.syncOperations
         if adopted { try pipeline.addHandler(HandoverInput()) }
         if let gate { try pipeline.addHandler(gate) }
-        try pipeline.addHandler(BackPressureHandler())
         try pipeline.addHandler(ByteToMessageHandler(LineDecoder(maximumLength: maxLineBytes, pending: pending)))
         try pipeline.addHandler(
             ConnectionHandler(

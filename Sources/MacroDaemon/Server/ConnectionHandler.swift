@@ -262,8 +262,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
     // Reads are requested by NIO (autoRead); hold them while too many requests are unanswered
     // or too many replies unsent.
     func read(context: ChannelHandlerContext) {
-        // Writability is the BackPressureHandler's, before this one.
-        if session.readRequested() { context.read() }
+        // Held too while the channel is not writable (connection_buffer_bytes of output waiting).
+        if session.readRequested(writable: context.channel.isWritable) { context.read() }
     }
 
     /// connection_buffer_bytes of output were waiting and the client read some: go on.
