@@ -129,6 +129,17 @@ let package = Package(
             dependencies: [
                 "MacroCLI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            exclude: ["link"],
+            // `macro run` is a whole process per call, and most of its time is the start
+            // (docs/performance.md): lld packs the ~78,000 relative relocations of the position-
+            // independent binary (DT_RELR, glibc 2.36), and link/libstdc++.so makes libstdc++
+            // static, so no libstdc++.so is loaded and relocated. The binary stays PIE.
+            linkerSettings: [
+                .unsafeFlags([
+                    "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
+                    "-L", Context.packageDirectory + "/Sources/macro/link",
+                ])
             ]
         ),
         // `macro-local`: the same commands, with their in-process parts (the engine, the macros

@@ -58,6 +58,8 @@ package struct MacroCommand: ParsableCommand {
             finish(Failure(exit: 64, kind: "usage", message: message + " (see `macro --help`)"), json: json)
         }
         do {
+            // `macro run` on the daemon, the usual line, skips the parse (Run.Direct says why).
+            if let direct = Run.Direct(arranged), try direct.runOnDaemon() { Foundation.exit(0) }
             var command = try parseAsRoot(arranged)
             try command.run()
             Foundation.exit(0)
