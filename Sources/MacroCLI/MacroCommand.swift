@@ -51,7 +51,7 @@ package struct MacroCommand: ParsableCommand {
         let raw = Array(CommandLine.arguments.dropFirst())
         let json = (raw.firstIndex(of: "--").map { raw[..<$0] } ?? raw[...]).contains("--json")
         let names = configuration.subcommands.map { $0._commandName }
-        let arranged = ArgumentLayout.arrange(raw, subcommands: Set(names))
+        let arranged = ArgumentLayout.arrange(raw, subcommands: names)
         if let first = arranged.first, !first.hasPrefix("-"), first != "help", !names.contains(first) {
             var message = "unknown command '\(first)'"
             if let near = ArgumentLayout.nearest(first, in: names) { message += "; did you mean '\(near)'?" }
