@@ -36,6 +36,8 @@ let package = Package(
         .target(name: "CJSCStartup"),
         // The system calls Glibc's Swift module does not expose (memfd_create).
         .target(name: "CSystemShims"),
+        // C's "%.2f" without Swift's variadic bridge, for `macro`'s progress lines (its header says why).
+        .target(name: "CFormat"),
         // What both sides share and that needs no JavaScriptCore: MacroValue and its JSON parser
         // and writer, MacroError, macro names, the config (YAML), atomic files, the version. The
         // thin `macro` and the wire protocol build on it without the engine.
@@ -118,7 +120,7 @@ let package = Package(
         .target(
             name: "MacroCLI",
             dependencies: [
-                "MacroBase", "MacroRPC",
+                "MacroBase", "MacroRPC", "CFormat",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -1,3 +1,4 @@
+import CFormat
 import Foundation
 import MacroBase
 import MacroRPC
@@ -56,12 +57,12 @@ package enum Console {
     }
 
     /// A progress value for people: two decimals. C's `%.2f`, which `String(format:)` used,
-    /// without Foundation's formatter (CoreFoundation's start-up is a measurable part of a
-    /// `macro run`; docs/performance.md).
+    /// without Foundation's formatter and without Swift's variadic bridge (both measurable parts
+    /// of a `macro run`; docs/performance.md).
     static func format(_ value: Double) -> String {
         // The longest: "-" and 309 digits, ".", 2 decimals.
         withUnsafeTemporaryAllocation(of: CChar.self, capacity: 320) { buffer in
-            withVaList([value]) { _ = vsnprintf(buffer.baseAddress!, buffer.count, "%.2f", $0) }
+            _ = macroengine_format_fixed2(buffer.baseAddress!, buffer.count, value)
             return String(cString: buffer.baseAddress!)
         }
     }

@@ -5,8 +5,11 @@ import MacroRPC
 
 /// `macro run NAME [ARG...]`.
 package struct Run: ParsableCommand {
+    /// The command's name (`macro run`).
+    static let commandWord = "run"
+
     package static let configuration = CommandConfiguration(
-        commandName: "run",
+        commandName: commandWord,
         abstract: "Run a macro and print its result and the progress values after it.",
         discussion: """
             Each ARG is parsed as JSON when it is valid JSON (3, -2.5, true, "text", [1,2], \
@@ -62,7 +65,7 @@ package struct Run: ParsableCommand {
 
         /// The command for `arranged`, or nil when the parser must read it.
         init?(_ arranged: [String]) {
-            guard arranged.first == Run.configuration.commandName, let terminator = arranged.firstIndex(of: "--"), terminator + 1 < arranged.count else { return nil }
+            guard arranged.first == Run.commandWord, let terminator = arranged.firstIndex(of: "--"), terminator + 1 < arranged.count else { return nil }
             for word in arranged[1..<terminator] {
                 if word == "--json" {
                     guard !options.json else { return nil }
