@@ -36,6 +36,8 @@ let package = Package(
         .target(name: "CJSCStartup"),
         // The system calls Glibc's Swift module does not expose (memfd_create).
         .target(name: "CSystemShims"),
+        // C's "%.2f" without Swift's variadic bridge, for `macro`'s progress lines (its header says why).
+        .target(name: "CFormat"),
         // What both sides share and that needs no JavaScriptCore: MacroValue and its JSON parser
         // and writer, MacroError, macro names, the config (YAML), atomic files, the version. The
         // thin `macro` and the wire protocol build on it without the engine.
@@ -118,7 +120,7 @@ let package = Package(
         .target(
             name: "MacroCLI",
             dependencies: [
-                "MacroBase", "MacroRPC",
+                "MacroBase", "MacroRPC", "CFormat",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -129,6 +131,17 @@ let package = Package(
             dependencies: [
                 "MacroCLI",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            exclude: ["link"],
+            // `macro run` is a whole process per call, and most of its time is the start
+            // (docs/performance.md): lld packs the ~78,000 relative relocations of the position-
+            // independent binary (DT_RELR, glibc 2.36), and link/libstdc++.so makes libstdc++
+            // static, so no libstdc++.so is loaded and relocated. The binary stays PIE.
+            linkerSettings: [
+                .unsafeFlags([
+                    "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
+                    "-L", Context.packageDirectory + "/Sources/macro/link",
+                ])
             ]
         ),
         // `macro-local`: the same commands, with their in-process parts (the engine, the macros

@@ -156,6 +156,15 @@ mkdir -p "$WORK/debian"
 printf 'Source: %s\n\nPackage: %s\nArchitecture: any\n' "$PKG" "$PKG" > "$WORK/debian/control"
 shlibs=$(cd "$WORK" && dpkg-shlibdeps -O root/usr/bin/macro root/usr/bin/macro-local root/usr/bin/macrod)
 shlibs=${shlibs#shlibs:Depends=}
+# dpkg-shlibdeps goes by the symbols a binary takes, not by a version it needs without one:
+# macro's packed relative relocations (DT_RELR, Package.swift) need the loader of glibc 2.36
+# (GLIBC_ABI_DT_RELR), which dpkg-shlibdeps does not count.
+relr=$(readelf -V "$ROOT"/usr/bin/macro "$ROOT"/usr/bin/macro-local "$ROOT"/usr/bin/macrod | grep -c 'Name: GLIBC_ABI_DT_RELR' || true)
+if [ "$relr" -gt 0 ]; then
+    libc=$(echo "$shlibs" | sed -nE 's/.*libc6 \(>= ([^)]*)\).*/\1/p')
+    [ -n "$libc" ] || fail "dpkg-shlibdeps gave no versioned libc6: $shlibs"
+    if dpkg --compare-versions "$libc" lt 2.36; then shlibs=$(echo "$shlibs" | sed -E 's/libc6 \(>= [^)]*\)/libc6 (>= 2.36)/'); fi
+fi
 installed() {
     dpkg-query -W -f '${db:Status-Status} ${Version}\n' "$1" 2>/dev/null | awk '$1 == "installed" { print $2 }'
 }

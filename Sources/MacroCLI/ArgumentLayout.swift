@@ -4,8 +4,9 @@
 /// to the macro (`macro run bump inner -- -2.5`), and an unknown option before the user's `--`
 /// stays an option, which the parser rejects as a usage error (`macro run bump --bogus`).
 enum ArgumentLayout {
-    /// Options that take a value as the next word.
-    static let optionsWithValue: Set<String> = ["--socket", "--config", "--macros", "--state", "--timeout-ms", "--wait-ms", "--lines", "--runs", "--format", "--output"]
+    /// Options that take a value as the next word. (Arrays, not sets, here: a `Set<String>` costs
+    /// its generic metadata at each start of `macro`, measurable on `macro run`.)
+    static let optionsWithValue: [String] = ["--socket", "--config", "--macros", "--state", "--timeout-ms", "--wait-ms", "--lines", "--runs", "--format", "--output"]
 
     /// True for `-2`, `-2.5`, `-.5`, `-1e3`: a value, not an option.
     static func isNegativeNumber(_ word: String) -> Bool {
@@ -17,11 +18,11 @@ enum ArgumentLayout {
 
     /// Options every command takes, which may also come before the command's name
     /// (`macro --socket S run bump`), as README promises.
-    static let leadingOptions: Set<String> = ["--socket", "--config"]
+    static let leadingOptions: [String] = ["--socket", "--config"]
 
     /// `arguments` (without the program name) rearranged when they start with one of `subcommands`
     /// (after any of ``leadingOptions`` and `--json`, which move behind it).
-    static func arrange(_ arguments: [String], subcommands: Set<String>) -> [String] {
+    static func arrange(_ arguments: [String], subcommands: [String]) -> [String] {
         var leading: [String] = [], rest = arguments[...]
         while let word = rest.first {
             let name = String(word.split(separator: "=", maxSplits: 1).first ?? "")

@@ -1,3 +1,4 @@
+import CFormat
 import Foundation
 import MacroBase
 import MacroRPC
@@ -55,6 +56,23 @@ package enum Console {
         return fields
     }
 
-    /// A progress value for people: two decimals.
-    static func format(_ value: Double) -> String { String(format: "%.2f", value) }
+    /// A progress value for people: two decimals. C's `%.2f`, which `String(format:)` used,
+    /// without Foundation's formatter and without Swift's variadic bridge (both measurable parts
+    /// of a `macro run`; docs/performance.md).
+    static func format(_ value: Double) -> String {
+        // The longest: "-" and 309 digits, ".", 2 decimals.
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: 320) { buffer in
+            _ = macroengine_format_fixed2(buffer.baseAddress!, buffer.count, value)
+            return String(cString: buffer.baseAddress!)
+        }
+    }
+
+    /// `text` padded with spaces (or cut) to `width`, as Foundation's
+    /// `padding(toLength:withPad:startingAt:)` does; ASCII without Foundation (which counts
+    /// UTF-16 units, so anything else still goes through it).
+    static func pad(_ text: String, to width: Int) -> String {
+        guard text.utf8.allSatisfy({ $0 < 0x80 }) else { return text.padding(toLength: width, withPad: " ", startingAt: 0) }
+        let count = text.utf8.count
+        return count >= width ? String(text.utf8.prefix(width))! : text + String(repeating: " ", count: width - count)
+    }
 }

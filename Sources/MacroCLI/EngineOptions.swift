@@ -51,8 +51,13 @@ struct TimeoutOption: ParsableArguments {
     /// The value, checked: a whole number of milliseconds in range.
     func validated() throws -> Int? {
         guard let timeoutMs else { return nil }
-        guard let value = Int(timeoutMs), value >= 1, value <= 86_400_000 else {
-            throw ValidationError("--timeout-ms must be a whole number of milliseconds between 1 and 86400000, got '\(timeoutMs)'")
+        return try Self.validated(timeoutMs)
+    }
+
+    /// `text` as a whole number of milliseconds in range.
+    static func validated(_ text: String) throws -> Int {
+        guard let value = Int(text), value >= 1, value <= 86_400_000 else {
+            throw ValidationError("--timeout-ms must be a whole number of milliseconds between 1 and 86400000, got '\(text)'")
         }
         return value
     }

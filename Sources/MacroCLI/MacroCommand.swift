@@ -50,8 +50,18 @@ package struct MacroCommand: ParsableCommand {
         InProcess.install(half)
         let raw = Array(CommandLine.arguments.dropFirst())
         let json = (raw.firstIndex(of: "--").map { raw[..<$0] } ?? raw[...]).contains("--json")
+        // `macro run` on the daemon, the usual line, skips the parse and even the commands'
+        // configurations (Run.Direct says why). Arranged as if `run` were the only command: for
+        // a `run` line that is the same arrangement, and any other line is no `run` line either way.
+        if let direct = Run.Direct(ArgumentLayout.arrange(raw, subcommands: [Run.commandWord])) {
+            do {
+                if try direct.runOnDaemon() { Foundation.exit(0) }
+            } catch {
+                fail(error, json: json)
+            }
+        }
         let names = configuration.subcommands.map { $0._commandName }
-        let arranged = ArgumentLayout.arrange(raw, subcommands: Set(names))
+        let arranged = ArgumentLayout.arrange(raw, subcommands: names)
         if let first = arranged.first, !first.hasPrefix("-"), first != "help", !names.contains(first) {
             var message = "unknown command '\(first)'"
             if let near = ArgumentLayout.nearest(first, in: names) { message += "; did you mean '\(near)'?" }
@@ -61,19 +71,24 @@ package struct MacroCommand: ParsableCommand {
             var command = try parseAsRoot(arranged)
             try command.run()
             Foundation.exit(0)
-        } catch let failure as Failure {
-            finish(failure, json: json)
         } catch {
-            let code = exitCode(for: error)
-            // `macro check` finding errors (1) printed its JSON already.
-            guard code != .success, json, code.rawValue != 1 else { exit(withError: error) }
-            if error is ExitCode {
-                finish(Failure(exit: code.rawValue, kind: Failure.kind(forExit: code.rawValue), message: Console.lastError ?? "exit \(code.rawValue)", printed: true), json: true)
-            }
-            let message = self.message(for: error)
-            FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
-            finish(Failure(exit: code.rawValue, kind: code.rawValue == 64 ? "usage" : Failure.kind(forExit: code.rawValue), message: message, printed: true), json: true)
+            fail(error, json: json)
         }
+    }
+
+    /// Exits for `error`: a ``Failure`` as it says, anything else (swift-argument-parser's
+    /// errors, `ExitCode`) with the parser's exit code and message.
+    static func fail(_ error: any Error, json: Bool) -> Never {
+        if let failure = error as? Failure { finish(failure, json: json) }
+        let code = exitCode(for: error)
+        // `macro check` finding errors (1) printed its JSON already.
+        guard code != .success, json, code.rawValue != 1 else { exit(withError: error) }
+        if error is ExitCode {
+            finish(Failure(exit: code.rawValue, kind: Failure.kind(forExit: code.rawValue), message: Console.lastError ?? "exit \(code.rawValue)", printed: true), json: true)
+        }
+        let message = self.message(for: error)
+        FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+        finish(Failure(exit: code.rawValue, kind: code.rawValue == 64 ? "usage" : Failure.kind(forExit: code.rawValue), message: message, printed: true), json: true)
     }
 
     /// Prints `failure` and exits with its code.
