@@ -97,9 +97,7 @@ public final class MacroDaemon: Service, Sendable {
         services.append(DashboardService(frontends: frontends, host: host, channels: config.channels, handover: handover, recovery: recovery))
         services.append(listener)
         services.append(ConfigReloadService(configFile: configFile, config: config, host: host, watch: watch, logger: logger))
-        try await ServiceGroup(
-            configuration: .init(services: services.configurations, logger: Logger(label: "macrod.services") { _ in SwiftLogNoOpLogHandler() })
-        ).run()
+        try await services.group().run()
         logger.info("macrod stopped")
     }
 

@@ -16,5 +16,8 @@ protocol DaemonService: AnyObject, Sendable {
 
 extension DaemonService {
     /// Waits for graceful shutdown (or cancellation).
-    func serve() async { try? await gracefulShutdown() }
+    func serve() async { await waitForShutdown() }
+
+    /// Returns when the group shuts this service down gracefully (or cancels it).
+    func waitForShutdown() async { try? await gracefulShutdown() }
 }

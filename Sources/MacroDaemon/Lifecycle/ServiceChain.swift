@@ -26,6 +26,12 @@ struct ServiceChain {
         }
     }
 
+    /// A `ServiceGroup` of the services (its own logging off: the services log what matters). It
+    /// shuts down gracefully when its parent does (macrod's group: SIGTERM, SIGINT).
+    func group() -> ServiceGroup {
+        ServiceGroup(configuration: .init(services: configurations, logger: Logger(label: "macrod.services") { _ in SwiftLogNoOpLogHandler() }))
+    }
+
     /// The services for a `ServiceGroup`: any of them failing, or returning by itself (the socket
     /// listener when a shutdown was carried over a restart), shuts the group down gracefully.
     var configurations: [ServiceGroupConfiguration.ServiceConfiguration] {
