@@ -53,8 +53,10 @@ struct StagedService: Service, CustomStringConvertible {
     /// Opened once this part started, failed when it did not.
     let started: StartGate
 
+    /// The part's type, as the group names it.
     var description: String { String(describing: type(of: part)) }
 
+    /// Waits for the part it follows, starts, serves, stops.
     func run() async throws {
         guard await after?.wait() ?? true else {
             // A part before it could not start: it never starts, and waits for its turn in the
