@@ -81,7 +81,20 @@ final class SocketListenerService: DaemonService {
         // The socket is created 0600 (no window in which it has another mode).
         umask(0o177)
         do {
+            let recovery = recovery
             let bootstrap = ServerBootstrap(group: group)
+                // The listener's cookie, read on its loop before it listens (the option completes at
+                // once there): the busy control finds the listener by it. Read after the bind, it
+                // was a task of the engine's loop (io_thread: engine), which a client's first call
+                // could keep busy forever: then nobody new was accepted during that stall.
+                .serverChannelInitializer { channel in
+                    if let provider = channel as? any SocketOptionProvider {
+                        let cookie: EventLoopFuture<UInt64> = provider.unsafeGetSocketOption(
+                            level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SocketCookie.option))
+                        cookie.whenSuccess { recovery.listenerCookie.store($0, ordering: .relaxed) }
+                    }
+                    return channel.eventLoop.makeSucceededVoidFuture()
+                }
                 .serverChannelOption(.backlog, value: 256)
                 .childChannelOption(.allowRemoteHalfClosure, value: true)
                 .childChannelOption(.writeBufferWaterMark, value: .init(low: buffer / 4, high: buffer))
@@ -96,7 +109,7 @@ final class SocketListenerService: DaemonService {
             }
             self.server.withLock { $0 = server }
             recovery.listener.locked { $0 = server }
-            if let provider = server as? any SocketOptionProvider {
+            if recovery.listenerCookie.load(ordering: .relaxed) == 0, let provider = server as? any SocketOptionProvider {
                 let cookie: UInt64 = try await provider.unsafeGetSocketOption(
                     level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SocketCookie.option)
                 ).get()
