@@ -126,15 +126,16 @@ enum PipelineShape: String, CaseIterable {
     case one
     /// ByteToMessageHandler(LineDecoder) and a handler of lines.
     case two
-    /// macrod's shape: a pass-through duplex handler where BusyGate is, NIO's
-    /// BackPressureHandler, ByteToMessageHandler(LineDecoder), a handler of lines.
+    /// macrod's former shape: a pass-through duplex handler where BusyGate is, NIO's
+    /// BackPressureHandler, ByteToMessageHandler(LineDecoder), a handler of lines (macrod now
+    /// holds reads for writability in its own handler: three).
     case four
 
     var step: String {
         switch self {
         case .one: "10b NIO, 1 handler (cuts lines itself), canned reply"
         case .two: "10c NIO, 2 handlers (LineDecoder + lines), canned reply"
-        case .four: "10d NIO, 4 handlers (macrod's shape), canned reply"
+        case .four: "10d NIO, 4 handlers (macrod's former shape), canned reply"
         }
     }
 
