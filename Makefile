@@ -3,7 +3,7 @@
 
 SWIFT      ?= swift
 PKG        := javascriptcoregtk-4.1
-APT_PKGS   := libjavascriptcoregtk-4.1-dev pkg-config node-acorn
+APT_PKGS   := libjavascriptcoregtk-4.1-dev pkg-config node-acorn libstdc++-12-dev
 # acorn parses macro files before anything of them runs (Sources/MacroEngineCore/JavaScript/ShapeCheck.swift).
 ACORN      := /usr/share/nodejs/acorn/dist/acorn.js
 SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -35,8 +35,8 @@ help:
 
 # Installs JavaScriptCore's development package when pkg-config does not find it.
 deps:
-	@if ! pkg-config --exists $(PKG) 2>/dev/null || [ ! -f $(ACORN) ]; then \
-		echo "==> installing $(APT_PKGS) (pkg-config cannot find $(PKG), or $(ACORN) is missing)"; \
+	@if ! pkg-config --exists $(PKG) 2>/dev/null || [ ! -f $(ACORN) ] || ! g++ -print-file-name=libstdc++.a 2>/dev/null | grep -q /; then \
+		echo "==> installing $(APT_PKGS) (pkg-config cannot find $(PKG), $(ACORN) is missing, or libstdc++.a, which macro links statically)"; \
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_PKGS); \
 	fi

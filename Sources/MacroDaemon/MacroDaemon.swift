@@ -58,6 +58,9 @@ public final class MacroDaemon: Service, Sendable {
         // The user's umask decides the mode of macro files macrod creates (macro.save); a
         // re-executed macrod (engine restart) inherits it from the first one's environment.
         let userUmask = FileMode.userUmask(current: umask(0o077))
+        // SIGHUP is trapped once the socket listens (ConfigReloadService); until then it must not
+        // end macrod (its default action), e.g. a reload sent right after READY=1.
+        signal(SIGHUP, SIG_IGN)
         DescriptorLimit.raise()
         // Started by a stalled macrod re-executing itself: its sockets and quarantine come along.
         let handover = Handover.take()
@@ -95,8 +98,10 @@ public final class MacroDaemon: Service, Sendable {
         services.append(FsyncTimerService(loop: environment.engine.eventLoop, period: config.fsync == .interval ? config.fsyncInterval : nil) { host.syncIfNeeded() })
         services.append(StateSaveService(host: host, model: environment.model, socketPath: socketPath, logger: logger), startingAfter: listener)
         services.append(DashboardService(frontends: frontends, host: host, channels: config.channels, handover: handover, recovery: recovery))
+        // SIGHUP's reload starts once the socket listens and stops after it: a SIGTERM during a
+        // reload that waits for the engine closes the listener at once.
+        services.append(ConfigReloadService(configFile: configFile, config: config, host: host, watch: watch, logger: logger), startingAfter: listener)
         services.append(listener)
-        services.append(ConfigReloadService(configFile: configFile, config: config, host: host, watch: watch, logger: logger))
         try await services.group().run()
         logger.info("macrod stopped")
     }
