@@ -35,7 +35,7 @@ help:
 
 # Installs JavaScriptCore's development package when pkg-config does not find it.
 deps:
-	@if ! pkg-config --exists $(PKG) 2>/dev/null || [ ! -f $(ACORN) ] || ! g++ -print-file-name=libstdc++.a 2>/dev/null | grep -q /; then \
+	@if ! pkg-config --exists $(PKG) 2>/dev/null || [ ! -f $(ACORN) ] || ! clang -print-file-name=libstdc++.a 2>/dev/null | grep -q /; then \
 		echo "==> installing $(APT_PKGS) (pkg-config cannot find $(PKG), $(ACORN) is missing, or libstdc++.a, which macro links statically)"; \
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
 		$(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_PKGS); \
