@@ -83,30 +83,34 @@ struct StallRecoveryTests {
         #expect(daemon.log.contains("serving again"))
     }
 
-    /// A JSON-RPC batch whose last element stalls the engine: the elements before it were
-    /// answered (each element is a batch of the engine lane of its own), so the array comes
-    /// whole, with their real results: a save that wrote its file is not "nothing was kept", and a
-    /// subscribe that completed is not handed over alone (the array would never come). With the
-    /// connections on their own thread (`io_thread: separate`); on the engine's thread the
-    /// restart writes the stuck element's reply alone and the earlier ones are lost (known, in
-    /// docs/reliability.md).
-    @Test func aBatchWhoseLastElementStallsIsAnsweredWholeWithTheEarlierResults() throws {
+    /// A JSON-RPC batch one of whose elements stalls the engine is answered whole, in both
+    /// `io_thread` modes: the elements before it with their real results (each element runs as an
+    /// engine batch of its own, so a save that wrote its file is not "nothing was kept"), the stuck
+    /// one with its stop, the one after it -32006 (it had not started; send it again). Before, a
+    /// finished element could be handed over alone and the array never came, and with the
+    /// connections on the engine's thread the restart wrote the stuck element's reply alone.
+    @Test(arguments: ["engine", "separate"])
+    func aBatchWithAStallingElementIsAnsweredWhole(ioThread: String) throws {
         var files = Self.files
         files["runaway.js"] = "function() { function f() { Promise.resolve().then(f) } f(); return 1 }"
-        let daemon = try DaemonProcess(files: files, config: Self.config + "io_thread: separate\n")
+        let daemon = try DaemonProcess(files: files, config: Self.config + "io_thread: \(ioThread)\n")
         let caller = try daemon.client()
         try caller.send(
             raw: #"[{"jsonrpc":"2.0","id":1,"method":"macro.save","params":{"name":"kept","source":"function() { return 5 }"}},"#
                 + #"{"jsonrpc":"2.0","id":2,"method":"subscribe","params":{"events":["progress"]}},"#
-                + #"{"jsonrpc":"2.0","id":3,"method":"macro.call","params":{"name":"runaway"}}]"#)
+                + #"{"jsonrpc":"2.0","id":3,"method":"macro.call","params":{"name":"runaway"}},"#
+                + #"{"jsonrpc":"2.0","method":"progress.get"},"#
+                + #"{"jsonrpc":"2.0","id":4,"method":"macro.call","params":{"name":"bump","args":["inner",1]}}]"#)
         caller.setReceiveTimeout(seconds: 30)
         let message = try caller.readMessage()
         let replies = try #require(message?.arrayValue, "not the batch's reply: \(String(describing: message))\n\(daemon.log)")
-        #expect(replies.map { $0["id"] } == [1, 2, 3])
+        #expect(replies.map { $0["id"] } == [1, 2, 3, 4])
         #expect(replies[0]["result"]["name"] == "kept", "\(replies[0])")
         #expect(replies[1]["result"] == ["events": ["progress"]], "\(replies[1])")
         #expect(replies[2]["error"]["code"] == .number(Double(RPCError.timeout)), "\(replies[2])")
+        #expect(replies[3]["error"]["code"] == .number(Double(RPCError.engineRestarted)), "\(replies[3])")
         #expect(try caller.call("macro.call", ["name": "kept"]) == 5)
+        #expect(try caller.call("progress.get") == ["inner": 0, "middle": 0, "outer": 0], "the element that had not started did not run")
     }
 
     @Test func withTheConnectionsOnTheEngineThreadTheRestartStillAnswers() throws {

@@ -26,6 +26,8 @@ final class InFlightRequests: Sendable {
         var request: RPCRequest? = nil
         var connection: Connection? = nil
         var started: StartFlag? = nil
+        /// Its place in a JSON-RPC batch: a restart answers it there, never hands it over alone.
+        var batch: BatchReplies.Slot? = nil
     }
 
     /// How far the engine got with a request, which decides whether a restart may replay it in

@@ -158,6 +158,23 @@ final class StallRecovery: Sendable {
             return true
         }
         for entry in host.inFlight.takeAll() {
+            // An element of a JSON-RPC batch is answered in the batch's array (its elements answered
+            // before are there already): the stuck one with its stop, the others -32006.
+            if let slot = entry.batch {
+                let stuck = entry.started.map { $0.isSet && !$0.isFinished } ?? false
+                let message = entry.id.map { reply(to: entry.kind, id: $0, stall: stall, names: names, stuck: stuck) }
+                guard let array = slot.batch.fill(slot.index, message) else { continue }
+                if let connection = entry.connection, connection.channel.eventLoop === stuckLoop {
+                    if let array {
+                        direct[connection.id, default: []] += array.bytes
+                        direct[connection.id, default: []].append(UInt8(ascii: "\n"))
+                    }
+                    unanswered.locked { $0.append(slot.batch.promise) }
+                } else {
+                    slot.batch.promise.succeed(array)
+                }
+                continue
+            }
             // Never started, or finished with its reply held and its effects only in the
             // progress model: the next process runs it, as if it arrived there.
             if let request = entry.request, let started = entry.started,

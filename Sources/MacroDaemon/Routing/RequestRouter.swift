@@ -56,21 +56,25 @@ final class RequestRouter: Sendable {
     /// Handles a JSON-RPC batch (one line, one WebSocket message): the future is the array of its
     /// replies, the errors of its invalid elements in place (nil: nothing to answer, all were
     /// notifications). Each element is a batch of the engine lane of its own: an element that
-    /// commits on its own (`macro.save`) is answered before the next runs, so an engine restart
-    /// under a later element finds the earlier ones answered (one lane batch for all would hold
-    /// them, and hand over or fail what had completed), and a long batch does not hold the loop.
+    /// commits on its own (`macro.save`) is answered before the next runs, and a long batch does
+    /// not hold the loop. The replies gather in ``BatchReplies``, which an engine restart fills
+    /// too, so the array comes whole whatever element stalls the engine.
     func handle(batch items: [Result<RPCRequest, RPCFailure>], from connection: Connection) -> EventLoopFuture<RPCMessage?> {
         let loop = connection.channel.eventLoop
-        let futures = items.map { item -> EventLoopFuture<RPCMessage?> in
+        let batch = BatchReplies(count: items.count, promise: loop.makePromise())
+        for (index, item) in items.enumerated() {
             switch item {
-            case .failure(let failure): return loop.makeSucceededFuture(RPCCodec.response(id: failure.id, error: failure.error))
-            case .success(let request): return handle(request, from: connection)
+            case .failure(let failure):
+                batch.deliver(index, RPCCodec.response(id: failure.id, error: failure.error))
+            case .success(let request):
+                var jobs: [EngineJob] = []
+                admit(request, from: connection, jobs: &jobs, slot: .init(batch: batch, index: index)).whenSuccess { reply in
+                    batch.deliver(index, reply)
+                }
+                lane.submit(jobs)
             }
         }
-        return EventLoopFuture.whenAllComplete(futures, on: loop).map { results in
-            let replies = results.compactMap { try? $0.get() }.compactMap { $0 }
-            return replies.isEmpty ? nil : RPCMessage(batch: replies)
-        }
+        return batch.promise.futureResult
     }
 
     /// Handles the requests of one read, in order: the control lane is answered here, off the
@@ -87,7 +91,10 @@ final class RequestRouter: Sendable {
     }
 
     /// Admits one request: its reply, answered at once or by an engine job appended to `jobs`.
-    private func admit(_ request: RPCRequest, from connection: Connection, jobs: inout [EngineJob]) -> EventLoopFuture<RPCMessage?> {
+    /// `slot`: its place in a JSON-RPC batch.
+    private func admit(
+        _ request: RPCRequest, from connection: Connection, jobs: inout [EngineJob], slot: BatchReplies.Slot? = nil
+    ) -> EventLoopFuture<RPCMessage?> {
         let replyLoop = connection.channel.eventLoop
         guard let method = RPCMethod(rawValue: request.method) else {
             if request.id != nil { counters.countError() }
@@ -115,7 +122,7 @@ final class RequestRouter: Sendable {
         let token = inFlight.add(
             .init(
                 id: request.id, kind: callID.map { .call($0) } ?? .other, promise: promise,
-                request: request, connection: connection, started: started))
+                request: request, connection: connection, started: started, batch: slot))
         connection.engineRequests.add(1, ordering: .relaxed)
         jobs.append(EngineJob(method: method, request: request, callID: callID, connection: connection, token: token, started: started))
         return promise.futureResult
