@@ -102,6 +102,8 @@ final class RequestRouter: Sendable {
             return replyLoop.makeSucceededFuture(request.id.map { RPCCodec.response(id: $0, error: error) })
         }
         if restarting.load(ordering: .relaxed) {
+            // A batch's element is answered in the batch's array, in this process: not started, -32006.
+            if slot != nil { return replyLoop.makeSucceededFuture(request.id.map { RPCCodec.response(id: $0, error: Self.restartError) }) }
             let promise = replyLoop.makePromise(of: RPCMessage?.self)
             lateArrivals.locked { $0.append((connection, request, promise)) }
             return promise.futureResult
