@@ -23,14 +23,15 @@ final class FsyncTimerService: DaemonService {
         task.withLock { $0 = loop.scheduleRepeatedTask(initialDelay: period, delay: period) { _ in sync() } }
     }
 
-    /// Cancels the timer (the cancel reaches its loop before the loops shut down, which the
-    /// event loops' service does after this one). Not waited for: with `io_thread: separate` a
-    /// call still running past the grace period keeps the engine's loop, and shutdown must not
-    /// wait for it.
-    func stop() {
-        task.withLock { task in
-            task?.cancel()
-            task = nil
-        }
+    /// Cancels the timer and waits until its loop has taken the cancel (a run under way ends first).
+    func stop() async {
+        guard
+            let task = task.withLock({ task in
+                defer { task = nil }; return task
+            })
+        else { return }
+        let cancelled = loop.makePromise(of: Void.self)
+        task.cancel(promise: cancelled)
+        try? await cancelled.futureResult.get()
     }
 }

@@ -21,7 +21,7 @@ struct FsyncTimerServiceTests {
         #expect(syncs.load(ordering: .relaxed) == 1)
         await loop.advanceTime(by: .seconds(1))
         #expect(syncs.load(ordering: .relaxed) == 2)
-        timer.stop()
+        await timer.stop()
         await loop.advanceTime(by: .seconds(10))
         #expect(syncs.load(ordering: .relaxed) == 2)
         await loop.shutdownGracefully()
@@ -33,7 +33,7 @@ struct FsyncTimerServiceTests {
         let timer = FsyncTimerService(loop: loop, period: nil) { syncs.add(1, ordering: .relaxed) }
         timer.start()
         await loop.advanceTime(by: .seconds(60))
-        timer.stop()
+        await timer.stop()
         #expect(syncs.load(ordering: .relaxed) == 0)
         await loop.shutdownGracefully()
     }
