@@ -222,6 +222,7 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
 /// A one-shot `POST /rpc` connection has nobody to notify: notifications are dropped.
 struct DiscardFraming: MessageFraming {
     func write(_ message: RPCMessage, to channel: any Channel) {}
+    func drained(_ channel: any Channel) -> EventLoopFuture<Void> { channel.eventLoop.makeSucceededVoidFuture() }
 }
 
 /// The headers of every response: a strict Content-Security-Policy (scripts and styles from this

@@ -137,4 +137,8 @@ struct WebSocketFraming: MessageFraming {
         message.encode(into: &buffer)
         channel.writeAndFlush(buffer, promise: nil)
     }
+
+    func drained(_ channel: any Channel) -> EventLoopFuture<Void> {
+        channel.writeAndFlush(channel.allocator.buffer(capacity: 0))
+    }
 }

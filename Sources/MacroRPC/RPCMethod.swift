@@ -1,11 +1,13 @@
-/// The methods macrod answers: the one table of the protocol. Each method has one entry in
-/// ``descriptor``: its named params, the lane it runs on and how its batch commits. macrod looks
-/// a request up here before it reads its params (an unknown method is -32601 whatever its
-/// params); `macro` names the methods it calls by these cases, never by strings.
+/// The methods macrod answers: the one table of the protocol. Each method has one entry, in this
+/// file: its case, its line in ``descriptor`` (its named params, the lane it runs on, how its
+/// batch commits) and, for the engine lane, its handler (its line in ``handle(with:_:)`` and
+/// the requirement of ``RPCMethodHandlers`` it names). macrod looks a request up here before it
+/// reads its params (an unknown method is -32601 whatever its params); `macro` names the methods
+/// it calls by these cases, never by strings.
 ///
-/// Adding a method: a case here and its line in ``descriptor``; the compiler then asks for its
-/// handler in macrod's method switch (`EngineMethods.run`), which calls a function in the
-/// `*Methods.swift` file of its kind. docs/design.md shows an example.
+/// Adding a method: its entry here, and its handler in the `*Methods.swift` file of its kind in
+/// macrod (the compiler asks for it: macrod's `EngineMethods` conforms to
+/// ``RPCMethodHandlers``). docs/design.md shows an example.
 public enum RPCMethod: String, CaseIterable, Sendable {
     case call = "macro.call"
     case list = "macro.list"
@@ -122,6 +124,85 @@ public enum RPCMethod: String, CaseIterable, Sendable {
 
     /// Answered on the connection's thread, never queued behind the engine (``Lane/control``).
     public var bypassesEngine: Bool { descriptor.lane == .control }
+}
+
+/// The table's handler column: one handler per method of the engine lane, each taking the same
+/// kind of request and giving the same kind of reply. macrod's `EngineMethods` conforms (its
+/// `*Methods.swift` files); the control and debug lanes are answered by their own types, off the
+/// engine's thread.
+public protocol RPCMethodHandlers {
+    /// What a handler is given (macrod: the checked params, the request's id and call id, the connection).
+    associatedtype Request
+    /// What a handler answers (macrod: a value now, or a future one).
+    associatedtype Reply
+
+    /// `macro.call`
+    func call(_ request: Request) throws -> Reply
+    /// `macro.list`
+    func list(_ request: Request) throws -> Reply
+    /// `macro.source`
+    func source(_ request: Request) throws -> Reply
+    /// `macro.save`
+    func save(_ request: Request) throws -> Reply
+    /// `macro.check`
+    func check(_ request: Request) throws -> Reply
+    /// `macro.delete`
+    func delete(_ request: Request) throws -> Reply
+    /// `macro.types`
+    func types(_ request: Request) throws -> Reply
+    /// `progress.get` (on the engine lane while the connection has requests there)
+    func progressGet(_ request: Request) throws -> Reply
+    /// `progress.set`
+    func progressSet(_ request: Request) throws -> Reply
+    /// `subscribe`
+    func subscribe(_ request: Request) throws -> Reply
+    /// `unsubscribe`
+    func unsubscribe(_ request: Request) throws -> Reply
+    /// `engine.status`
+    func status(_ request: Request) throws -> Reply
+    /// `engine.eval`
+    func eval(_ request: Request) throws -> Reply
+    /// `log.recent`
+    func logRecent(_ request: Request) throws -> Reply
+    /// `macro.stats`
+    func stats(_ request: Request) throws -> Reply
+    /// `macro.profile`
+    func profile(_ request: Request) throws -> Reply
+    /// `macro.unquarantine`
+    func unquarantine(_ request: Request) throws -> Reply
+    /// `engine.resume`
+    func resume(_ request: Request) throws -> Reply
+}
+
+extension RPCMethod {
+    /// The handler column of the table: runs the method's handler in `handlers`; nil for the
+    /// methods of the control and debug lanes, which never run on the engine lane.
+    @inlinable
+    public func handle<Handlers: RPCMethodHandlers>(with handlers: Handlers, _ request: Handlers.Request) throws -> Handlers.Reply? {
+        switch self {
+        case .call: try handlers.call(request)
+        case .list: try handlers.list(request)
+        case .source: try handlers.source(request)
+        case .save: try handlers.save(request)
+        case .check: try handlers.check(request)
+        case .delete: try handlers.delete(request)
+        case .types: try handlers.types(request)
+        case .progressGet: try handlers.progressGet(request)
+        case .progressSet: try handlers.progressSet(request)
+        case .subscribe: try handlers.subscribe(request)
+        case .unsubscribe: try handlers.unsubscribe(request)
+        case .status: try handlers.status(request)
+        case .eval: try handlers.eval(request)
+        case .logRecent: try handlers.logRecent(request)
+        case .stats: try handlers.stats(request)
+        case .profile: try handlers.profile(request)
+        case .unquarantine: try handlers.unquarantine(request)
+        case .resume: try handlers.resume(request)
+        case .running, .cancel, .debugStart, .debugList, .debugSetBreakpoints, .debugSetExceptionBreakpoints, .debugRun, .debugPause,
+            .debugRequest, .debugTerminate:
+            nil
+        }
+    }
 }
 
 /// The notifications macrod sends (JSON-RPC requests without an id).

@@ -18,7 +18,7 @@ struct EngineJob: Sendable {
 
 /// The engine lane: the one place where requests cross from the connections' threads to the
 /// engine's loop. The requests of one read go over as one task (one wake-up) and run in order as
-/// one batch through ``EngineMethods``; the batch's journal append, notifications and replies
+/// one batch through the method table's handlers (``EngineMethods``); the batch's journal append, notifications and replies
 /// follow its end, in that order (``GroupCommit``), and the replies for other loops leave in one
 /// task per loop (``ReplyOutbox``). Its `Sendable` surface is ``reserve(limit:)`` and
 /// ``submit(_:)``; everything else runs on the engine's loop, where the group commit and the
@@ -96,15 +96,30 @@ final class EngineLane: Sendable {
         let state = state.value
         state.outbox.begin()
         state.commit.begin()
-        for job in jobs {
-            job.started.set()
-            // A plain result completes before `run` returns, so this runs at once; a promise's later.
-            methods.run(job.method, job.request, callID: job.callID, connection: job.connection).whenComplete { [self] outcome in
-                completed(job, outcome)
-            }
-        }
+        for job in jobs { start(job) }
         if let release = state.commit.end(moreQueued: moreQueued) { carryOut(release, state) }
         state.outbox.end()
+    }
+
+    /// Runs one job's handler, found in the method table's handler column: a value completes the
+    /// job at once, a future (a macro that awaits) when it completes.
+    private func start(_ job: EngineJob) {
+        job.started.set()
+        let reply: MethodReply?
+        do {
+            let request = MethodRequest(params: try Params(job.request, method: job.method), id: job.request.id, callID: job.callID, connection: job.connection)
+            reply = try job.method.handle(with: methods, request)
+        } catch {
+            return completed(job, .failure(error))
+        }
+        switch reply {
+        case .value(let value): completed(job, .success(value))
+        case .future(let future): future.whenComplete { [self] outcome in completed(job, outcome) }
+        case nil:
+            // The control lane's and the debug sessions' methods are never admitted here.
+            let error = RPCError(code: RPCError.internalError, message: "internal error: \(job.method.rawValue) is not run on the engine lane")
+            completed(job, .failure(error))
+        }
     }
 
     /// A job's work completed: gives its place back, publishes what it changed, then answers it,

@@ -73,7 +73,7 @@ final class SocketListenerService: DaemonService {
                     if !output.isEmpty {
                         var bytes = channel.allocator.buffer(capacity: output.count)
                         bytes.writeBytes(output)
-                        channel.writeAndFlush(bytes, promise: nil)
+                        channel.writeAndFlush(ConnectionOutput.bytes(bytes), promise: nil)
                     }
                     Self.resume(channel, feeding: input)
                 }

@@ -7,7 +7,8 @@ extension EngineMethods {
     /// Starts `macro.call` as call `callID`. With an id, the call's console output goes to
     /// `connection` as `macro.console` notifications while it is pending (see ``ConsoleRoutes``).
     /// The statistics see the call's start before its first turn and its outcome where it settles.
-    func call(_ params: Params, callID: Int?, id: RPCID?, connection: Connection) throws -> EventLoopFuture<MacroValue> {
+    func call(_ request: MethodRequest) throws -> MethodReply {
+        let (params, callID, id, connection) = (request.params, request.callID, request.id, request.connection)
         let name = try params.macroName(in: engine)
         let arguments = try params.array("args") ?? []
         let deadline = try params.timeLimit()
@@ -44,13 +45,14 @@ extension EngineMethods {
             if case .failure(let error) = result { failure = error }
             statistics.value.finished(callID ?? 0, macro: name, nanoseconds: elapsed, failure: failure)
         }
-        return future
+        return .future(future)
     }
 
     /// `macro.profile {name, args?, runs?, timeoutMs?}`: runs the macro `runs` times (default 10)
     /// one after the other under JavaScriptCore's sampling profiler (``MacroLibrary/profile(_:arguments:runs:deadline:)``);
     /// answers `{name, runs, samples, dropped, folded, macrosDir}`. A run that fails fails the profile with its error.
-    func profile(_ params: Params) throws -> EventLoopFuture<MacroValue> {
+    func profile(_ request: MethodRequest) throws -> MethodReply {
+        let params = request.params
         let name = try params.macroName(in: engine)
         let arguments = try params.array("args") ?? []
         let deadline = try params.timeLimit()
@@ -63,6 +65,6 @@ extension EngineMethods {
         guard library.entry(named: name)?.version ?? 0 > 0 else {
             throw RPCError(code: RPCError.noSuchMacro, message: "no macro named '\(name)'")
         }
-        return library.profile(name, arguments: arguments, runs: runs, deadline: deadline).map(\.json)
+        return .future(library.profile(name, arguments: arguments, runs: runs, deadline: deadline).map(\.json))
     }
 }

@@ -3,11 +3,16 @@ import MacroEngineCore
 import MacroRPC
 import NIOCore
 
-/// The engine lane's methods: everything but the control lane, run on the engine's loop one at
-/// a time in arrival order (the ``EngineLane`` brings them there). Each method's code is in
-/// the file of its kind: `LibraryMethods` (the macro files), `CallMethods` (`macro.call`,
-/// `macro.profile`), `StatusMethods` (status, statistics, the log, progress, subscriptions).
-final class EngineMethods: Sendable {
+/// The engine lane's methods, the handler column of the method table (``RPCMethodHandlers``,
+/// dispatched by ``RPCMethod/handle(with:_:)``): run on the engine's loop one at a time in
+/// arrival order (the ``EngineLane`` brings them there). Each method's code is in the file of its
+/// kind: `LibraryMethods` (the macro files), `CallMethods` (`macro.call`, `macro.profile`),
+/// `StatusMethods` (status, statistics, the log, progress, subscriptions, `engine.eval`),
+/// `QuarantineMethods`.
+final class EngineMethods: Sendable, RPCMethodHandlers {
+    typealias Request = MethodRequest
+    typealias Reply = MethodReply
+
     let engine: MacroEngine
     let model: ProgressModel
     let library: MacroLibrary
@@ -40,46 +45,22 @@ final class EngineMethods: Sendable {
         self.version = version
     }
 
-    /// Runs `method` for `request` on the engine's loop; the future completes with its result
-    /// (or fails with an ``RPCError`` or ``MacroError``). `callID` is the call id reserved for a
-    /// `macro.call` when it was admitted. The one switch from a method to its handler: a new
-    /// case of ``RPCMethod`` is a compile error here until it has one.
-    func run(_ method: RPCMethod, _ request: RPCRequest, callID: Int?, connection: Connection) -> EventLoopFuture<MacroValue> {
-        let loop = engine.eventLoop
-        do {
-            let params = try Params(request, method: method)
-            switch method {
-            case .call: return try call(params, callID: callID, id: request.id, connection: connection)
-            case .profile: return try profile(params)
-            case .eval: return try eval(params, id: request.id, connection: connection)
-            case .list: return loop.makeSucceededFuture(list())
-            case .source: return loop.makeSucceededFuture(try source(params))
-            case .save: return loop.makeSucceededFuture(try save(params))
-            case .check: return loop.makeSucceededFuture(try check(params))
-            case .delete: return loop.makeSucceededFuture(try delete(params))
-            case .types: return loop.makeSucceededFuture(try types())
-            case .progressGet: return loop.makeSucceededFuture(publisher.values())
-            case .progressSet: return loop.makeSucceededFuture(try setProgress(params))
-            case .subscribe: return loop.makeSucceededFuture(subscriptions(connection.subscribe(try params.events())))
-            case .unsubscribe: return loop.makeSucceededFuture(subscriptions(connection.unsubscribe(try params.events())))
-            case .status: return loop.makeSucceededFuture(status(for: connection))
-            case .stats: return loop.makeSucceededFuture(try stats(params))
-            case .logRecent: return loop.makeSucceededFuture(try recentLogs(params))
-            case .unquarantine: return loop.makeSucceededFuture(try unquarantine(params))
-            case .resume: return loop.makeSucceededFuture(resume())
-            case .running, .cancel, .debugStart, .debugList, .debugSetBreakpoints, .debugSetExceptionBreakpoints, .debugRun, .debugPause,
-                .debugRequest, .debugTerminate:
-                // The control lane's (``ControlLane``) and the debug sessions' (``DebugMethods``):
-                // never queued behind the engine.
-                throw RPCError(code: RPCError.internalError, message: "internal error: \(method.rawValue) is not run on the engine lane")
-            }
-        } catch {
-            return loop.makeFailedFuture(error)
-        }
-    }
+}
 
-    /// The reply to `subscribe` and `unsubscribe`: the events the connection is subscribed to now.
-    private func subscriptions(_ subscribed: Set<EventKind>) -> MacroValue {
-        ["events": .array(EventKind.allCases.filter(subscribed.contains).map { .string($0.rawValue) })]
-    }
+/// A request as an engine-lane handler sees it.
+struct MethodRequest {
+    /// Its params, checked against its method's entry in the table.
+    let params: Params
+    /// Its id (nil: a notification, answered with nothing).
+    let id: RPCID?
+    /// The call id reserved for a `macro.call` when it was admitted.
+    let callID: Int?
+    /// The connection it came from (its notifications, subscriptions and console lines go there).
+    let connection: Connection
+}
+
+/// An engine-lane handler's answer: a value now, or one a future completes with on the engine's loop.
+enum MethodReply {
+    case value(MacroValue)
+    case future(EventLoopFuture<MacroValue>)
 }

@@ -6,29 +6,31 @@ import MacroRPC
 /// `macro.types`.
 extension EngineMethods {
     /// `macro.list`: every macro, then every lib file.
-    func list() -> MacroValue {
-        .array(library.entries.map { $0.listJSON(kind: "macro") } + library.libEntries.map { $0.listJSON(kind: "lib") })
+    func list(_ request: MethodRequest) -> MethodReply {
+        .value(.array(library.entries.map { $0.listJSON(kind: "macro") } + library.libEntries.map { $0.listJSON(kind: "lib") }))
     }
 
     /// `macro.source {name}`.
-    func source(_ params: Params) throws -> MacroValue {
+    func source(_ request: MethodRequest) throws -> MethodReply {
+        let params = request.params
         // A lib file as macro.list names it: lib/NAME.
         if case .string(let name) = params.value["name"], name.hasPrefix("lib/") {
-            return ["name": .string(name), "source": .string(try library.libSource(of: name))]
+            return .value(["name": .string(name), "source": .string(try library.libSource(of: name))])
         }
         let name = try params.macroName()
-        return ["name": .string(name), "source": .string(try library.source(of: name))]
+        return .value(["name": .string(name), "source": .string(try library.source(of: name))])
     }
 
     /// `macro.types`: the TypeScript declarations of the globals and the live macros.
-    func types() throws -> MacroValue {
+    func types(_ request: MethodRequest) throws -> MethodReply {
         let names = library.entries.filter { $0.version > 0 }.map(\.name)
-        return ["source": .string(try engine.typeDeclarations(channels: model.channels, macros: names))]
+        return .value(["source": .string(try engine.typeDeclarations(channels: model.channels, macros: names))])
     }
 
     /// `macro.save {name, source}`: checked first (a syntax error saves nothing), then written
     /// atomically and loaded.
-    func save(_ params: Params) throws -> MacroValue {
+    func save(_ request: MethodRequest) throws -> MethodReply {
+        let params = request.params
         let name = try params.macroName(in: engine)
         let source = try params.string("source")
         let path = "\(library.directory)/\(name).js"
@@ -41,23 +43,24 @@ extension EngineMethods {
             throw RPCError(code: RPCError.internalError, message: error.message)
         }
         let entry = library.load(file: path)
-        return ["name": .string(name), "file": .string(path), "version": .number(Double(entry.version))]
+        return .value(["name": .string(name), "file": .string(path), "version": .number(Double(entry.version))])
     }
 
     /// `macro.check {name, source}`: whether `source` would load as macro `name`, judged exactly as
     /// `macro.save` judges it, without writing or loading anything: `{name, ok: true}`, or -32003
     /// with the line and column. `macro edit` asks it about the text the user saved, so its
     /// verdict is about that text and not about an earlier save the list still shows.
-    func check(_ params: Params) throws -> MacroValue {
+    func check(_ request: MethodRequest) throws -> MethodReply {
+        let params = request.params
         let name = try params.macroName(in: engine)
         let source = try params.string("source")
         try engine.checkMacro(javascript: source, key: name, file: "\(library.directory)/\(name).js")
-        return ["name": .string(name), "ok": true]
+        return .value(["name": .string(name), "ok": true])
     }
 
     /// `macro.delete {name}`.
-    func delete(_ params: Params) throws -> MacroValue {
-        let name = try params.macroName()
+    func delete(_ request: MethodRequest) throws -> MethodReply {
+        let name = try request.params.macroName()
         let path = "\(library.directory)/\(name).js"
         guard FileManager.default.fileExists(atPath: path) || library.entry(named: name) != nil else {
             throw RPCError(code: RPCError.noSuchMacro, message: "no macro named '\(name)'")
@@ -66,6 +69,6 @@ extension EngineMethods {
             throw RPCError(code: RPCError.internalError, message: "cannot delete \(path): \(String(cString: strerror(errno)))")
         }
         library.remove(name)
-        return ["name": .string(name)]
+        return .value(["name": .string(name)])
     }
 }

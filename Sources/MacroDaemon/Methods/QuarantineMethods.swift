@@ -7,7 +7,8 @@ import MacroRPC
 extension EngineMethods {
     /// `macro.unquarantine {name}`: lifts the quarantine of a macro (or `lib/NAME`) and loads its
     /// file again; answers the lifted entry and the file's status after the load.
-    func unquarantine(_ params: Params) throws -> MacroValue {
+    func unquarantine(_ request: MethodRequest) throws -> MethodReply {
+        let params = request.params
         guard case .string(let name) = params.value["name"] else { throw params.invalid("name", "must be a macro name, or lib/NAME for a lib file") }
         let lifted: Quarantine.File
         do {
@@ -16,19 +17,19 @@ extension EngineMethods {
             throw RPCError(code: RPCError.noSuchMacro, message: error.message)
         }
         let entry = name.hasPrefix("lib/") ? library.libEntries.first { $0.name == name } : library.entry(named: name)
-        return [
+        return .value([
             "name": .string(name), "file": .string(lifted.path), "stalls": .number(Double(lifted.stalls)),
             "status": entry.map { .string($0.status.rawValue) } ?? .null,
-        ]
+        ])
     }
 
     /// `engine.resume`: runs JavaScript again after the restart budget paused it, and loads the
     /// macros again. Answers `{resumed: true}` (false when it was not paused).
-    func resume() -> MacroValue {
+    func resume(_ request: MethodRequest) -> MethodReply {
         let wasPaused = engine.pausedReason != nil
         engine.resumeJavaScript()
         if wasPaused { _ = try? library.reload() }
-        return ["resumed": .bool(wasPaused)]
+        return .value(["resumed": .bool(wasPaused)])
     }
 
     /// The quarantine for `engine.status`: one object per file.

@@ -4,10 +4,11 @@ import MacroRPC
 import NIOCore
 
 /// What macrod reports and the state it holds: `engine.status`, `macro.stats`, `log.recent`,
-/// `progress.set`, `engine.eval`.
+/// `progress.get`, `progress.set`, `subscribe`, `unsubscribe`, `engine.eval`.
 extension EngineMethods {
     /// `engine.status`; the dashboard's URL (with its token) only for macrod's own user.
-    func status(for connection: Connection) -> MacroValue {
+    func status(_ request: MethodRequest) -> MethodReply {
+        let connection = request.connection
         let entries = library.entries
         let libEntries = library.libEntries
         let uptime = ContinuousClock.now - started
@@ -30,12 +31,13 @@ extension EngineMethods {
         fields["quarantined"] = quarantineJSON()
         fields["javascript"] = engine.pausedReason == nil ? "running" : "paused"
         fields["paused"] = engine.pausedReason.map { .string($0) } ?? .null
-        return .object(fields)
+        return .value(.object(fields))
     }
 
     /// `macro.stats {name?, reset?}`: every macro's statistics by name (or `name`'s), as they
     /// were before a reset.
-    func stats(_ params: Params) throws -> MacroValue {
+    func stats(_ request: MethodRequest) throws -> MethodReply {
+        let params = request.params
         let name: String? = params.value["name"] == .undefined ? nil : try params.macroName()
         let reset: Bool
         switch params.value["reset"] {
@@ -61,19 +63,25 @@ extension EngineMethods {
                 return .object(fields)
             })
         if reset { table.reset(name) }
-        return result
+        return .value(result)
     }
 
     /// `log.recent {limit?}`.
-    func recentLogs(_ params: Params) throws -> MacroValue {
+    func logRecent(_ request: MethodRequest) throws -> MethodReply {
+        let params = request.params
         let limit = params.value["limit"] == .undefined ? NotificationHub.recentLimit : params.value["limit"].intValue ?? -1
         guard limit >= 0 else { throw params.invalid("limit", "must be a whole number >= 0") }
-        return .array(hub.recentLogs(limit: limit))
+        return .value(.array(hub.recentLogs(limit: limit)))
+    }
+
+    /// `progress.get`, on the engine lane (a connection with requests there sees their effects).
+    func progressGet(_ request: MethodRequest) -> MethodReply {
+        .value(publisher.values())
     }
 
     /// `progress.set {channel: value, ...}`: every channel checked before any is set.
-    func setProgress(_ params: Params) throws -> MacroValue {
-        guard case .object(let fields) = params.value else {
+    func progressSet(_ request: MethodRequest) throws -> MethodReply {
+        guard case .object(let fields) = request.params.value else {
             throw RPCError(code: RPCError.invalidParams, message: "Invalid params: progress.set takes an object such as {\"inner\": 5}")
         }
         let channels = model.channels.map(\.name)
@@ -88,7 +96,22 @@ extension EngineMethods {
             updates.append((key, number))
         }
         for (channel, value) in updates { try model.set(channel, to: value) }
-        return publisher.values()
+        return .value(publisher.values())
+    }
+
+    /// `subscribe {events}`: answers the events the connection is subscribed to now.
+    func subscribe(_ request: MethodRequest) throws -> MethodReply {
+        .value(Self.subscriptions(request.connection.subscribe(try request.params.events())))
+    }
+
+    /// `unsubscribe {events}`: answers the events the connection is still subscribed to.
+    func unsubscribe(_ request: MethodRequest) throws -> MethodReply {
+        .value(Self.subscriptions(request.connection.unsubscribe(try request.params.events())))
+    }
+
+    /// The events of `subscribed`, in their documented order.
+    private static func subscriptions(_ subscribed: Set<EventKind>) -> MacroValue {
+        ["events": .array(EventKind.allCases.filter(subscribed.contains).map { .string($0.rawValue) })]
     }
 
     /// `engine.eval {source, timeoutMs?, call?}` (only with `engine_eval: true`): the value of the
@@ -97,7 +120,8 @@ extension EngineMethods {
     /// it returns is awaited within the call deadline (`timeoutMs`), its console output goes to
     /// this connection as `macro.console` notifications, `macro.running` lists it under the
     /// function's name and `macro.cancel` stops it; the answer is the settled value.
-    func eval(_ params: Params, id: RPCID?, connection: Connection) throws -> EventLoopFuture<MacroValue> {
+    func eval(_ request: MethodRequest) throws -> MethodReply {
+        let params = request.params
         guard settings.read({ $0.engineEval }) else {
             throw RPCError(code: RPCError.forbidden, message: "engine.eval is disabled; set engine_eval: true in the config (development only)")
         }
@@ -110,15 +134,15 @@ extension EngineMethods {
         default: throw params.invalid("call", "must be true or false")
         }
         let value = try engine.evaluate(source, file: "<eval>", timeLimit: asCall ? nil : limit)
-        guard asCall else { return engine.eventLoop.makeSucceededFuture(value) }
+        guard asCall else { return .value(value) }
         guard case .function(let callable) = value, let function = callable as? MacroFunction else {
             throw params.invalid("source", "must evaluate to a function when call is true")
         }
         let callID = engine.reserveCallID()
-        guard let id else { return function.callFuture([], deadline: limit, callID: callID) }
-        let route = consoleRoutes.open(call: callID, to: connection, id: id)
+        guard let id = request.id else { return .future(function.callFuture([], deadline: limit, callID: callID)) }
+        let route = consoleRoutes.open(call: callID, to: request.connection, id: id)
         let future = function.callFuture([], deadline: limit, callID: callID)
         future.whenComplete { [consoleRoutes] _ in consoleRoutes.close(route, call: callID) }
-        return future
+        return .future(future)
     }
 }

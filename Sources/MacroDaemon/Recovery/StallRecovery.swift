@@ -210,7 +210,7 @@ final class StallRecovery: Sendable {
         wait(
             live.map { connection in
                 connection.channel.eventLoop.flatSubmit {
-                    connection.channel.writeAndFlush(connection.channel.allocator.buffer(capacity: 0))
+                    connection.drained()
                 }
             }, until: giveUp)
         // 4. Hand over the sockets and what the next process must know.

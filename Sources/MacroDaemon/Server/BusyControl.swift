@@ -473,7 +473,7 @@ final class AcceptedClient: Sendable {
             if let channel = channel.locked({ $0 }) {
                 var buffer = channel.allocator.buffer(capacity: bytes.count)
                 buffer.writeBytes(bytes)
-                channel.writeAndFlush(buffer, promise: nil)
+                channel.writeAndFlush(ConnectionOutput.bytes(buffer), promise: nil)
                 return
             }
             guard state.fd >= 0 else { return }

@@ -24,7 +24,10 @@ struct PeerCredentials: Sendable {
 /// unanswered, so a client that pipelines without reading cannot make the daemon buffer without bound.
 final class ConnectionHandler: ChannelDuplexHandler {
     typealias InboundIn = LineEvent
-    typealias OutboundIn = ByteBuffer
+    /// What others write to the connection (notifications, owed bytes): encoded here, where the
+    /// replies are, so every byte the client gets leaves through ``write(context:data:promise:)``
+    /// or the handler's own reply write, both through ``emit(_:context:promise:)``.
+    typealias OutboundIn = ConnectionOutput
     typealias OutboundOut = ByteBuffer
 
     private let host: EngineHost
@@ -197,24 +200,33 @@ final class ConnectionHandler: ChannelDuplexHandler {
         }
     }
 
+    /// A write from outside the handler (``Connection/send(_:)``, bytes owed after a restart or a
+    /// takeover): the same way out as the replies.
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        switch unwrapOutboundIn(data) {
+        case .message(let message): emit(message, context: context, promise: promise)
+        case .bytes(let bytes): context.write(wrapOutboundOut(bytes), promise: promise)
+        }
+    }
+
+    /// The one encoder of the connection: `message` as one line.
+    private func emit(_ message: RPCMessage, context: ChannelHandlerContext, promise: EventLoopPromise<Void>?) {
+        context.write(wrapOutboundOut(message.line(allocator: context.channel.allocator)), promise: promise)
+    }
+
     /// Writes a reply. The replies of one read's requests that complete while it is handed over
     /// are flushed together (one `writev`); on the I/O thread (io_thread: separate) so are the
     /// replies written in one event-loop turn. `flushNow`: before a close.
     private func write(_ message: RPCMessage, context: ChannelHandlerContext, flushNow: Bool = false) {
-        let buffer = message.line(allocator: context.channel.allocator)
         unflushedReplies += 1
-        if submitting {
-            context.write(wrapOutboundOut(buffer), promise: nil)
-            return
-        }
+        emit(message, context: context, promise: nil)
+        if submitting { return }
         // With io_thread: engine the next task of this turn may be JavaScript that never comes
         // back (the engine restarts): a reply must not wait for the end of the turn.
         if flushNow || context.eventLoop === host.engine.eventLoop {
-            context.write(wrapOutboundOut(buffer), promise: nil)
             flushCounting(context: context)
             return
         }
-        context.write(wrapOutboundOut(buffer), promise: nil)
         guard !flushScheduled else { return }
         flushScheduled = true
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)

@@ -14,12 +14,19 @@ enum EventKind: String, CaseIterable, Sendable {
 package protocol MessageFraming: Sendable {
     /// Writes and flushes `message` on `channel`. Called from any thread.
     func write(_ message: RPCMessage, to channel: any Channel)
+    /// Completes once everything written to `channel` before it has been written (an empty write).
+    func drained(_ channel: any Channel) -> EventLoopFuture<Void>
 }
 
-/// One JSON text per line (the Unix socket).
+/// One JSON text per line (the Unix socket): the message goes down the pipeline as it is, and
+/// ``ConnectionHandler`` encodes it, as it encodes the replies (one write path per socket).
 struct LineFraming: MessageFraming {
     func write(_ message: RPCMessage, to channel: any Channel) {
-        channel.writeAndFlush(message.line(allocator: channel.allocator), promise: nil)
+        channel.writeAndFlush(ConnectionOutput.message(message), promise: nil)
+    }
+
+    func drained(_ channel: any Channel) -> EventLoopFuture<Void> {
+        channel.writeAndFlush(ConnectionOutput.bytes(channel.allocator.buffer(capacity: 0)))
     }
 }
 
@@ -84,6 +91,11 @@ package final class Connection: Sendable {
     /// Safe from any thread; NIO keeps the order of writes made from one thread.
     func send(_ message: RPCMessage) {
         framing.write(message, to: channel)
+    }
+
+    /// Completes once everything written to the connection before it has been written.
+    func drained() -> EventLoopFuture<Void> {
+        framing.drained(channel)
     }
 }
 
