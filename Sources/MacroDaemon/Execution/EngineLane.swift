@@ -11,7 +11,7 @@ struct EngineJob: Sendable {
     /// The call id reserved for a `macro.call` when it was admitted.
     let callID: Int?
     let connection: Connection
-    /// Its entry in ``InFlightRequests`` (the promise its connection waits on).
+    /// Its entry in ``InFlightRequests`` (where its reply goes).
     let token: Int
     let started: InFlightRequests.StartFlag
 }
@@ -151,12 +151,12 @@ final class EngineLane: Sendable {
         // thread must not overtake it (it would show values not journaled yet).
         job.connection.engineRequests.subtract(1, ordering: .relaxed)
         guard let entry = inFlight.take(job.token) else { return }
-        guard let id = job.request.id else { return state.outbox.succeed(entry.promise, nil) }
+        guard let id = job.request.id else { return state.outbox.deliver(entry.route, nil) }
         switch outcome {
-        case .success(let result): state.outbox.succeed(entry.promise, RPCCodec.response(id: id, result: result))
+        case .success(let result): state.outbox.deliver(entry.route, RPCCodec.response(id: id, result: result))
         case .failure(let error):
             counters.countError()
-            state.outbox.succeed(entry.promise, RPCCodec.response(id: id, error: RPCError(error, method: job.request.method, logger: logger)))
+            state.outbox.deliver(entry.route, RPCCodec.response(id: id, error: RPCError(error, method: job.request.method, logger: logger)))
         }
     }
 }

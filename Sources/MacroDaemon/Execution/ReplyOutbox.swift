@@ -1,15 +1,20 @@
 import MacroRPC
 import NIOCore
 
-/// The replies a batch completes on the engine's loop for connections on another loop (the I/O
-/// loop, the dashboard's), handed over with one task per loop when the batch ends instead of one
-/// cross-thread wake-up per reply. Replies for promises of the engine's own loop
-/// (`io_thread: engine`) and replies outside a batch complete at once. Confined to the engine's loop.
+/// The replies a batch completes on the engine's loop, delivered when the batch (or one segment
+/// of its group commit) ends: a connection of the engine's own loop (`io_thread: engine`) gets its
+/// replies written at once and flushed once, so a client that pipelined sixteen requests gets one
+/// `writev`, as Redis writes its replies once per event-loop turn; connections of other loops
+/// (the I/O loop, the dashboard's) get theirs in one task per loop, not one cross-thread wake-up
+/// per reply. Outside a batch a reply is delivered and flushed at once. Confined to the engine's loop.
 final class ReplyOutbox {
     private var depth = 0
-    private var pending: [(promise: EventLoopPromise<RPCMessage?>, reply: RPCMessage?)] = []
+    /// Connections of this loop written to and not flushed yet.
+    private var unflushed: [Connection] = []
+    /// Replies for other loops.
+    private var pending: [(route: ReplyRoute, reply: RPCMessage?)] = []
 
-    /// A batch begins: the replies it completes for other loops wait for its ``end()``.
+    /// A batch begins: what it delivers is flushed, or handed over, when it ends.
     func begin() {
         // A batch started from inside another (a delivery, io_thread: engine) may never end (a
         // stall): what the outer one collected leaves first.
@@ -17,36 +22,54 @@ final class ReplyOutbox {
         depth += 1
     }
 
-    /// The batch ends: the outermost hands over what it collected.
+    /// The batch ends: the outermost flushes and hands over what it collected.
     func end() {
         depth -= 1
         if depth == 0 { flush() }
     }
 
-    /// Completes `promise` with `reply`, now or when the batch ends.
-    func succeed(_ promise: EventLoopPromise<RPCMessage?>, _ reply: RPCMessage?) {
-        if depth == 0 || promise.futureResult.eventLoop.inEventLoop {
-            promise.succeed(reply)
-        } else {
-            pending.append((promise, reply))
+    /// Delivers `reply` along `route`: written now on this loop (flushed when the batch ends),
+    /// handed over when the batch ends for another loop.
+    func deliver(_ route: ReplyRoute, _ reply: RPCMessage?) {
+        guard depth > 0 else { return route.deliver(reply) }
+        guard route.eventLoop.inEventLoop else { return pending.append((route, reply)) }
+        switch route {
+        case .promise(let promise): promise.succeed(reply)
+        case .connection(let connection):
+            connection.receive(reply)
+            if !unflushed.contains(where: { $0 === connection }) { unflushed.append(connection) }
         }
     }
 
-    /// Hands over what was collected so far (a batch's replies, before the next batch's
-    /// notifications are published).
+    /// Flushes what was written here and hands over what was collected for other loops (a batch's
+    /// replies, before the next batch's notifications are published).
     func flush() {
+        if !unflushed.isEmpty {
+            let connections = unflushed
+            unflushed.removeAll(keepingCapacity: true)
+            for connection in connections { connection.flushReplies() }
+        }
         guard !pending.isEmpty else { return }
         let replies = pending
         pending.removeAll(keepingCapacity: true)
-        var byLoop: [ObjectIdentifier: (loop: any EventLoop, items: [(promise: EventLoopPromise<RPCMessage?>, reply: RPCMessage?)])] = [:]
+        var byLoop: [ObjectIdentifier: (loop: any EventLoop, items: [(route: ReplyRoute, reply: RPCMessage?)])] = [:]
         for item in replies {
-            let loop = item.promise.futureResult.eventLoop
+            let loop = item.route.eventLoop
             byLoop[ObjectIdentifier(loop), default: (loop, [])].items.append(item)
         }
         for (_, group) in byLoop {
             let items = group.items
             group.loop.execute {
-                for item in items { item.promise.succeed(item.reply) }
+                var written: [Connection] = []
+                for item in items {
+                    switch item.route {
+                    case .promise(let promise): promise.succeed(item.reply)
+                    case .connection(let connection):
+                        connection.receive(item.reply)
+                        if !written.contains(where: { $0 === connection }) { written.append(connection) }
+                    }
+                }
+                for connection in written { connection.flushReplies() }
             }
         }
     }

@@ -173,7 +173,7 @@ final class SocketListenerService: DaemonService {
             let error = RPCError(
                 code: RPCError.engineRestarted,
                 message: "macrod is shutting down: this request did not finish within shutdown_grace_ms; nothing of it was kept; send it again when macrod is back")
-            for entry in host.inFlight.takeAll() { entry.promise.succeed(entry.id.map { RPCCodec.response(id: $0, error: error) }) }
+            for entry in host.inFlight.takeAll() { entry.route.deliver(entry.id.map { RPCCodec.response(id: $0, error: error) }) }
             // Written and flushed on the connections' loops (the engine's may still be stuck).
             var loops: [ObjectIdentifier: any EventLoop] = [:]
             for connection in hub.all where connection.channel.eventLoop !== engine.eventLoop {

@@ -4,7 +4,7 @@ import NIOCore
 import Synchronization
 
 /// Every request handed to the engine (or waiting for a call to stop) and not answered yet, with
-/// the promise its connection waits on. Whoever takes an entry out answers it: the engine when
+/// where its reply goes (``ReplyRoute``). Whoever takes an entry out answers it: the engine when
 /// the request completes, or ``StallRecovery`` when the engine is restarted under it, so each
 /// request is answered exactly once either way.
 final class InFlightRequests: Sendable {
@@ -21,7 +21,8 @@ final class InFlightRequests: Sendable {
     struct Entry: Sendable {
         var id: RPCID?
         var kind: Kind
-        var promise: EventLoopPromise<RPCMessage?>
+        /// Where its reply goes.
+        var route: ReplyRoute
         /// The request and its connection, to replay it in the next process if it never started.
         var request: RPCRequest? = nil
         var connection: Connection? = nil

@@ -148,13 +148,13 @@ final class StallRecovery: Sendable {
         var replayed = 0
         var direct: [Int: [UInt8]] = [:]
         let handedOver = Set(connections.filter { $0.channel.isActive && $0.cookie.load(ordering: .relaxed) != 0 && $0.isSocket }.map(\.id))
-        func handOver(_ request: RPCRequest, of connection: Connection?, promise: EventLoopPromise<RPCMessage?>) -> Bool {
+        func handOver(_ request: RPCRequest, of connection: Connection?, route: ReplyRoute) -> Bool {
             guard let connection, handedOver.contains(connection.id) else { return false }
             let line = Array(Self.line(request).utf8)
             guard replayed + line.count <= Self.replayLimit else { return false }
             replayed += line.count
             replay[connection.id, default: []] += line
-            unanswered.locked { $0.append(promise) }
+            keep(route)
             return true
         }
         for entry in host.inFlight.takeAll() {
@@ -179,12 +179,12 @@ final class StallRecovery: Sendable {
             // progress model: the next process runs it, as if it arrived there.
             if let request = entry.request, let started = entry.started,
                 !started.isSet || (started.isFinished && RPCMethod(rawValue: request.method)?.replayableWhenFinished == true),
-                handOver(request, of: entry.connection, promise: entry.promise)
+                handOver(request, of: entry.connection, route: entry.route)
             {
                 continue
             }
             guard let id = entry.id else {
-                entry.promise.succeed(nil)
+                if let connection = entry.connection, connection.channel.eventLoop === stuckLoop { keep(entry.route) } else { entry.route.deliver(nil) }
                 continue
             }
             // A request other than a call that had started and not finished is the one the
@@ -194,17 +194,17 @@ final class StallRecovery: Sendable {
             if let connection = entry.connection, connection.channel.eventLoop === stuckLoop {
                 direct[connection.id, default: []] += message.bytes
                 direct[connection.id, default: []].append(UInt8(ascii: "\n"))
-                unanswered.locked { $0.append(entry.promise) }
+                keep(entry.route)
             } else {
-                entry.promise.succeed(message)
+                entry.route.deliver(message)
             }
         }
         // Read while the restart began: the next process answers them too.
         for late in host.router.lateArrivals.locked({ list in
             defer { list.removeAll() }; return list
         }) {
-            if handOver(late.request, of: late.connection, promise: late.promise) { continue }
-            late.promise.succeed(late.request.id.map { RPCCodec.response(id: $0, error: EngineHost.restartError) })
+            if handOver(late.request, of: late.connection, route: late.route) { continue }
+            late.route.deliver(late.request.id.map { RPCCodec.response(id: $0, error: EngineHost.restartError) })
         }
         // 3. Flush: an empty write completes after everything written before it.
         wait(
@@ -264,6 +264,12 @@ final class StallRecovery: Sendable {
 
     /// Promises handed to the next process instead of answered here: kept until `exec`.
     private let unanswered = Mutex<[EventLoopPromise<RPCMessage?>]>([])
+
+    /// A reply answered by the next process, or written to the socket here: its promise, if it
+    /// has one, is kept until `exec` (a reply routed to a connection needs nothing kept).
+    private func keep(_ route: ReplyRoute) {
+        if case .promise(let promise) = route { unanswered.locked { $0.append(promise) } }
+    }
 
     /// A request as a protocol line again.
     static func line(_ request: RPCRequest) -> String {

@@ -44,9 +44,9 @@ struct ControlLane: Sendable {
     /// once the call has actually stopped, on the connection's loop; a restart answers it too.
     func replyWhenStopped(id: RPCID, call: Int, result: MacroValue, from connection: Connection) -> EventLoopFuture<RPCMessage?> {
         let promise = connection.channel.eventLoop.makePromise(of: RPCMessage?.self)
-        let token = inFlight.add(.init(id: id, kind: .cancel(call), promise: promise, connection: connection))
+        let token = inFlight.add(.init(id: id, kind: .cancel(call), route: .promise(promise), connection: connection))
         engine.whenCallEnds(call) { [inFlight] in
-            inFlight.take(token)?.promise.succeed(RPCCodec.response(id: id, result: result))
+            inFlight.take(token)?.route.deliver(RPCCodec.response(id: id, result: result))
         }
         return promise.futureResult
     }

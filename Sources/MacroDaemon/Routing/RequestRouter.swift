@@ -26,8 +26,8 @@ final class RequestRouter: Sendable {
     /// (``lateArrivals``).
     let restarting = Atomic<Bool>(false)
     /// Requests read after the restart began, with their connections: the restart hands them to
-    /// the next process, which answers them (their promises are kept until `exec`).
-    let lateArrivals = Mutex<[(connection: Connection, request: RPCRequest, promise: EventLoopPromise<RPCMessage?>)]>([])
+    /// the next process, which answers them (their promises, if any, are kept until `exec`).
+    let lateArrivals = Mutex<[(connection: Connection, request: RPCRequest, route: ReplyRoute)]>([])
 
     init(
         engine: MacroEngine, methods: EngineMethods, laneState: NIOLoopBoundBox<EngineLane.State>, settings: SettingsBox,
@@ -48,9 +48,26 @@ final class RequestRouter: Sendable {
         code: RPCError.engineRestarted,
         message: "engine restarted: a macro kept the engine busy past its deadline and stall_grace_ms; this request did not complete and nothing of it was kept; send it again")
 
-    /// Handles one request (see ``handle(_:from:)-([RPCRequest],_)``).
+    /// What became of a request ``admit(_:from:jobs:replyToConnection:slot:)`` took.
+    enum Admission {
+        /// Answered at once (nil: nothing to write, it was a notification).
+        case answered(RPCMessage?)
+        /// An engine job: its reply goes to the connection's ``ReplyReceiver`` (``ReplyRoute/connection(_:)``).
+        case queued
+        /// Answered when the future completes, on the connection's loop.
+        case later(EventLoopFuture<RPCMessage?>)
+    }
+
+    /// Handles one request; the future completes with its reply on the connection's loop.
     func handle(_ request: RPCRequest, from connection: Connection) -> EventLoopFuture<RPCMessage?> {
-        handle([request], from: connection)[0]
+        var jobs: [EngineJob] = []
+        let admission = admit(request, from: connection, jobs: &jobs, replyToConnection: false)
+        lane.submit(jobs)
+        switch admission {
+        case .answered(let reply): return connection.channel.eventLoop.makeSucceededFuture(reply)
+        case .later(let future): return future
+        case .queued: preconditionFailure("a request admitted with a promise is never queued without one")
+        }
     }
 
     /// Handles a JSON-RPC batch (one line, one WebSocket message): the future is the array of its
@@ -68,8 +85,10 @@ final class RequestRouter: Sendable {
                 batch.deliver(index, RPCCodec.response(id: failure.id, error: failure.error))
             case .success(let request):
                 var jobs: [EngineJob] = []
-                admit(request, from: connection, jobs: &jobs, slot: .init(batch: batch, index: index)).whenSuccess { reply in
-                    batch.deliver(index, reply)
+                switch admit(request, from: connection, jobs: &jobs, replyToConnection: false, slot: .init(batch: batch, index: index)) {
+                case .answered(let reply): batch.deliver(index, reply)
+                case .later(let future): future.whenSuccess { reply in batch.deliver(index, reply) }
+                case .queued: preconditionFailure("a request admitted with a promise is never queued without one")
                 }
                 lane.submit(jobs)
             }
@@ -77,56 +96,56 @@ final class RequestRouter: Sendable {
         return batch.promise.futureResult
     }
 
-    /// Handles the requests of one read, in order: the control lane is answered here, off the
-    /// engine's thread; the engine lane runs on the engine's loop as one batch (one hand-over,
-    /// one journal append, see ``GroupCommit``). Answers -32005 at once when the queue is full.
-    /// The method is looked up first: an unknown one is -32601 whatever its params. The
-    /// returned futures (one per request) complete on the connection's loop.
-    func handle(_ requests: [RPCRequest], from connection: Connection) -> [EventLoopFuture<RPCMessage?>] {
-        var jobs: [EngineJob] = []
-        jobs.reserveCapacity(requests.count)
-        let replies = requests.map { admit($0, from: connection, jobs: &jobs) }
-        lane.submit(jobs)
-        return replies
-    }
-
-    /// Admits one request: its reply, answered at once or by an engine job appended to `jobs`.
+    /// Admits one request, in arrival order: the method is looked up first (an unknown one is
+    /// -32601 whatever its params); the control lane and the debug lane are answered here, off
+    /// the engine's thread; past the queue limit it is -32005 at once; anything else becomes an
+    /// ``EngineJob`` appended to `jobs`, which the caller hands to ``EngineLane/submit(_:)`` with
+    /// the others of the same read (one hand-over, one journal append, see ``GroupCommit``).
+    /// `replyToConnection`: its reply goes to the connection's ``ReplyReceiver`` (the socket's
+    /// single requests: ``Admission/queued``) rather than a promise (``Admission/later(_:)``).
     /// `slot`: its place in a JSON-RPC batch.
-    private func admit(
-        _ request: RPCRequest, from connection: Connection, jobs: inout [EngineJob], slot: BatchReplies.Slot? = nil
-    ) -> EventLoopFuture<RPCMessage?> {
-        let replyLoop = connection.channel.eventLoop
+    func admit(
+        _ request: RPCRequest, from connection: Connection, jobs: inout [EngineJob], replyToConnection: Bool,
+        slot: BatchReplies.Slot? = nil
+    ) -> Admission {
         guard let method = RPCMethod(rawValue: request.method) else {
             if request.id != nil { counters.countError() }
             let error = RPCError(code: RPCError.methodNotFound, message: "Method not found: \(request.method)")
-            return replyLoop.makeSucceededFuture(request.id.map { RPCCodec.response(id: $0, error: error) })
+            return .answered(request.id.map { RPCCodec.response(id: $0, error: error) })
         }
         if restarting.load(ordering: .relaxed) {
             // A batch's element is answered in the batch's array, in this process: not started, -32006.
-            if slot != nil { return replyLoop.makeSucceededFuture(request.id.map { RPCCodec.response(id: $0, error: Self.restartError) }) }
-            let promise = replyLoop.makePromise(of: RPCMessage?.self)
-            lateArrivals.locked { $0.append((connection, request, promise)) }
-            return promise.futureResult
+            if slot != nil { return .answered(request.id.map { RPCCodec.response(id: $0, error: Self.restartError) }) }
+            let (route, admission) = route(for: connection, replyToConnection: replyToConnection)
+            lateArrivals.locked { $0.append((connection, request, route)) }
+            return admission
         }
-        if let reply = control.answer(request, method, from: connection) { return reply }
-        if method.descriptor.lane == .debug { return debug.answer(request, method, from: connection) }
+        if let reply = control.answer(request, method, from: connection) { return .later(reply) }
+        if method.descriptor.lane == .debug { return .later(debug.answer(request, method, from: connection)) }
         let limit = settings.read { $0.queueLimit }
         guard lane.reserve(limit: limit) else {
             counters.countError()
-            let reply = request.id.map {
-                RPCCodec.response(id: $0, error: RPCError(code: RPCError.busy, message: "busy: \(limit) request\(limit == 1 ? " is" : "s are") already waiting; try again"))
-            }
-            return replyLoop.makeSucceededFuture(reply)
+            return .answered(
+                request.id.map {
+                    RPCCodec.response(id: $0, error: RPCError(code: RPCError.busy, message: "busy: \(limit) request\(limit == 1 ? " is" : "s are") already waiting; try again"))
+                })
         }
         let callID = method == .call ? engine.reserveCallID() : nil
-        let promise = replyLoop.makePromise(of: RPCMessage?.self)
+        let (route, admission) = route(for: connection, replyToConnection: replyToConnection)
         let started = InFlightRequests.StartFlag()
         let token = inFlight.add(
             .init(
-                id: request.id, kind: callID.map { .call($0) } ?? .other, promise: promise,
+                id: request.id, kind: callID.map { .call($0) } ?? .other, route: route,
                 request: request, connection: connection, started: started, batch: slot))
         connection.engineRequests.add(1, ordering: .relaxed)
         jobs.append(EngineJob(method: method, request: request, callID: callID, connection: connection, token: token, started: started))
-        return promise.futureResult
+        return admission
+    }
+
+    /// Where a request's reply will go, and what its admission says.
+    private func route(for connection: Connection, replyToConnection: Bool) -> (ReplyRoute, Admission) {
+        if replyToConnection { return (.connection(connection), .queued) }
+        let promise = connection.channel.eventLoop.makePromise(of: RPCMessage?.self)
+        return (.promise(promise), .later(promise.futureResult))
     }
 }

@@ -14,15 +14,16 @@ struct PeerCredentials: Sendable {
     var gid: UInt32 = 0
 }
 
-/// One client connection: lines in, requests to the engine host, each reply out as soon as its
-/// request completes (completion order, matched by id; a batch's replies stay together in its
-/// order). The requests of one read go to the engine host together when the read completes
-/// (`channelReadComplete`: one hand-over to the engine per read, not per request), and the
-/// replies that complete together are flushed once. Notifications a request causes
+/// One client connection: lines in, requests admitted by the router as they are decoded, each
+/// reply out as soon as its request completes (completion order, matched by id; a batch's
+/// replies stay together in its order). The engine jobs of one read go to the engine lane
+/// together when the read completes (`channelReadComplete`: one hand-over to the engine per read,
+/// not per request); their replies come back to ``receive(_:)`` (``ReplyRoute/connection(_:)``:
+/// no promise per request) and are flushed once per batch. Notifications a request causes
 /// (`macro.console`, `progress.changed`) are written when they happen, so they may come before
 /// that request's reply. Reads pause while `maxInFlight` requests of this connection are
 /// unanswered, so a client that pipelines without reading cannot make the daemon buffer without bound.
-final class ConnectionHandler: ChannelDuplexHandler {
+final class ConnectionHandler: ChannelDuplexHandler, ReplyReceiver {
     typealias InboundIn = LineEvent
     /// What others write to the connection (notifications, owed bytes): encoded here, where the
     /// replies are, so every byte the client gets leaves through ``write(context:data:promise:)``
@@ -38,18 +39,20 @@ final class ConnectionHandler: ChannelDuplexHandler {
     /// In-flight gating, unsent replies, held reads and close-after-drain.
     private var session: RPCSessionState
     private var refused = false
-    /// The requests of the read in progress, handed over at `channelReadComplete`.
-    private var collected: [RPCRequest] = []
-    /// A flush of the replies written in this event-loop turn is scheduled.
-    private var flushScheduled = false
+    /// The engine jobs of the read in progress, handed over at `channelReadComplete`.
+    private var jobs: [EngineJob] = []
+    /// The read's requests answered off the engine (the control lane, errors), delivered after
+    /// the jobs are handed over, as the read ends: never inside `channelRead`, where a delivery
+    /// that resumes reading would re-enter the decoder.
+    private var answeredInRead: [RequestRouter.Admission] = []
+    /// The handler's context, for the replies routed to it (``receive(_:)``).
+    private var context: ChannelHandlerContext?
     /// Replies written since the last flush. Once flushed, those the kernel has not taken count
     /// in ``session`` as unsent: reads are held while there are `maxInFlight` of them, so a
     /// client that pipelines without reading holds at most that many replies (plus those of its
     /// requests in flight), however small they are, and never makes this loop parse and answer
     /// its whole backlog.
     private var unflushedReplies = 0
-    /// The requests of a read are being handed over: their replies are flushed once after it.
-    private var submitting = false
 
     private let pendingInput: PendingInput
     private let adoptedSubscriptions: [EventKind]
@@ -73,7 +76,9 @@ final class ConnectionHandler: ChannelDuplexHandler {
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        let connection = host.hub.register(context.channel, pendingInput: pendingInput)
+        self.context = context
+        let receiver = NIOLoopBound<any ReplyReceiver>(self, eventLoop: context.eventLoop)
+        let connection = host.hub.register(context.channel, pendingInput: pendingInput, receiver: receiver)
         connection.peerIsOwner.store(false, ordering: .relaxed)
         if !adoptedSubscriptions.isEmpty { _ = connection.subscribe(adoptedSubscriptions) }
         self.connection = connection
@@ -85,10 +90,14 @@ final class ConnectionHandler: ChannelDuplexHandler {
         context.fireChannelActive()
     }
 
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+    }
+
     func channelInactive(context: ChannelHandlerContext) {
         if let connection {
             // A last line decoded at EOF has no channelReadComplete after it.
-            submitCollected(connection: connection, context: context)
+            submitJobs(context: context)
             host.hub.unregister(connection)
         }
         context.fireChannelInactive()
@@ -145,48 +154,78 @@ final class ConnectionHandler: ChannelDuplexHandler {
                 write(RPCCodec.response(id: failure.id, error: failure.error), context: context)
             case .single(.success(let request)):
                 session.admitted()
-                collected.append(request)
+                let admission = host.router.admit(request, from: connection, jobs: &jobs, replyToConnection: true)
+                if case .queued = admission {} else { answeredInRead.append(admission) }
                 if !session.mayRead || !context.channel.isWritable { pendingInput.pause(true) }
                 // Past the in-flight bound the read is held: hand over what this read brought so far.
-                if session.inFlight >= session.maxInFlight { submitCollected(connection: connection, context: context) }
+                if session.inFlight >= session.maxInFlight { submitJobs(context: context) }
             case .batch(let items):
                 // After the single requests before it, in arrival order.
-                submitCollected(connection: connection, context: context)
+                submitJobs(context: context)
                 session.admitted()
                 let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
                 host.router.handle(batch: items, from: connection).whenComplete { result in
                     let (handler, context) = loopBound.value
                     if case .success(let reply?) = result { handler.write(reply, context: context) }
                     handler.end(context: context)
+                    handler.flushCounting(context: context)
                 }
             }
         }
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        if let connection { submitCollected(connection: connection, context: context) }
+        submitJobs(context: context)
         context.fireChannelReadComplete()
     }
 
-    /// Hands the requests collected from this read to the engine host, in one go.
-    private func submitCollected(connection: Connection, context: ChannelHandlerContext) {
-        guard !collected.isEmpty else { return }
-        let loop = context.eventLoop
-        let loopBound = NIOLoopBound((self, context), eventLoop: loop)
-        submitting = true
-        // The router admits them synchronously (nothing of this handler runs meanwhile), so the
-        // buffer is handed over and emptied without a copy.
-        let replies = host.router.handle(collected, from: connection)
-        collected.removeAll(keepingCapacity: true)
-        // Every reply of the router completes on the connection's loop.
-        for reply in replies {
-            reply.whenComplete { result in
-                let (handler, context) = loopBound.value
-                if case .success(let reply?) = result { handler.write(reply, context: context) }
-                handler.end(context: context)
+    /// Hands the engine jobs of this read to the engine lane, in one go, and flushes what was
+    /// answered at once.
+    private func submitJobs(context: ChannelHandlerContext) {
+        if !jobs.isEmpty {
+            host.router.lane.submit(jobs)
+            jobs = []
+        }
+        if !answeredInRead.isEmpty {
+            let answered = answeredInRead
+            answeredInRead = []
+            for admission in answered {
+                switch admission {
+                case .queued: break
+                case .answered(let reply): receive(reply)
+                case .later(let future): answer(when: future, context: context, flush: false)
+                }
             }
         }
-        submitting = false
+        flushCounting(context: context)
+    }
+
+    /// A reply that waits for a future (the control lane's cancel, the debug lane, a request read
+    /// while the engine restarts).
+    /// `flush`: false when the caller flushes after (a future already complete runs at once).
+    private func answer(when future: EventLoopFuture<RPCMessage?>, context: ChannelHandlerContext, flush: Bool) {
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        let immediate = NIOLoopBoundBox(true, eventLoop: context.eventLoop)
+        future.whenComplete { result in
+            let (handler, context) = loopBound.value
+            if case .success(let reply?) = result { handler.write(reply, context: context) }
+            handler.end(context: context)
+            if flush || !immediate.value { handler.flushCounting(context: context) }
+        }
+        immediate.value = false
+    }
+
+    /// A reply routed to this connection (``ReplyRoute/connection(_:)``), written without a flush:
+    /// whoever delivers it flushes after (``flushReplies()``), once for all it delivered.
+    func receive(_ reply: RPCMessage?) {
+        guard let context else { return }
+        if let reply { write(reply, context: context) }
+        end(context: context)
+    }
+
+    /// Flushes the replies ``receive(_:)`` wrote.
+    func flushReplies() {
+        guard let context else { return }
         flushCounting(context: context)
     }
 
@@ -214,27 +253,14 @@ final class ConnectionHandler: ChannelDuplexHandler {
         context.write(wrapOutboundOut(message.line(allocator: context.channel.allocator)), promise: promise)
     }
 
-    /// Writes a reply. The replies of one read's requests that complete while it is handed over
-    /// are flushed together (one `writev`); on the I/O thread (io_thread: separate) so are the
-    /// replies written in one event-loop turn. `flushNow`: before a close.
+    /// Writes a reply, counted until flushed (``flushCounting(context:)``). Every writer flushes
+    /// in the same event-loop turn: the read's own answers at `channelReadComplete`, the engine's
+    /// replies when their batch ends (``ReplyOutbox``), so with io_thread: engine no reply waits
+    /// behind the next task, which may be JavaScript that never comes back. `flushNow`: before a close.
     private func write(_ message: RPCMessage, context: ChannelHandlerContext, flushNow: Bool = false) {
         unflushedReplies += 1
         emit(message, context: context, promise: nil)
-        if submitting { return }
-        // With io_thread: engine the next task of this turn may be JavaScript that never comes
-        // back (the engine restarts): a reply must not wait for the end of the turn.
-        if flushNow || context.eventLoop === host.engine.eventLoop {
-            flushCounting(context: context)
-            return
-        }
-        guard !flushScheduled else { return }
-        flushScheduled = true
-        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        context.eventLoop.execute {
-            let (handler, context) = loopBound.value
-            handler.flushScheduled = false
-            handler.flushCounting(context: context)
-        }
+        if flushNow { flushCounting(context: context) }
     }
 
     /// Flushes, and counts the replies flushed until the kernel has taken them: an empty write's
@@ -287,7 +313,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if let event = event as? ChannelEvent, event == .inputClosed {
             // The client half-closed: answer what it sent (its last line included), then close.
-            if let connection { submitCollected(connection: connection, context: context) }
+            if connection != nil { submitJobs(context: context) }
             if session.closeInput() {
                 flushCounting(context: context)
                 context.close(promise: nil)

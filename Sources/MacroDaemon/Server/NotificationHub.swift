@@ -47,16 +47,47 @@ package final class Connection: Sendable {
     private let framing: any MessageFraming
     private let events = Mutex<Set<EventKind>>([])
     private let counts: SubscriberCounts
+    /// The handler that writes the replies routed to this connection (``ReplyRoute/connection(_:)``).
+    private let receiver: NIOLoopBound<any ReplyReceiver>?
 
     init(
         channel: any Channel, id: Int, pendingInput: PendingInput, framing: any MessageFraming = LineFraming(),
-        counts: SubscriberCounts = SubscriberCounts()
+        counts: SubscriberCounts = SubscriberCounts(), receiver: NIOLoopBound<any ReplyReceiver>? = nil
     ) {
         self.channel = channel
         self.id = id
         self.pendingInput = pendingInput
         self.framing = framing
         self.counts = counts
+        self.receiver = receiver
+    }
+
+    /// Writes `reply` through the connection's receiver and flushes it, from any thread (a hop
+    /// to the connection's loop when called elsewhere).
+    func deliver(_ reply: RPCMessage?) {
+        guard let receiver else {
+            if let reply { send(reply) }
+            return
+        }
+        if channel.eventLoop.inEventLoop {
+            receive(reply)
+            receiver.value.flushReplies()
+        } else {
+            channel.eventLoop.execute {
+                receiver.value.receive(reply)
+                receiver.value.flushReplies()
+            }
+        }
+    }
+
+    /// Writes `reply` through the receiver without flushing; on the connection's loop.
+    func receive(_ reply: RPCMessage?) {
+        if let receiver { receiver.value.receive(reply) } else if let reply { send(reply) }
+    }
+
+    /// Flushes what ``receive(_:)`` wrote; on the connection's loop.
+    func flushReplies() {
+        receiver?.value.flushReplies()
     }
 
     var subscriptions: Set<EventKind> { events.locked { $0 } }
@@ -114,10 +145,13 @@ package final class NotificationHub: Sendable {
     /// A hub with no connections.
     package init() {}
 
-    func register(_ channel: any Channel, pendingInput: PendingInput = PendingInput(), framing: any MessageFraming = LineFraming()) -> Connection {
+    func register(
+        _ channel: any Channel, pendingInput: PendingInput = PendingInput(), framing: any MessageFraming = LineFraming(),
+        receiver: NIOLoopBound<any ReplyReceiver>? = nil
+    ) -> Connection {
         let connection = Connection(
             channel: channel, id: nextID.add(1, ordering: .relaxed).newValue, pendingInput: pendingInput,
-            framing: framing, counts: counts)
+            framing: framing, counts: counts, receiver: receiver)
         connections.locked { $0[connection.id] = connection }
         return connection
     }
