@@ -23,6 +23,9 @@ final class BusyGate: ChannelDuplexHandler {
     private let control: BusyControl
     private var link: BusyLink?
     private var context: ChannelHandlerContext?
+    /// Whether the last flush left bytes the kernel did not take (read by ``ConnectionHandler``
+    /// right after its flush, which runs through this gate: one option read per flush).
+    private(set) var flushLeftBytes = false
     /// Closes asked for while the connection was held.
     private var closeWaiting: (mode: CloseMode, promise: EventLoopPromise<Void>?)?
 
@@ -82,13 +85,17 @@ final class BusyGate: ChannelDuplexHandler {
     func flush(context: ChannelHandlerContext) {
         guard let link else {
             context.flush()
+            flushLeftBytes = Self.buffered(context)
             return
         }
         // Announce the flush, then look: a takeover that starts now sees it and does not write
         // to this socket until the hand-back (a line may be half written).
         link.flushing.store(true, ordering: .sequentiallyConsistent)
         defer { link.flushing.store(false, ordering: .sequentiallyConsistent) }
-        guard !link.isHeld else { return }
+        guard !link.isHeld else {
+            flushLeftBytes = false
+            return
+        }
         writeHandedBack(context: context)
         context.flush()
         noteHalfWritten(context: context, link: link)
@@ -144,7 +151,8 @@ final class BusyGate: ChannelDuplexHandler {
     /// After a flush: bytes the kernel did not take mean a line may be half written; the flag
     /// clears once NIO has written everything (watched through an empty write, one at a time).
     private func noteHalfWritten(context: ChannelHandlerContext, link: BusyLink) {
-        guard Self.buffered(context) else {
+        flushLeftBytes = Self.buffered(context)
+        guard flushLeftBytes else {
             link.halfWritten.store(false, ordering: .relaxed)
             return
         }

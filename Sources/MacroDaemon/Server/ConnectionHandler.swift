@@ -267,11 +267,15 @@ final class ConnectionHandler: ChannelDuplexHandler, ReplyReceiver {
     /// promise completes once everything written before it has been (only when some is left).
     private func flushCounting(context: ChannelHandlerContext) {
         let count = unflushedReplies
+        // Nothing of ours unflushed (notifications and owed bytes come with their own flush).
+        guard count > 0 else { return }
         unflushedReplies = 0
         context.flush()
         // The kernel took everything (the client reads): nothing to count, and no promise on
         // the common path. Otherwise the replies count until an empty write behind them completes.
-        guard count > 0, (try? context.channel.syncOptions?.getOption(ChannelOptions.bufferedWritableBytes)) ?? 1 > 0 else { return }
+        // The busy gate, when there is one, has just looked (one option read per flush, not two).
+        let leftBytes = busyGate?.flushLeftBytes ?? ((try? context.channel.syncOptions?.getOption(ChannelOptions.bufferedWritableBytes)) ?? 1 > 0)
+        guard leftBytes else { return }
         session.repliesUnsent(count)
         let sent = context.eventLoop.makePromise(of: Void.self)
         context.write(wrapOutboundOut(context.channel.allocator.buffer(capacity: 0)), promise: sent)
