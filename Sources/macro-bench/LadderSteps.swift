@@ -102,35 +102,33 @@ final class Ladder: @unchecked Sendable {
         }
 
         // 3. The route: the method table's lookup (RequestRouter.admit's RPCMethod(rawValue:)),
-        // then the reservations and the reply's promise as admit makes them.
+        // then the call id as admit reserves it. A socket's request has no reply promise: its
+        // reply goes straight back to its connection's handler (ReplyRoute.connection).
         let request = try request()
         do {
             let engine = engine
             let figures = try onLoop { n in
-                let loop = engine.eventLoop
                 var sink = 0
                 for _ in 0..<n {
                     guard let method = RPCMethod(rawValue: request.method) else { fatalError("ladder: unknown method") }
                     let callID = method == .call ? engine.reserveCallID() : nil
-                    let promise = loop.makePromise(of: RPCMessage?.self)
                     sink &+= (callID ?? 0) &+ (method.defersCommit ? 1 : 0)
-                    promise.succeed(nil)
                 }
                 blackHole(sink)
             }
-            rows.append(LadderRow(step: "3 route (RPCMethod lookup, call id, the reply's promise)", nanoseconds: figures.nanoseconds, allocations: figures.allocations))
+            rows.append(LadderRow(step: "3 route (RPCMethod lookup, call id)", nanoseconds: figures.nanoseconds, allocations: figures.allocations))
         }
 
         // 4. The hand-over: one task of the engine's loop per read (the engine lane's
-        // `loop.execute` from the loop itself, io_thread: engine), the future's callbacks (the
-        // call's outcome, the reply's delivery). NIO primitives in the shape EngineLane and
-        // RequestRouter use them.
+        // `loop.execute` from the loop itself, io_thread: engine), the call's future and its two
+        // callbacks (the statistics', the lane's). NIO primitives in the shape EngineLane and
+        // EngineMethods.call use them.
         do {
             let engine = engine
             let loop = engine.eventLoop
             let runs = runs, iterations = iterations
             let figures = try loop.flatSubmit { HandOverRun(loop: loop, runs: runs, iterations: iterations).start() }.wait()
-            rows.append(LadderRow(step: "4 hand-over (a loop task, a promise, two callbacks: NIO)", nanoseconds: figures.0, allocations: figures.1))
+            rows.append(LadderRow(step: "4 hand-over (a loop task, the call's future, two callbacks: NIO)", nanoseconds: figures.0, allocations: figures.1))
         }
 
         // 5. The params: Params' checks for macro.call (known keys, the name an identifier and

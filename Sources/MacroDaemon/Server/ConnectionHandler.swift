@@ -26,8 +26,8 @@ struct PeerCredentials: Sendable {
 final class ConnectionHandler: ChannelDuplexHandler, ReplyReceiver {
     typealias InboundIn = LineEvent
     /// What others write to the connection (notifications, owed bytes): encoded here, where the
-    /// replies are, so every byte the client gets leaves through ``write(context:data:promise:)``
-    /// or the handler's own reply write, both through ``emit(_:context:promise:)``.
+    /// replies are, so every byte the client gets leaves this handler, in the order it was
+    /// written: ``write(context:data:promise:)`` first writes the replies encoded before it.
     typealias OutboundIn = ConnectionOutput
     typealias OutboundOut = ByteBuffer
 
@@ -47,6 +47,9 @@ final class ConnectionHandler: ChannelDuplexHandler, ReplyReceiver {
     private var answeredInRead: [RequestRouter.Admission] = []
     /// The handler's context, for the replies routed to it (``receive(_:)``).
     private var context: ChannelHandlerContext?
+    /// The replies encoded since the last flush, written to the channel as one buffer when it
+    /// flushes (sixteen pipelined replies are one write through the pipeline, not sixteen).
+    private var replyBytes: ByteBuffer?
     /// Replies written since the last flush. Once flushed, those the kernel has not taken count
     /// in ``session`` as unsent: reads are held while there are `maxInFlight` of them, so a
     /// client that pipelines without reading holds at most that many replies (plus those of its
@@ -242,13 +245,15 @@ final class ConnectionHandler: ChannelDuplexHandler, ReplyReceiver {
     /// A write from outside the handler (``Connection/send(_:)``, bytes owed after a restart or a
     /// takeover): the same way out as the replies.
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        // The replies encoded before it go first.
+        writeReplyBytes(context: context)
         switch unwrapOutboundIn(data) {
         case .message(let message): emit(message, context: context, promise: promise)
         case .bytes(let bytes): context.write(wrapOutboundOut(bytes), promise: promise)
         }
     }
 
-    /// The one encoder of the connection: `message` as one line.
+    /// A notification as one line (`RPCMessage.encodeLine`, as the replies).
     private func emit(_ message: RPCMessage, context: ChannelHandlerContext, promise: EventLoopPromise<Void>?) {
         context.write(wrapOutboundOut(message.line(allocator: context.channel.allocator)), promise: promise)
     }
@@ -259,8 +264,16 @@ final class ConnectionHandler: ChannelDuplexHandler, ReplyReceiver {
     /// behind the next task, which may be JavaScript that never comes back. `flushNow`: before a close.
     private func write(_ message: RPCMessage, context: ChannelHandlerContext, flushNow: Bool = false) {
         unflushedReplies += 1
-        emit(message, context: context, promise: nil)
+        if replyBytes == nil { replyBytes = context.channel.allocator.buffer(capacity: 256) }
+        message.encodeLine(into: &replyBytes!)
         if flushNow { flushCounting(context: context) }
+    }
+
+    /// Writes the replies encoded so far to the channel, as one buffer.
+    private func writeReplyBytes(context: ChannelHandlerContext) {
+        guard let bytes = replyBytes else { return }
+        replyBytes = nil
+        context.write(wrapOutboundOut(bytes), promise: nil)
     }
 
     /// Flushes, and counts the replies flushed until the kernel has taken them: an empty write's
@@ -270,6 +283,7 @@ final class ConnectionHandler: ChannelDuplexHandler, ReplyReceiver {
         // Nothing of ours unflushed (notifications and owed bytes come with their own flush).
         guard count > 0 else { return }
         unflushedReplies = 0
+        writeReplyBytes(context: context)
         context.flush()
         // The kernel took everything (the client reads): nothing to count, and no promise on
         // the common path. Otherwise the replies count until an empty write behind them completes.
