@@ -84,6 +84,13 @@ package final class InProcessClient {
         }
     }
 
+    /// The bytes of the next write to the client, whole: what one trip through the pipeline
+    /// carried (call it only when no line of an earlier write is left unread).
+    package func nextWriteBytes() async throws -> [UInt8] {
+        precondition(received.isEmpty, "an earlier write has lines not read yet")
+        return Array(try await nextWrite().readableBytesView)
+    }
+
     private func nextWrite() async throws -> ByteBuffer {
         let channel = channel
         let timeout = timeout

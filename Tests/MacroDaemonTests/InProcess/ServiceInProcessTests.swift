@@ -50,6 +50,17 @@ struct ServiceInProcessTests {
         #expect(try await client.next() == ["jsonrpc": "2.0", "id": 3, "result": 6])
     }
 
+    @Test func theRepliesOfSixteenPipelinedCallsAreOneWrite() async throws {
+        let (service, _) = try Self.service(["twice.js": "function twice(x) { return 2 * x }"])
+        let client = try await service.connect()
+        let lines = (1...16).map { #"{"jsonrpc":"2.0","id":\#($0),"method":"macro.call","params":{"name":"twice","args":[\#($0)]}}"# + "\n" }
+        try await client.send(lines.joined())
+        // One batch, one commit: its replies leave in one buffer, in order (one writev on a socket).
+        let written = String(decoding: try await client.nextWriteBytes(), as: UTF8.self)
+        let expected = (1...16).map { #"{"jsonrpc":"2.0","id":\#($0),"result":\#(2 * $0)}"# + "\n" }.joined()
+        #expect(written == expected)
+    }
+
     @Test func aLineSplitAcrossReadsIsOneRequest() async throws {
         let (service, _) = try Self.service(["twice.js": "function twice(x) { return 2 * x }"])
         let client = try await service.connect()
