@@ -20,9 +20,10 @@ final class CallContext {
     /// file that did not load), after the exception handler saw it.
     let explainer: (any CallFailureExplainer)?
 
+    /// `budgetNanoseconds`: `budget` in nanoseconds (the engine's call deadline has it so).
     init(
-        id: Int, macro: String?, budget: Duration, promise: EventLoopPromise<MacroValue>, owner: CodeOwner?,
-        explainer: (any CallFailureExplainer)? = nil
+        id: Int, macro: String?, budget: Duration, budgetNanoseconds: Int64, promise: EventLoopPromise<MacroValue>, owner: CodeOwner?,
+        explainer: (any CallFailureExplainer)?
     ) {
         self.id = id
         self.macro = macro
@@ -31,7 +32,7 @@ final class CallContext {
         // One clock read for both (a call's start and its deadline).
         let now = NIODeadline.now()
         self.started = now
-        self.deadline = now + .nanoseconds(Int64(budget.components.seconds) * 1_000_000_000 + budget.components.attoseconds / 1_000_000_000)
+        self.deadline = now + .nanoseconds(budgetNanoseconds)
         self.promise = promise
         self.explainer = explainer
     }
@@ -77,11 +78,13 @@ extension MacroEngine {
         explainer: (any CallFailureExplainer)? = nil, runtime: JSRuntime
     ) -> EventLoopFuture<MacroValue> {
         let promise = eventLoop.makePromise(of: MacroValue.self)
-        let owner = macro.flatMap { runtime.macroOwners[$0] }
+        let owner = macro.flatMap { runtime.owner(ofMacro: $0) }
+        // The settings in one read for the call's deadline and its turn.
+        let settings = turnSettings
         let context = CallContext(
-            id: callID ?? nextCallID(), macro: macro, budget: budget ?? callDeadline, promise: promise, owner: owner,
+            id: callID ?? nextCallID(), macro: macro, budget: budget ?? settings.callDeadline,
+            budgetNanoseconds: budget?.nanoseconds ?? settings.callDeadlineNanoseconds, promise: promise, owner: owner,
             explainer: explainer)
-        runtime.pendingCalls[ObjectIdentifier(context)] = context
         registerRunning(context)
         do {
             let args = try runtime.jsArray(arguments)
@@ -100,27 +103,35 @@ extension MacroEngine {
                 runtime.invokingContext = previous
                 runtime.currentOwner = previousOwner
             }
-            // The turn of ``enter(_:_:_:)``'s `.call`, bracketing the call without a closure.
-            let turn = try beginCallTurn(runtime, context)
-            let outcome: Result<Result<MacroValue, any Error>?, any Error>
+            // The turn of ``enter(_:_:_:)``'s `.call`, bracketing the call without a closure,
+            // and without a `Result` carried through its end: the turn's end throws when the
+            // JavaScript failed or was stopped, else the value (or the conversion's failure,
+            // which fails the call but not the turn) stands.
+            let turn = try beginCallTurn(runtime, context, settings: settings)
+            var value: MacroValue?
+            var conversionFailure: MacroError?
+            var failure: (any Error)?
             do {
-                let value = try runtime.call(runtime.invokeHelper(), function, args.ref, handlers, macro: macro)
-                if runtime.isPendingSentinel(value) {
-                    outcome = .success(nil)
-                } else {
-                    do { outcome = .success(.success(try runtime.macroValue(value))) } catch let error as MacroError where error.code == .conversion {
-                        outcome = runtime.watchdog.fired != nil ? .failure(error) : .success(.failure(error))
+                let result = try runtime.call(runtime.invokeHelper(), function, args.ref, handlers, macro: macro)
+                if !runtime.isPendingSentinel(result) {
+                    do { value = try runtime.macroValue(result) } catch let error as MacroError where error.code == .conversion {
+                        if runtime.watchdog.fired != nil { failure = error } else { conversionFailure = error }
                     }
                 }
             } catch {
-                outcome = .failure(error)
+                failure = error
             }
-            let result = try endCallTurn(runtime, turn, outcome)
-            if let result {
-                finish(context, result, runtime: runtime)
+            try endCallTurn(runtime, turn, failure: failure)
+            if let conversionFailure {
+                finish(context, .failure(conversionFailure), runtime: runtime)
+            } else if let value {
+                finish(context, .success(value), runtime: runtime)
             } else if !context.finished {
                 // Pending: the deadline covers the awaited time. Scheduled work holds the engine
                 // weakly: it may fire after the engine is released, before the runtime is closed.
+                // Only a pending call is listed for cancel and shutdown (``JSRuntime/pendingCalls``):
+                // one that ends in its first turn is never seen there.
+                runtime.pendingCalls[ObjectIdentifier(context)] = context
                 context.deadlineTask = eventLoop.assumeIsolated().scheduleTask(deadline: context.deadline) { [weak self] in
                     self?.finish(context, .failure(MacroError(code: .timeout, message: "timed out after \(context.budget.milliseconds) ms", macro: macro)), runtime: runtime)
                 }
@@ -136,8 +147,11 @@ extension MacroEngine {
     func finish(_ context: CallContext, _ result: Result<MacroValue, any Error>, runtime: JSRuntime) {
         guard !context.finished else { return }
         context.finished = true
-        context.deadlineTask?.cancel()
-        runtime.pendingCalls[ObjectIdentifier(context)] = nil
+        if let deadlineTask = context.deadlineTask {
+            // Only a call that went pending has a deadline task and is listed.
+            deadlineTask.cancel()
+            runtime.pendingCalls[ObjectIdentifier(context)] = nil
+        }
         unregisterRunning(context.id)
         runtime.watchdog.cancellations.remove(context.id)
         // Inside a turn, the caller hears the outcome after the turn commits or rolls back.
