@@ -67,7 +67,7 @@ final class Watchdog {
         if fired != nil { fired = nil }
         armedNanoseconds = limit
         deadline = now + .nanoseconds(limit)
-        rearm(min(Double(limit) / 1e9, Self.tick))
+        rearm(min(Double(limit) / 1e9, Self.tick), unlessUnchanged: true)
     }
 
     /// Moves the running entry's deadline later by `duration`: a debug session's time stopped at
@@ -82,8 +82,18 @@ final class Watchdog {
     /// the last tick before a deadline may overshoot it by up to this much.
     static let shortest = 0.005
 
-    private func rearm(_ seconds: Double) {
+    /// The limit last given to JavaScriptCore (nil: none yet).
+    private var lastLimit: Double?
+
+    /// Gives JavaScriptCore the limit of the next tick. `unlessUnchanged`: not when it has that
+    /// limit already (arming an entry, outside the VM: JavaScriptCore keeps the limit and starts
+    /// its timer with it at each VM entry, so setting the same one again does nothing but take
+    /// the VM's lock; every entry's limit is the same tick unless a deadline is near). The
+    /// callback's re-arms, inside the VM, always set it (they start the next tick).
+    private func rearm(_ seconds: Double, unlessUnchanged: Bool = false) {
         let seconds = max(Self.shortest, seconds)
+        if unlessUnchanged, lastLimit == seconds { return }
+        lastLimit = seconds
         JSContextGroupSetExecutionTimeLimit(group, seconds, watchdogShouldTerminate, Unmanaged.passUnretained(self).toOpaque())
     }
 
