@@ -61,7 +61,8 @@ final class JSRuntime {
     var inTransaction = false
     /// Work to run once the current turn has committed or rolled back (completing callers).
     var afterTurn: [() -> Void] = []
-    var invokeHelperRef: JSObjectRef?
+    /// The invoke helpers by arity (``invokeHelper(arity:)``), made once, kept protected.
+    var invokeHelperRefs: [JSObjectRef] = []
     var pendingSentinelRef: JSObjectRef?
     /// `__macroengine_handlers(fulfilled)`: makes the settle function of ``invokingContext``.
     var handlersRef: JSObjectRef?
@@ -356,22 +357,16 @@ final class JSRuntime {
         return (value[jsString: JSNames.line.ref].number.map { Int($0) }, value[jsString: JSNames.message.ref].toString())
     }
 
-    /// Calls a function with `this` = undefined.
-    /// ``call(_:arguments:macro:)`` with three arguments, passed from the stack (a macro call's
-    /// entry: no array per call).
-    func call(_ function: JSObjectRef, _ first: JSValueRef?, _ second: JSValueRef?, _ third: JSValueRef?, macro: String?) throws -> JSValue {
+    /// ``call(_:arguments:macro:)`` with the arguments in place (a macro call's entry passes
+    /// them from the stack: no array per call).
+    func call(_ function: JSObjectRef, arguments: UnsafeBufferPointer<JSValueRef?>, macro: String?) throws -> JSValue {
         var exception: JSValueRef?
-        let result = withUnsafeTemporaryAllocation(of: JSValueRef?.self, capacity: 3) { buffer in
-            buffer.initialize(repeating: nil)
-            buffer[0] = first
-            buffer[1] = second
-            buffer[2] = third
-            return JSObjectCallAsFunction(context.ref, function, nil, 3, buffer.baseAddress, &exception)
-        }
+        let result = JSObjectCallAsFunction(context.ref, function, nil, arguments.count, arguments.baseAddress, &exception)
         if let exception { throw macroError(fromException: exception, macro: macro, file: nil) }
         return JSValue(result ?? JSValueMakeUndefined(context.ref), in: context)
     }
 
+    /// Calls a function with `this` = undefined.
     func call(_ function: JSObjectRef, arguments: [JSValueRef?], macro: String?) throws -> JSValue {
         var exception: JSValueRef?
         var args = arguments
