@@ -160,7 +160,14 @@ struct WireBytesTests {
                     [UInt8.random(in: 0x80...0xFF, using: &generator), UInt8.random(in: 0...0xFF, using: &generator), 0x41][Int.random(in: 0...2, using: &generator)]
                 })
         }
-        for bytes in cases {
+        // The same between ASCII of every length up to 20 on either side: the check takes eight
+        // ASCII bytes at a time, so a sequence must be judged wherever it falls in a word.
+        let padded = cases.flatMap { bytes in
+            (0...20).map { count in
+                Array(repeating: UInt8(ascii: "a"), count: count) + bytes + Array(repeating: UInt8(ascii: "z"), count: (count * 7) % 21)
+            }
+        }
+        for bytes in cases + padded {
             let expected = String(validating: bytes, as: UTF8.self) != nil
             #expect(bytes.withUnsafeBufferPointer { RPCCodec.isValidUTF8($0) } == expected, "\(bytes)")
         }

@@ -489,6 +489,12 @@ package enum UTF8Validation {
     package static func isValid(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         var i = 0
         let count = bytes.count
+        // Eight bytes at a time while they are all ASCII (a request line usually is whole):
+        // then the byte by byte check below takes over, from the first word with a high bit.
+        if let base = bytes.baseAddress {
+            let raw = UnsafeRawPointer(base)
+            while i + 8 <= count, raw.loadUnaligned(fromByteOffset: i, as: UInt64.self) & 0x8080_8080_8080_8080 == 0 { i += 8 }
+        }
         while i < count {
             let lead = bytes[i]
             if lead < 0x80 {

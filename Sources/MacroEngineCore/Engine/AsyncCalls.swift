@@ -20,9 +20,10 @@ final class CallContext {
     /// file that did not load), after the exception handler saw it.
     let explainer: (any CallFailureExplainer)?
 
+    /// `budgetNanoseconds`: `budget` in nanoseconds (the engine's call deadline has it so).
     init(
-        id: Int, macro: String?, budget: Duration, promise: EventLoopPromise<MacroValue>, owner: CodeOwner?,
-        explainer: (any CallFailureExplainer)? = nil
+        id: Int, macro: String?, budget: Duration, budgetNanoseconds: Int64, promise: EventLoopPromise<MacroValue>, owner: CodeOwner?,
+        explainer: (any CallFailureExplainer)?
     ) {
         self.id = id
         self.macro = macro
@@ -31,7 +32,7 @@ final class CallContext {
         // One clock read for both (a call's start and its deadline).
         let now = NIODeadline.now()
         self.started = now
-        self.deadline = now + .nanoseconds(Int64(budget.components.seconds) * 1_000_000_000 + budget.components.attoseconds / 1_000_000_000)
+        self.deadline = now + .nanoseconds(budgetNanoseconds)
         self.promise = promise
         self.explainer = explainer
     }
@@ -77,53 +78,30 @@ extension MacroEngine {
         explainer: (any CallFailureExplainer)? = nil, runtime: JSRuntime
     ) -> EventLoopFuture<MacroValue> {
         let promise = eventLoop.makePromise(of: MacroValue.self)
-        let owner = macro.flatMap { runtime.macroOwners[$0] }
+        let owner = macro.flatMap { runtime.owner(ofMacro: $0) }
+        // The settings in one read for the call's deadline and its turn.
+        let settings = turnSettings
         let context = CallContext(
-            id: callID ?? nextCallID(), macro: macro, budget: budget ?? callDeadline, promise: promise, owner: owner,
+            id: callID ?? nextCallID(), macro: macro, budget: budget ?? settings.callDeadline,
+            budgetNanoseconds: budget?.nanoseconds ?? settings.callDeadlineNanoseconds, promise: promise, owner: owner,
             explainer: explainer)
-        runtime.pendingCalls[ObjectIdentifier(context)] = context
         registerRunning(context)
         do {
-            let args = try runtime.jsArray(arguments)
-            // One API call runs the macro *and* attaches the handlers, so a rejection among this
-            // turn's microtasks is seen in this turn (JSC drains microtasks at each API exit).
-            // A plain result is converted inside the same armed entry: its getters and proxy
-            // traps are JavaScript that may loop too.
-            // The settle functions are made only when the macro returns a thenable (the helper
-            // asks `handlers` for them): a plain result costs no function objects.
-            let handlers = try settleFunctionFactory(runtime)
-            let previous = runtime.invokingContext
-            runtime.invokingContext = context
-            let previousOwner = runtime.currentOwner
-            if runtime.entryDepth == 0 { runtime.currentOwner = owner }
-            defer {
-                runtime.invokingContext = previous
-                runtime.currentOwner = previousOwner
-            }
-            // The turn of ``enter(_:_:_:)``'s `.call`, bracketing the call without a closure.
-            let turn = try beginCallTurn(runtime, context)
-            let outcome: Result<Result<MacroValue, any Error>?, any Error>
-            do {
-                let value = try runtime.call(runtime.invokeHelper(), function, args.ref, handlers, macro: macro)
-                if runtime.isPendingSentinel(value) {
-                    outcome = .success(nil)
+            // The helper's arguments: the function, the handlers' factory, then the macro's
+            // arguments one by one (converted here, before the turn), or in one array when there
+            // are more than the helpers of a fixed count take. In memory on the stack, where the
+            // collector's conservative scan sees the converted values; no array per call.
+            let count = arguments.count
+            let packed = count >= JSRuntime.invokeArities
+            try withUnsafeTemporaryAllocation(of: JSValueRef?.self, capacity: packed ? 3 : 2 + count) { buffer in
+                buffer.initialize(repeating: nil)
+                if packed {
+                    buffer[2] = try runtime.jsArray(arguments).ref
                 } else {
-                    do { outcome = .success(.success(try runtime.macroValue(value))) } catch let error as MacroError where error.code == .conversion {
-                        outcome = runtime.watchdog.fired != nil ? .failure(error) : .success(.failure(error))
-                    }
+                    for index in 0..<count { buffer[2 + index] = try runtime.jsValue(arguments[index]).ref }
                 }
-            } catch {
-                outcome = .failure(error)
-            }
-            let result = try endCallTurn(runtime, turn, outcome)
-            if let result {
-                finish(context, result, runtime: runtime)
-            } else if !context.finished {
-                // Pending: the deadline covers the awaited time. Scheduled work holds the engine
-                // weakly: it may fire after the engine is released, before the runtime is closed.
-                context.deadlineTask = eventLoop.assumeIsolated().scheduleTask(deadline: context.deadline) { [weak self] in
-                    self?.finish(context, .failure(MacroError(code: .timeout, message: "timed out after \(context.budget.milliseconds) ms", macro: macro)), runtime: runtime)
-                }
+                buffer[0] = function
+                try startCall(context, buffer, arity: packed ? nil : count, settings: settings, runtime: runtime)
             }
         } catch {
             finish(context, .failure(error), runtime: runtime)
@@ -131,13 +109,73 @@ extension MacroEngine {
         return promise.futureResult
     }
 
+    /// ``invoke(_:arguments:macro:budget:callID:explainer:runtime:)``'s first turn: `arguments`
+    /// is the invoke helper's (the function first, then a free slot for the handlers' factory,
+    /// then the macro's arguments, or their array when `arity` is nil).
+    private func startCall(
+        _ context: CallContext, _ arguments: UnsafeMutableBufferPointer<JSValueRef?>, arity: Int?, settings: TurnSettings, runtime: JSRuntime
+    ) throws {
+        let macro = context.macro
+        // One API call runs the macro *and* attaches the handlers, so a rejection among this
+        // turn's microtasks is seen in this turn (JSC drains microtasks at each API exit).
+        // A plain result is converted inside the same armed entry: its getters and proxy
+        // traps are JavaScript that may loop too.
+        // The settle functions are made only when the macro returns a thenable (the helper
+        // asks `handlers` for them): a plain result costs no function objects.
+        arguments[1] = try settleFunctionFactory(runtime)
+        let previous = runtime.invokingContext
+        runtime.invokingContext = context
+        let previousOwner = runtime.currentOwner
+        if runtime.entryDepth == 0 { runtime.currentOwner = context.owner }
+        defer {
+            runtime.invokingContext = previous
+            runtime.currentOwner = previousOwner
+        }
+        // The turn of ``enter(_:_:_:)``'s `.call`, bracketing the call without a closure,
+        // and without a `Result` carried through its end: the turn's end throws when the
+        // JavaScript failed or was stopped, else the value (or the conversion's failure,
+        // which fails the call but not the turn) stands.
+        let turn = try beginCallTurn(runtime, context, settings: settings)
+        var value: MacroValue?
+        var conversionFailure: MacroError?
+        var failure: (any Error)?
+        do {
+            let result = try runtime.call(runtime.invokeHelper(arity: arity), arguments: UnsafeBufferPointer(arguments), macro: macro)
+            if !runtime.isPendingSentinel(result) {
+                do { value = try runtime.macroValue(result) } catch let error as MacroError where error.code == .conversion {
+                    if runtime.watchdog.fired != nil { failure = error } else { conversionFailure = error }
+                }
+            }
+        } catch {
+            failure = error
+        }
+        try endCallTurn(runtime, turn, failure: failure)
+        if let conversionFailure {
+            finish(context, .failure(conversionFailure), runtime: runtime)
+        } else if let value {
+            finish(context, .success(value), runtime: runtime)
+        } else if !context.finished {
+            // Pending: the deadline covers the awaited time. Scheduled work holds the engine
+            // weakly: it may fire after the engine is released, before the runtime is closed.
+            // Only a pending call is listed for cancel and shutdown (``JSRuntime/pendingCalls``):
+            // one that ends in its first turn is never seen there.
+            runtime.pendingCalls[ObjectIdentifier(context)] = context
+            context.deadlineTask = eventLoop.assumeIsolated().scheduleTask(deadline: context.deadline) { [weak self] in
+                self?.finish(context, .failure(MacroError(code: .timeout, message: "timed out after \(context.budget.milliseconds) ms", macro: macro)), runtime: runtime)
+            }
+        }
+    }
+
     /// Ends the call once: reports a failure to the exception handler, cancels the deadline and,
     /// on failure, every timer the call created (so nothing of it runs later).
     func finish(_ context: CallContext, _ result: Result<MacroValue, any Error>, runtime: JSRuntime) {
         guard !context.finished else { return }
         context.finished = true
-        context.deadlineTask?.cancel()
-        runtime.pendingCalls[ObjectIdentifier(context)] = nil
+        if let deadlineTask = context.deadlineTask {
+            // Only a call that went pending has a deadline task and is listed.
+            deadlineTask.cancel()
+            runtime.pendingCalls[ObjectIdentifier(context)] = nil
+        }
         unregisterRunning(context.id)
         runtime.watchdog.cancellations.remove(context.id)
         // Inside a turn, the caller hears the outcome after the turn commits or rolls back.
@@ -337,32 +375,59 @@ extension MacroEngine {
 }
 
 extension JSRuntime {
-    /// `(fn, args, handlers)`: calls fn; a thenable result gets `handlers(true)` and
-    /// `handlers(false)` as its callbacks and the pending sentinel is returned, any other result
-    /// is returned as is.
-    func invokeHelper() throws -> JSObjectRef {
-        if let helper = invokeHelperRef { return helper }
-        let value = try evaluateRaw(
-            """
-            (function () {
-              var pending = {};
-              function __macroengine_invoke(fn, args, handlers) {
-                var result = fn.apply(undefined, args);
-                if (result !== null && (typeof result === "object" || typeof result === "function") && typeof result.then === "function") {
-                  result.then(handlers(true), handlers(false));
-                  return pending;
-                }
-                return result;
+    /// How many arguments the invoke helpers that take them one by one go up to (0 to 4);
+    /// more go in an array.
+    static let invokeArities = 5
+
+    /// The invoke helper for `arity` arguments (nil: any number, in an array): `(fn, handlers,
+    /// a0, a1, ...)` or `(fn, handlers, args)`. It calls fn with the arguments (`this`
+    /// undefined); a thenable result gets `handlers(true)` and `handlers(false)` as its
+    /// callbacks and the pending sentinel is returned, any other result is returned as is.
+    /// A direct call of fn costs no array and no `apply` (the stack shows the same frames: the
+    /// helpers, named `__macroengine_invoke...`, are left out of it).
+    func invokeHelper(arity: Int?) throws -> JSObjectRef {
+        if !invokeHelperRefs.isEmpty { return invokeHelperRefs[arity ?? Self.invokeArities] }
+        let check = """
+              if (result !== null && (typeof result === "object" || typeof result === "function") && typeof result.then === "function") {
+                result.then(handlers(true), handlers(false));
+                return pending;
               }
-              __macroengine_invoke.pending = pending;
-              return __macroengine_invoke;
-            })()
-            """, file: nil)
-        let object = value.objectRef!
-        JSValueProtect(context.ref, object)
-        invokeHelperRef = object
-        pendingSentinelRef = value["pending"].objectRef
-        return object
+              return result;
+            """
+        var helpers: [String] = []
+        for arity in 0..<Self.invokeArities {
+            let parameters = (0..<arity).map { "a\($0)" }.joined(separator: ", ")
+            helpers.append(
+                """
+                function __macroengine_invoke\(arity)(fn, handlers\(arity == 0 ? "" : ", " + parameters)) {
+                  var result = fn(\(parameters));
+                \(check)
+                }
+                """)
+        }
+        helpers.append(
+            """
+            function __macroengine_invoke(fn, handlers, args) {
+              var result = fn.apply(undefined, args);
+            \(check)
+            }
+            """)
+        let names = (0..<Self.invokeArities).map { "__macroengine_invoke\($0)" } + ["__macroengine_invoke"]
+        let value = try evaluateRaw(
+            "(function () {\nvar pending = {};\n" + helpers.joined(separator: "\n") + "\nreturn [" + names.joined(separator: ", ")
+                + ", pending];\n})()", file: nil)
+        let array = value.objectRef!
+        var refs: [JSObjectRef] = []
+        for index in 0...Self.invokeArities {
+            let helper = JSValueToObject(context.ref, JSObjectGetPropertyAtIndex(context.ref, array, UInt32(index), nil), nil)!
+            JSValueProtect(context.ref, helper)
+            refs.append(helper)
+        }
+        let sentinel = JSValueToObject(context.ref, JSObjectGetPropertyAtIndex(context.ref, array, UInt32(Self.invokeArities + 1), nil), nil)!
+        JSValueProtect(context.ref, sentinel)
+        pendingSentinelRef = sentinel
+        invokeHelperRefs = refs
+        return refs[arity ?? Self.invokeArities]
     }
 
     func isPendingSentinel(_ value: JSValue) -> Bool {

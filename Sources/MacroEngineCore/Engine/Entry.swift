@@ -57,7 +57,7 @@ extension MacroEngine {
         if runtime.entryDepth == 0, let reason = paused.current { throw pausedError(reason, macro: macro) }
     }
 
-    /// A call's turn in progress (``Entry/call(_:)``), from ``beginCallTurn(_:_:)`` to ``endCallTurn(_:_:_:)``.
+    /// A call's turn in progress (``Entry/call(_:)``), from ``beginCallTurn(_:_:settings:)`` to ``endCallTurn(_:_:failure:)``.
     struct CallTurn {
         fileprivate let context: CallContext?
         fileprivate let previousCall: CallContext?
@@ -65,51 +65,68 @@ extension MacroEngine {
         fileprivate let deadlineBound: Bool
         fileprivate let transaction: Transaction
         fileprivate let armed: JSRuntime.ArmedEntry
+        /// The turn observer, read with the other settings when the turn began.
+        fileprivate let observer: (@Sendable () -> Void)?
     }
 
     /// Begins a call's turn (``Entry/call(_:)``): the time limit is the smaller of the engine's
     /// and what is left of the call's deadline; the call is the runtime's current one; the
     /// participants' turn begins (outermost entry) and the watchdog is armed. Every
-    /// ``beginCallTurn(_:_:)`` that returns is followed by one ``endCallTurn(_:_:_:)``; the
+    /// ``beginCallTurn(_:_:settings:)`` that returns is followed by one ``endCallTurn(_:_:failure:)``; the
     /// two bracket the JavaScript without a closure (a call's first run is the hot path).
-    func beginCallTurn(_ runtime: JSRuntime, _ context: CallContext?) throws -> CallTurn {
+    /// `settings`: ``turnSettings`` when the caller read them already.
+    func beginCallTurn(_ runtime: JSRuntime, _ context: CallContext?, settings: TurnSettings? = nil) throws -> CallTurn {
         try refuseIfPaused(runtime, macro: context?.macro)
         // The settings in one read, and one clock read for the deadline, the watchdog and the
-        // occupancy record.
-        let settings = turnSettings
-        var limit = settings.timeLimit
+        // occupancy record; the limits in nanoseconds (no 128-bit `Duration` arithmetic).
+        let settings = settings ?? turnSettings
+        var limit = settings.timeLimitNanoseconds
         let now = NIODeadline.now()
         var deadlineBound = false
         if let context {
-            let remaining = context.deadline - now
-            guard remaining.nanoseconds > 0 else {
+            let remaining = (context.deadline - now).nanoseconds
+            guard remaining > 0 else {
                 throw MacroError(code: .timeout, message: "timed out after \(context.budget.milliseconds) ms", macro: context.macro)
             }
-            let left = Duration.nanoseconds(remaining.nanoseconds)
-            if left < limit { limit = left; deadlineBound = true }
+            if remaining < limit { limit = remaining; deadlineBound = true }
         }
         let previousCall = runtime.currentCall, previousRunning = runtime.watchdog.runningCall
         runtime.currentCall = context
         runtime.watchdog.runningCall = context?.id ?? 0
         let transaction = beginTransaction(runtime, participants: settings.participants)
-        let armed = runtime.arm(timeLimit: limit, now: now)
+        let armed = runtime.arm(nanoseconds: limit, now: now)
         return CallTurn(
             context: context, previousCall: previousCall, previousRunning: previousRunning, deadlineBound: deadlineBound,
-            transaction: transaction, armed: armed)
+            transaction: transaction, armed: armed, observer: settings.turnObserver)
     }
 
     /// Ends a call's turn with what its JavaScript gave: the watchdog's stop becomes its error,
     /// the participants commit (or roll back), the turn observer runs after the outermost entry.
     func endCallTurn<T>(_ runtime: JSRuntime, _ turn: CallTurn, _ outcome: Result<T, any Error>) throws -> T {
+        switch outcome {
+        case .success(let value):
+            try endCallTurn(runtime, turn, failure: nil)
+            return value
+        case .failure(let error):
+            try endCallTurn(runtime, turn, failure: error)
+            throw error  // not reached: a failed turn throws
+        }
+    }
+
+    /// ``endCallTurn(_:_:_:)`` without the result, which the caller keeps (no generic value
+    /// carried through the turn's end): `failure` is the JavaScript's error, nil when it gave a
+    /// result. Returns when that result stands; throws the turn's error otherwise (always when
+    /// `failure` is set).
+    func endCallTurn(_ runtime: JSRuntime, _ turn: CallTurn, failure: (any Error)?) throws {
         defer {
             runtime.currentCall = turn.previousCall
             runtime.watchdog.runningCall = turn.previousRunning
-            if runtime.entryDepth == 0 { turnEnded() }
+            if runtime.entryDepth == 0 { turn.observer?() }
         }
         do {
-            let armedOutcome: Result<T, any Error>
-            do { armedOutcome = .success(try runtime.disarm(turn.armed, outcome, macro: turn.context?.macro)) } catch { armedOutcome = .failure(error) }
-            return try endTransaction(runtime, turn.transaction, armedOutcome)
+            var failure = failure
+            do { try runtime.disarm(turn.armed, failure: failure, macro: turn.context?.macro) } catch { failure = error }
+            try endTransaction(runtime, turn.transaction, failure: failure)
         } catch var error as MacroError where error.code == .timeout && turn.deadlineBound {
             error.message = "timed out after \(turn.context!.budget.milliseconds) ms"
             throw error
@@ -132,28 +149,44 @@ extension MacroEngine {
         return Transaction(participants: participants)
     }
 
-    /// Ends the turn ``beginTransaction(_:participants:)`` began: commits it when the run
-    /// succeeded and no part of it failed, else rolls it back (and after a stop runs what the
-    /// stopped run left queued, see ``drainAfterStop(_:_:)``); then what waited for the turn's end.
+    /// ``endTransaction(_:_:failure:)`` carrying the run's result.
     private func endTransaction<T>(_ runtime: JSRuntime, _ transaction: Transaction, _ outcome: Result<T, any Error>) throws -> T {
-        guard let participants = transaction.participants else { return try outcome.get() }
+        switch outcome {
+        case .success(let value):
+            try endTransaction(runtime, transaction, failure: nil)
+            return value
+        case .failure(let error):
+            try endTransaction(runtime, transaction, failure: error)
+            throw error  // not reached: a failed run throws
+        }
+    }
+
+    /// Ends the turn ``beginTransaction(_:participants:)`` began: commits it when the run
+    /// succeeded (`failure` nil) and no part of it failed, else rolls it back (and after a stop
+    /// runs what the stopped run left queued, see ``drainAfterStop(_:_:)``); then what waited for
+    /// the turn's end. Throws `failure` when set.
+    private func endTransaction(_ runtime: JSRuntime, _ transaction: Transaction, failure: (any Error)?) throws {
+        guard let participants = transaction.participants else {
+            if let failure { throw failure }
+            return
+        }
         defer {
             runtime.inTransaction = false
-            let waiting = runtime.afterTurn
-            runtime.afterTurn.removeAll()
-            waiting.forEach { $0() }
-        }
-        switch outcome {
-        case .success(let result):
-            if runtime.turnFailed { participants.forEach { $0.rollbackTurn() } } else { participants.forEach { $0.commitTurn() } }
-            return result
-        case .failure(let error):
-            participants.forEach { $0.rollbackTurn() }
-            if let stop = error as? MacroError, [.timeout, .cancelled, .memoryLimit].contains(stop.code) {
-                drainAfterStop(runtime, participants)
+            if !runtime.afterTurn.isEmpty {
+                let waiting = runtime.afterTurn
+                runtime.afterTurn.removeAll()
+                waiting.forEach { $0() }
             }
-            throw error
         }
+        guard let failure else {
+            if runtime.turnFailed { participants.forEach { $0.rollbackTurn() } } else { participants.forEach { $0.commitTurn() } }
+            return
+        }
+        participants.forEach { $0.rollbackTurn() }
+        if let stop = failure as? MacroError, [.timeout, .cancelled, .memoryLimit].contains(stop.code) {
+            drainAfterStop(runtime, participants)
+        }
+        throw failure
     }
 
     /// A stop can land while JavaScriptCore drains promise jobs: the drain ends there, and the

@@ -40,8 +40,12 @@ public final class MacroEngine: Sendable {
     private let settings: Mutex<Settings>
 
     private struct Settings {
-        var timeLimit: Duration
-        var callDeadline: Duration
+        var timeLimit: Duration { didSet { timeLimitNanoseconds = timeLimit.nanoseconds } }
+        var callDeadline: Duration { didSet { callDeadlineNanoseconds = callDeadline.nanoseconds } }
+        /// The two above in nanoseconds, converted when set (a `Duration`'s conversion is
+        /// 128-bit arithmetic: a call's turn reads these instead).
+        var timeLimitNanoseconds: Int64
+        var callDeadlineNanoseconds: Int64
         var exceptionHandler: @Sendable (MacroError) -> Void
         var consoleHandler: @Sendable (ConsoleMessage) -> Void
         var turnObserver: (@Sendable () -> Void)?
@@ -112,6 +116,8 @@ public final class MacroEngine: Sendable {
             Settings(
                 timeLimit: configuration.timeLimit,
                 callDeadline: configuration.callDeadline,
+                timeLimitNanoseconds: configuration.timeLimit.nanoseconds,
+                callDeadlineNanoseconds: configuration.callDeadline.nanoseconds,
                 exceptionHandler: { MacroEngine.report($0, to: reporter) },
                 consoleHandler: { message in
                     reporter.log(level: message.level, "\(message.message)", metadata: message.macro.map { ["macro": "\($0)"] } ?? [:])
@@ -177,13 +183,27 @@ public final class MacroEngine: Sendable {
     /// The participants a turn begins and commits or rolls back (see ``Entry``).
     var turnParticipants: [any TurnParticipant] { settings.locked { $0.participants } }
 
-    /// ``timeLimit`` and ``turnParticipants`` in one read (a call's turn).
-    var turnSettings: (timeLimit: Duration, participants: [any TurnParticipant]) {
-        settings.locked { ($0.timeLimit, $0.participants) }
+    /// What a call's turn reads of the settings, in one read (see ``turnSettings``).
+    struct TurnSettings {
+        /// ``timeLimit`` in nanoseconds.
+        var timeLimitNanoseconds: Int64
+        /// ``callDeadline``, and in nanoseconds.
+        var callDeadline: Duration
+        var callDeadlineNanoseconds: Int64
+        /// ``turnParticipants``.
+        var participants: [any TurnParticipant]
+        /// The turn observer (``onTurnEnd(_:)``), run after the turn.
+        var turnObserver: (@Sendable () -> Void)?
     }
 
-    func turnEnded() {
-        settings.locked { $0.turnObserver }?()
+    /// The time limit, the call deadline, ``turnParticipants`` and the turn observer in one read
+    /// (a call's turn).
+    var turnSettings: TurnSettings {
+        settings.locked {
+            TurnSettings(
+                timeLimitNanoseconds: $0.timeLimitNanoseconds, callDeadline: $0.callDeadline, callDeadlineNanoseconds: $0.callDeadlineNanoseconds,
+                participants: $0.participants, turnObserver: $0.turnObserver)
+        }
     }
 
     /// The default exception handler: one log line with the fields as metadata.

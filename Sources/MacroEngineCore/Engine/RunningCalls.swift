@@ -47,7 +47,8 @@ extension MacroEngine {
     func unregisterRunning(_ id: Int) {
         let waiters = running.calls.locked { calls -> [@Sendable () -> Void] in
             calls.removeValue(forKey: id)
-            return running.waiters.locked { $0.removeValue(forKey: id) } ?? []
+            // Nobody waits for most calls: no hash of the id then.
+            return running.waiters.locked { $0.isEmpty ? nil : $0.removeValue(forKey: id) } ?? []
         }
         waiters.forEach { $0() }
     }

@@ -142,10 +142,7 @@ public final class StallWatch: Sendable {
 }
 
 extension Duration {
-    /// Whole nanoseconds (saturating at Int64's range).
-    var nanoseconds: Int64 {
-        let (seconds, overflow) = components.seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        if overflow { return components.seconds < 0 ? .min : .max }
-        return seconds.addingReportingOverflow(components.attoseconds / 1_000_000_000).overflow ? .max : seconds + components.attoseconds / 1_000_000_000
-    }
+    /// Whole nanoseconds, rounded toward zero (saturating at Int64's range). One 128-bit
+    /// division: `components` divides, then multiplies back, on each read.
+    var nanoseconds: Int64 { Int64(clamping: attoseconds / 1_000_000_000) }
 }

@@ -41,14 +41,28 @@ final class JSRuntime {
     /// acorn, in a context group of its own: checks a macro file's shape before it runs.
     var shapeCheck: ShapeCheck? = ShapeCheck()
     /// The owner of each live macro function, by macro name (set when a version goes live).
-    var macroOwners: [String: CodeOwner] = [:]
+    var macroOwners: [String: CodeOwner] = [:] {
+        didSet { lastOwner = nil }
+    }
+    /// The last answer of ``owner(ofMacro:)``: a server calls the same macro over and over, and
+    /// comparing a short name costs less than hashing it.
+    private var lastOwner: (macro: String, owner: CodeOwner?)?
+
+    /// ``macroOwners``[`macro`].
+    func owner(ofMacro macro: String) -> CodeOwner? {
+        if let lastOwner, lastOwner.macro == macro { return lastOwner.owner }
+        let owner = macroOwners[macro]
+        lastOwner = (macro, owner)
+        return owner
+    }
     /// Set when the running turn failed without throwing to Swift (a rejection seen in it).
     var turnFailed = false
     /// True while a turn's transaction is open.
     var inTransaction = false
     /// Work to run once the current turn has committed or rolled back (completing callers).
     var afterTurn: [() -> Void] = []
-    var invokeHelperRef: JSObjectRef?
+    /// The invoke helpers by arity (``invokeHelper(arity:)``), made once, kept protected.
+    var invokeHelperRefs: [JSObjectRef] = []
     var pendingSentinelRef: JSObjectRef?
     /// `__macroengine_handlers(fulfilled)`: makes the settle function of ``invokingContext``.
     var handlersRef: JSObjectRef?
@@ -59,7 +73,8 @@ final class JSRuntime {
     var stackLimit = StackLimitGuard()
     /// The call whose macro function the invoke helper is running (innermost; nil outside).
     var invokingContext: CallContext?
-    /// Calls started from Swift that have not settled yet.
+    /// Calls started from Swift that are pending: their first turn ended without settling them
+    /// (a call settled in its first turn is never listed).
     var pendingCalls: [ObjectIdentifier: CallContext] = [:]
 
     init(name: String, occupancy: EngineOccupancy) {
@@ -201,13 +216,19 @@ final class JSRuntime {
     /// Begins an armed entry (see ``armed(timeLimit:macro:now:_:)``); every `arm` is followed by
     /// one ``disarm(_:_:macro:)``. `now`: the clock, when the caller just read it.
     func arm(timeLimit: Duration, now: NIODeadline? = nil) -> ArmedEntry {
+        arm(nanoseconds: entryDepth == 0 ? timeLimit.nanoseconds : 0, now: now)
+    }
+
+    /// ``arm(timeLimit:now:)`` with the limit in nanoseconds (a call's turn has it so; nested
+    /// entries share the outer budget and ignore it).
+    func arm(nanoseconds timeLimit: Int64, now: NIODeadline? = nil) -> ArmedEntry {
         precondition(!closed, "MacroEngine used after it was shut down")
         let outermost = entryDepth == 0
         if outermost {
             let now = now ?? .now()
-            watchdog.arm(timeLimit, now: now)
+            watchdog.arm(nanoseconds: timeLimit, now: now)
             occupancy.begin(
-                budget: UInt64(max(0, timeLimit.nanoseconds)), call: watchdog.runningCall, owner: currentOwner,
+                budget: UInt64(max(0, timeLimit)), call: watchdog.runningCall, owner: currentOwner,
                 now: UInt64(now.uptimeNanoseconds))
         }
         entryDepth += 1
@@ -217,6 +238,20 @@ final class JSRuntime {
     /// Ends the armed entry `entry` with what its JavaScript gave: a watchdog stop becomes its
     /// error (while still armed and recorded), then the entry ends.
     func disarm<T>(_ entry: ArmedEntry, _ outcome: Result<T, any Error>, macro: String?) throws -> T {
+        switch outcome {
+        case .success(let value):
+            try disarm(entry, failure: nil, macro: macro)
+            return value
+        case .failure(let error):
+            try disarm(entry, failure: error, macro: macro)
+            throw error  // not reached: a failed entry throws
+        }
+    }
+
+    /// ``disarm(_:_:macro:)`` without the result, which the caller keeps: `failure` is the
+    /// JavaScript's error, nil when it gave a result. Returns when that result stands; throws
+    /// otherwise (always when `failure` is set).
+    func disarm(_ entry: ArmedEntry, failure: (any Error)?, macro: String?) throws {
         defer {
             entryDepth -= 1
             if entry.outermost {
@@ -228,12 +263,15 @@ final class JSRuntime {
         // Stopped while JavaScriptCore drained promise jobs at the API's exit: the call then
         // returns as if nothing happened, with a value that is not the script's (measured on
         // 2.50.6: no exception, the result replaced). The run did not finish: it fails.
-        guard entryDepth == 1, watchdog.fired != nil else { return try outcome.get() }
-        switch outcome {
-        case .success: throw stopError(MacroError(code: .threw, message: "JavaScript execution terminated.", macro: macro), macro: macro)
-        case .failure(let error as MacroError): throw stopError(error, macro: macro)
-        case .failure(let error): throw error
+        guard entryDepth == 1, watchdog.fired != nil else {
+            if let failure { throw failure }
+            return
         }
+        guard let failure else {
+            throw stopError(MacroError(code: .threw, message: "JavaScript execution terminated.", macro: macro), macro: macro)
+        }
+        if let error = failure as? MacroError { throw stopError(error, macro: macro) }
+        throw failure
     }
 
     /// The error a watchdog stop becomes (call only once ``Watchdog/fired`` is set): timeout,
@@ -319,22 +357,16 @@ final class JSRuntime {
         return (value[jsString: JSNames.line.ref].number.map { Int($0) }, value[jsString: JSNames.message.ref].toString())
     }
 
-    /// Calls a function with `this` = undefined.
-    /// ``call(_:arguments:macro:)`` with three arguments, passed from the stack (a macro call's
-    /// entry: no array per call).
-    func call(_ function: JSObjectRef, _ first: JSValueRef?, _ second: JSValueRef?, _ third: JSValueRef?, macro: String?) throws -> JSValue {
+    /// ``call(_:arguments:macro:)`` with the arguments in place (a macro call's entry passes
+    /// them from the stack: no array per call).
+    func call(_ function: JSObjectRef, arguments: UnsafeBufferPointer<JSValueRef?>, macro: String?) throws -> JSValue {
         var exception: JSValueRef?
-        let result = withUnsafeTemporaryAllocation(of: JSValueRef?.self, capacity: 3) { buffer in
-            buffer.initialize(repeating: nil)
-            buffer[0] = first
-            buffer[1] = second
-            buffer[2] = third
-            return JSObjectCallAsFunction(context.ref, function, nil, 3, buffer.baseAddress, &exception)
-        }
+        let result = JSObjectCallAsFunction(context.ref, function, nil, arguments.count, arguments.baseAddress, &exception)
         if let exception { throw macroError(fromException: exception, macro: macro, file: nil) }
         return JSValue(result ?? JSValueMakeUndefined(context.ref), in: context)
     }
 
+    /// Calls a function with `this` = undefined.
     func call(_ function: JSObjectRef, arguments: [JSValueRef?], macro: String?) throws -> JSValue {
         var exception: JSValueRef?
         var args = arguments

@@ -36,7 +36,8 @@ final class Watchdog {
     var stackProbe: JSObjectRef?
     private var deadline: NIODeadline = .distantFuture
     /// The time limit of the outermost entry armed last (what a timeout reports).
-    private(set) var armedLimit: Duration = .zero
+    var armedLimit: Duration { .nanoseconds(armedNanoseconds) }
+    private var armedNanoseconds: Int64 = 0
     /// Call ids whose cancellation was requested; checked at every tick.
     let cancellations = CancellationRequests()
     /// The call whose JavaScript is running now (0: none).
@@ -58,18 +59,22 @@ final class Watchdog {
     /// Sets the limit for the next entry (measured from VM entry, native callbacks included);
     /// `now`: the clock as the caller just read it.
     func arm(_ limit: Duration, now: NIODeadline = .now()) {
-        fired = nil
-        armedLimit = limit
-        deadline = now + .nanoseconds(limit.components.seconds * 1_000_000_000 + limit.components.attoseconds / 1_000_000_000)
-        let seconds = Double(limit.components.seconds) + Double(limit.components.attoseconds) / 1e18
-        rearm(min(seconds, Self.tick))
+        arm(nanoseconds: limit.nanoseconds, now: now)
+    }
+
+    /// ``arm(_:now:)`` with the limit in nanoseconds (a call's turn has it so).
+    func arm(nanoseconds limit: Int64, now: NIODeadline) {
+        if fired != nil { fired = nil }
+        armedNanoseconds = limit
+        deadline = now + .nanoseconds(limit)
+        rearm(min(Double(limit) / 1e9, Self.tick), unlessUnchanged: true)
     }
 
     /// Moves the running entry's deadline later by `duration`: a debug session's time stopped at
     /// a breakpoint (the thread blocked in a native hook) is not running time.
     func postpone(by duration: Duration) {
         guard deadline != .distantFuture else { return }
-        deadline = deadline + .nanoseconds(duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
+        deadline = deadline + .nanoseconds(duration.nanoseconds)
     }
 
     /// The shortest limit ever armed: JavaScriptCore 2.50.6 aborts in its trap-signal thread when
@@ -77,8 +82,18 @@ final class Watchdog {
     /// the last tick before a deadline may overshoot it by up to this much.
     static let shortest = 0.005
 
-    private func rearm(_ seconds: Double) {
+    /// The limit last given to JavaScriptCore (nil: none yet).
+    private var lastLimit: Double?
+
+    /// Gives JavaScriptCore the limit of the next tick. `unlessUnchanged`: not when it has that
+    /// limit already (arming an entry, outside the VM: JavaScriptCore keeps the limit and starts
+    /// its timer with it at each VM entry, so setting the same one again does nothing but take
+    /// the VM's lock; every entry's limit is the same tick unless a deadline is near). The
+    /// callback's re-arms, inside the VM, always set it (they start the next tick).
+    private func rearm(_ seconds: Double, unlessUnchanged: Bool = false) {
         let seconds = max(Self.shortest, seconds)
+        if unlessUnchanged, lastLimit == seconds { return }
+        lastLimit = seconds
         JSContextGroupSetExecutionTimeLimit(group, seconds, watchdogShouldTerminate, Unmanaged.passUnretained(self).toOpaque())
     }
 
@@ -236,8 +251,24 @@ struct BacktraceFrame: Equatable {
 /// Thread-safe set of call ids to cancel.
 final class CancellationRequests: Sendable {
     private let ids = Mutex<Set<Int>>([])
-    func insert(_ id: Int) { _ = ids.locked { $0.insert(id) } }
-    func remove(_ id: Int) { _ = ids.locked { $0.remove(id) } }
+    /// How many ids the set holds (written under the lock): every call's end removes its id,
+    /// and almost always there is none to remove, so that needs neither the lock nor a hash.
+    /// An insert racing the removal of the same id may stay in the set, as it could before
+    /// (the insert landing just after the removal): ids are never reused.
+    private let count = Atomic<Int>(0)
+    func insert(_ id: Int) {
+        ids.locked {
+            $0.insert(id)
+            count.store($0.count, ordering: .releasing)
+        }
+    }
+    func remove(_ id: Int) {
+        guard count.load(ordering: .acquiring) != 0 else { return }
+        ids.locked {
+            $0.remove(id)
+            count.store($0.count, ordering: .releasing)
+        }
+    }
     func contains(_ id: Int) -> Bool { ids.locked { $0.contains(id) } }
 }
 

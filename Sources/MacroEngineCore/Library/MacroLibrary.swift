@@ -91,9 +91,16 @@ public final class MacroLibrary: Sendable {
         observer.locked { $0 }?.call(change)
     }
 
-    private struct Item {
-        var entry: MacroEntry
-        var method: MacroMethod?
+    /// A class, immutable (replaced whole): reading one out of the table under the lock, as
+    /// every call does, is a retain, not a copy of the entry.
+    private final class Item: Sendable {
+        let entry: MacroEntry
+        let method: MacroMethod?
+
+        init(entry: MacroEntry, method: MacroMethod?) {
+            self.entry = entry
+            self.method = method
+        }
     }
 
     /// Creates a library for `directory`; nothing is loaded until ``reload()``.

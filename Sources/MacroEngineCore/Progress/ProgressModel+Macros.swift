@@ -36,10 +36,12 @@ extension MacroEngine {
                     fast: { arguments in
                         arguments.context.number(model.value(at: index))
                     })
+                // The name for the TypeError, made once (not on every write).
+                let property = "progress.\(channel.name)"
                 let set = runtime.makeFunction(
                     name: "set \(channel.name)",
                     fast: { arguments in
-                        model.set(at: index, to: try MacroEngine.finiteNumber(arguments.first, function: "progress.\(channel.name)"))
+                        model.set(at: index, to: try MacroEngine.finiteNumber(arguments.first, function: property))
                         return arguments.context.undefined
                     })
                 JSObjectSetPropertyAtIndex(context.ref, makeArray, UInt32(index * 2), get.ref, nil)
