@@ -115,6 +115,11 @@ final class EngineLane: Sendable {
         switch reply {
         case .value(let value): completed(job, .success(value))
         case .future(let future): future.whenComplete { [self] outcome in completed(job, outcome) }
+        case .call(let future, let record):
+            future.whenComplete { [self] outcome in
+                methods.callEnded(record, outcome)
+                completed(job, outcome)
+            }
         case nil:
             // The control lane's and the debug sessions' methods are never admitted here.
             let error = RPCError(code: RPCError.internalError, message: "internal error: \(job.method.rawValue) is not run on the engine lane")

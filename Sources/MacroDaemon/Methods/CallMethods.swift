@@ -30,22 +30,22 @@ extension EngineMethods {
             connection.send(RPCMessage(.console(id: id, call: callID, level: "warn", message: message)))
         }
         counters.countCall()
-        let statistics = statistics
         let start = NIODeadline.now().uptimeNanoseconds
         statistics.value.started(callID ?? 0, macro: name)
         let route = id.flatMap { id in callID.map { consoleRoutes.open(call: $0, to: connection, id: id) } }
         let future = library.callFuture(name, arguments: arguments, deadline: deadline, callID: callID)
-        // The engine's futures complete on its loop, where the statistics live. Registered first,
-        // so it runs before the callbacks that deliver the reply (NIO runs a future's callbacks in
-        // the order they were added).
-        future.whenComplete { [consoleRoutes] result in
-            if let route, let callID { consoleRoutes.close(route, call: callID) }
-            let elapsed = NIODeadline.now().uptimeNanoseconds &- start
-            var failure: (any Error)?
-            if case .failure(let error) = result { failure = error }
-            statistics.value.finished(callID ?? 0, macro: name, nanoseconds: elapsed, failure: failure)
-        }
-        return .future(future)
+        return .call(future, CallRecord(name: name, callID: callID, start: start, route: route))
+    }
+
+    /// A call ended (the engine lane calls it when the call's future completes, on the engine's
+    /// loop where the statistics live, before the reply is delivered): its console route
+    /// closes and the statistics record its outcome and latency.
+    func callEnded(_ record: CallRecord, _ outcome: Result<MacroValue, any Error>) {
+        if let route = record.route, let callID = record.callID { consoleRoutes.close(route, call: callID) }
+        let elapsed = NIODeadline.now().uptimeNanoseconds &- record.start
+        var failure: (any Error)?
+        if case .failure(let error) = outcome { failure = error }
+        statistics.value.finished(record.callID ?? 0, macro: record.name, nanoseconds: elapsed, failure: failure)
     }
 
     /// `macro.profile {name, args?, runs?, timeoutMs?}`: runs the macro `runs` times (default 10)

@@ -63,4 +63,15 @@ struct MethodRequest {
 enum MethodReply {
     case value(MacroValue)
     case future(EventLoopFuture<MacroValue>)
+    /// A `macro.call`: its future, and what ``EngineMethods/callEnded(_:_:)`` records when it completes.
+    case call(EventLoopFuture<MacroValue>, CallRecord)
+}
+
+/// What a `macro.call` leaves for its end: its macro, call id, start time and console route.
+struct CallRecord {
+    let name: String
+    let callID: Int?
+    /// `NIODeadline.now().uptimeNanoseconds` when it started.
+    let start: UInt64
+    let route: ConsoleRoutes.Route?
 }
