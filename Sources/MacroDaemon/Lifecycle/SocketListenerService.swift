@@ -186,9 +186,9 @@ final class SocketListenerService: DaemonService {
     }
 
     /// The last replies are still on their way when the last request stops counting: the batch
-    /// that finished them releases them at its end (a group commit), as one task for each
-    /// connection's loop, where each is written and its flush scheduled as one more task. So:
-    /// one turn of the engine's loop, then two of each connection loop, before anything closes.
+    /// that finished them releases them at its end (a group commit), written and flushed at once
+    /// on the engine's loop, or as one task for each other connection loop. So: one turn of the
+    /// engine's loop, then two of each connection loop (one more than needed), before anything closes.
     static func drainReplies(engine: any EventLoop, connections: [any EventLoop]) async {
         _ = try? await engine.submit {}.get()
         var loops: [ObjectIdentifier: any EventLoop] = [:]

@@ -163,6 +163,8 @@ final class StallRecovery: Sendable {
             if let slot = entry.batch {
                 let stuck = entry.started.map { $0.isSet && !$0.isFinished } ?? false
                 let message = entry.id.map { reply(to: entry.kind, id: $0, stall: stall, names: names, stuck: stuck) }
+                // The element's own promise is answered in the array, never alone.
+                keep(entry.route)
                 guard let array = slot.batch.fill(slot.index, message) else { continue }
                 if let connection = entry.connection, connection.channel.eventLoop === stuckLoop {
                     if let array {

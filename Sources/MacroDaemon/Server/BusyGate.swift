@@ -50,6 +50,8 @@ final class BusyGate: ChannelDuplexHandler {
 
     func handlerRemoved(context: ChannelHandlerContext) {
         if let link { control.unregister(link.connection.id) }
+        // The link holds this gate: dropping ours breaks the cycle, so both are freed.
+        link = nil
         self.context = nil
     }
 

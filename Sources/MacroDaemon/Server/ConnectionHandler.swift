@@ -19,7 +19,8 @@ struct PeerCredentials: Sendable {
 /// replies stay together in its order). The engine jobs of one read go to the engine lane
 /// together when the read completes (`channelReadComplete`: one hand-over to the engine per read,
 /// not per request); their replies come back to ``receive(_:)`` (``ReplyRoute/connection(_:)``:
-/// no promise per request) and are flushed once per batch. Notifications a request causes
+/// no promise per request) and are flushed once per segment of the batch's group commit; what
+/// is answered off the engine is flushed once per read. Notifications a request causes
 /// (`macro.console`, `progress.changed`) are written when they happen, so they may come before
 /// that request's reply. Reads pause while `maxInFlight` requests of this connection are
 /// unanswered, so a client that pipelines without reading cannot make the daemon buffer without bound.
@@ -41,9 +42,9 @@ final class ConnectionHandler: ChannelDuplexHandler, ReplyReceiver {
     private var refused = false
     /// The engine jobs of the read in progress, handed over at `channelReadComplete`.
     private var jobs: [EngineJob] = []
-    /// The read's requests answered off the engine (the control lane, errors), delivered after
-    /// the jobs are handed over, as the read ends: never inside `channelRead`, where a delivery
-    /// that resumes reading would re-enter the decoder.
+    /// The read's requests answered off the engine (the control lane, errors), delivered when
+    /// the read ends (``endRead(context:)``), after its jobs are handed over: not from inside
+    /// `channelRead`, where a delivery that resumes reading would re-enter the decoder.
     private var answeredInRead: [RequestRouter.Admission] = []
     /// The handler's context, for the replies routed to it (``receive(_:)``).
     private var context: ChannelHandlerContext?
@@ -94,13 +95,16 @@ final class ConnectionHandler: ChannelDuplexHandler, ReplyReceiver {
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
+        // The connection holds this handler as its reply receiver: dropping ours breaks the
+        // cycle, so both are freed once the requests still in flight are answered.
         self.context = nil
+        connection = nil
     }
 
     func channelInactive(context: ChannelHandlerContext) {
         if let connection {
             // A last line decoded at EOF has no channelReadComplete after it.
-            submitJobs(context: context)
+            endRead(context: context)
             host.hub.unregister(connection)
         }
         context.fireChannelInactive()
@@ -161,10 +165,10 @@ final class ConnectionHandler: ChannelDuplexHandler, ReplyReceiver {
                 if case .queued = admission {} else { answeredInRead.append(admission) }
                 if !session.mayRead || !context.channel.isWritable { pendingInput.pause(true) }
                 // Past the in-flight bound the read is held: hand over what this read brought so far.
-                if session.inFlight >= session.maxInFlight { submitJobs(context: context) }
+                if session.inFlight >= session.maxInFlight { submitJobs() }
             case .batch(let items):
                 // After the single requests before it, in arrival order.
-                submitJobs(context: context)
+                submitJobs()
                 session.admitted()
                 let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
                 host.router.handle(batch: items, from: connection).whenComplete { result in
@@ -178,17 +182,21 @@ final class ConnectionHandler: ChannelDuplexHandler, ReplyReceiver {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        submitJobs(context: context)
+        endRead(context: context)
         context.fireChannelReadComplete()
     }
 
-    /// Hands the engine jobs of this read to the engine lane, in one go, and flushes what was
-    /// answered at once.
-    private func submitJobs(context: ChannelHandlerContext) {
-        if !jobs.isEmpty {
-            host.router.lane.submit(jobs)
-            jobs = []
-        }
+    /// Hands the engine jobs read so far to the engine lane, in one go.
+    private func submitJobs() {
+        guard !jobs.isEmpty else { return }
+        host.router.lane.submit(jobs)
+        jobs = []
+    }
+
+    /// The read ends: its jobs go to the engine lane, then what was answered off the engine is
+    /// delivered, and flushed once.
+    private func endRead(context: ChannelHandlerContext) {
+        submitJobs()
         if !answeredInRead.isEmpty {
             let answered = answeredInRead
             answeredInRead = []
@@ -196,7 +204,7 @@ final class ConnectionHandler: ChannelDuplexHandler, ReplyReceiver {
                 switch admission {
                 case .queued: break
                 case .answered(let reply): receive(reply)
-                case .later(let future): answer(when: future, context: context, flush: false)
+                case .later(let future): answer(when: future, context: context)
                 }
             }
         }
@@ -205,15 +213,16 @@ final class ConnectionHandler: ChannelDuplexHandler, ReplyReceiver {
 
     /// A reply that waits for a future (the control lane's cancel, the debug lane, a request read
     /// while the engine restarts).
-    /// `flush`: false when the caller flushes after (a future already complete runs at once).
-    private func answer(when future: EventLoopFuture<RPCMessage?>, context: ChannelHandlerContext, flush: Bool) {
+    /// The caller flushes after, which covers a future already complete (its callback runs at
+    /// once); one that completes later flushes its own reply.
+    private func answer(when future: EventLoopFuture<RPCMessage?>, context: ChannelHandlerContext) {
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         let immediate = NIOLoopBoundBox(true, eventLoop: context.eventLoop)
         future.whenComplete { result in
             let (handler, context) = loopBound.value
             if case .success(let reply?) = result { handler.write(reply, context: context) }
             handler.end(context: context)
-            if flush || !immediate.value { handler.flushCounting(context: context) }
+            if !immediate.value { handler.flushCounting(context: context) }
         }
         immediate.value = false
     }
@@ -304,6 +313,9 @@ final class ConnectionHandler: ChannelDuplexHandler, ReplyReceiver {
 
     /// Reads were held (too many requests unanswered or replies unsent): read again once both allow.
     private func resumeReadingIfAllowed(context: ChannelHandlerContext) {
+        // While the engine restarts, what is held stays where the restart hands it over (the
+        // pending input, the socket): a line decoded now could miss the hand-over's snapshot.
+        guard !host.router.restarting.load(ordering: .relaxed) else { return }
         guard session.mayResume(writable: context.channel.isWritable) else { return }
         if pendingInput.isPaused {
             // Lines already read and not decoded yet come first: an empty read runs the decoder
@@ -331,7 +343,7 @@ final class ConnectionHandler: ChannelDuplexHandler, ReplyReceiver {
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if let event = event as? ChannelEvent, event == .inputClosed {
             // The client half-closed: answer what it sent (its last line included), then close.
-            if connection != nil { submitJobs(context: context) }
+            if connection != nil { endRead(context: context) }
             if session.closeInput() {
                 flushCounting(context: context)
                 context.close(promise: nil)
