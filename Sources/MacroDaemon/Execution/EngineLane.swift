@@ -115,7 +115,11 @@ final class EngineLane: Sendable {
         switch reply {
         case .value(let value): completed(job, .success(value))
         case .future(let future): future.whenComplete { [self] outcome in completed(job, outcome) }
-        case .call(let future, let record):
+        case .call(.ended(let outcome), let record):
+            // Ended in its first turn: no future, no callback.
+            methods.callEnded(record, outcome)
+            completed(job, outcome)
+        case .call(.pending(let future), let record):
             future.whenComplete { [self] outcome in
                 methods.callEnded(record, outcome)
                 completed(job, outcome)

@@ -33,8 +33,8 @@ extension EngineMethods {
         let start = NIODeadline.now().uptimeNanoseconds
         statistics.value.started(callID ?? 0, macro: name)
         let route = id.flatMap { id in callID.map { consoleRoutes.open(call: $0, to: connection, id: id) } }
-        let future = library.callFuture(name, arguments: arguments, deadline: deadline, callID: callID)
-        return .call(future, CallRecord(name: name, callID: callID, start: start, route: route))
+        let outcome = library.callOutcome(name, arguments: arguments, deadline: deadline, callID: callID)
+        return .call(outcome, CallRecord(name: name, callID: callID, start: start, route: route))
     }
 
     /// A call ended (the engine lane calls it when the call's future completes, on the engine's

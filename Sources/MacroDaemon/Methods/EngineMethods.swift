@@ -63,8 +63,9 @@ struct MethodRequest {
 enum MethodReply {
     case value(MacroValue)
     case future(EventLoopFuture<MacroValue>)
-    /// A `macro.call`: its future, and what ``EngineMethods/callEnded(_:_:)`` records when it completes.
-    case call(EventLoopFuture<MacroValue>, CallRecord)
+    /// A `macro.call`: its outcome (ended in its first turn, or its future), and what
+    /// ``EngineMethods/callEnded(_:_:)`` records when it ends.
+    case call(CallStart, CallRecord)
 }
 
 /// What a `macro.call` leaves for its end: its macro, call id, start time and console route.

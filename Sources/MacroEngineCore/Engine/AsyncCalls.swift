@@ -2,14 +2,19 @@ import CJavaScriptCore
 import NIOCore
 
 /// One call from Swift and everything it starts: its deadline (covering awaited time), its
-/// timers, and the promise that settles it. Lives on the engine loop only.
+/// timers, and the promise that settles it, or its outcome when it ended in its first turn
+/// before anyone needed a promise. Lives on the engine loop only.
 final class CallContext {
     let id: Int
     let started: NIODeadline
     let macro: String?
     let deadline: NIODeadline
     let budget: Duration
-    let promise: EventLoopPromise<MacroValue>
+    /// What its caller waits on: made when the call goes pending (or at its start, when it began
+    /// inside another turn, whose end the caller hears it after).
+    var promise: EventLoopPromise<MacroValue>?
+    /// The outcome of a call that ended in its first turn without a promise (``CallStart/ended(_:)``).
+    var outcome: Result<MacroValue, any Error>?
     /// The file answerable for the call's code, its jobs and its timers.
     let owner: CodeOwner?
     var timers: Set<Int> = []
@@ -22,7 +27,7 @@ final class CallContext {
 
     /// `budgetNanoseconds`: `budget` in nanoseconds (the engine's call deadline has it so).
     init(
-        id: Int, macro: String?, budget: Duration, budgetNanoseconds: Int64, promise: EventLoopPromise<MacroValue>, owner: CodeOwner?,
+        id: Int, macro: String?, budget: Duration, budgetNanoseconds: Int64, promise: EventLoopPromise<MacroValue>?, owner: CodeOwner?,
         explainer: (any CallFailureExplainer)?
     ) {
         self.id = id
@@ -36,6 +41,15 @@ final class CallContext {
         self.promise = promise
         self.explainer = explainer
     }
+}
+
+/// A macro call's outcome as its start left it: ended in its first turn, or pending (its future
+/// completes on the engine's loop).
+public enum CallStart: Sendable {
+    /// The call ended in its first turn (a plain result, or a failure).
+    case ended(Result<MacroValue, any Error>)
+    /// The call awaits: the future completes when it settles.
+    case pending(EventLoopFuture<MacroValue>)
 }
 
 /// Rewrites a call's failure before its caller hears of it (``MacroLibrary`` adds which lib file
@@ -77,13 +91,27 @@ extension MacroEngine {
         _ function: JSObjectRef, arguments: [MacroValue], macro: String?, budget: Duration?, callID: Int? = nil,
         explainer: (any CallFailureExplainer)? = nil, runtime: JSRuntime
     ) -> EventLoopFuture<MacroValue> {
-        let promise = eventLoop.makePromise(of: MacroValue.self)
+        switch invokeOutcome(function, arguments: arguments, macro: macro, budget: budget, callID: callID, explainer: explainer, runtime: runtime) {
+        case .ended(let result): eventLoop.makeCompletedFuture(result)
+        case .pending(let future): future
+        }
+    }
+
+    /// ``invoke(_:arguments:macro:budget:callID:explainer:runtime:)`` without a future for a call
+    /// that ends in its first turn (most do): its outcome comes back as it is, and a promise is
+    /// made only for a call that goes pending (or one started inside another turn, whose
+    /// caller hears it once that turn has ended).
+    func invokeOutcome(
+        _ function: JSObjectRef, arguments: [MacroValue], macro: String?, budget: Duration?, callID: Int? = nil,
+        explainer: (any CallFailureExplainer)? = nil, runtime: JSRuntime
+    ) -> CallStart {
         let owner = macro.flatMap { runtime.owner(ofMacro: $0) }
         // The settings in one read for the call's deadline and its turn.
         let settings = turnSettings
         let context = CallContext(
             id: callID ?? nextCallID(), macro: macro, budget: budget ?? settings.callDeadline,
-            budgetNanoseconds: budget?.nanoseconds ?? settings.callDeadlineNanoseconds, promise: promise, owner: owner,
+            budgetNanoseconds: budget?.nanoseconds ?? settings.callDeadlineNanoseconds,
+            promise: runtime.inTransaction ? eventLoop.makePromise(of: MacroValue.self) : nil, owner: owner,
             explainer: explainer)
         registerRunning(context)
         do {
@@ -106,7 +134,12 @@ extension MacroEngine {
         } catch {
             finish(context, .failure(error), runtime: runtime)
         }
-        return promise.futureResult
+        if let promise = context.promise { return .pending(promise.futureResult) }
+        if let outcome = context.outcome { return .ended(outcome) }
+        // Pending: the promise its later turns settle.
+        let promise = eventLoop.makePromise(of: MacroValue.self)
+        context.promise = promise
+        return .pending(promise.futureResult)
     }
 
     /// ``invoke(_:arguments:macro:budget:callID:explainer:runtime:)``'s first turn: `arguments`
@@ -178,9 +211,15 @@ extension MacroEngine {
         }
         unregisterRunning(context.id)
         runtime.watchdog.cancellations.remove(context.id)
-        // Inside a turn, the caller hears the outcome after the turn commits or rolls back.
+        // Inside a turn, the caller hears the outcome after the turn commits or rolls back. A
+        // call still in its first turn has no promise yet: its outcome is kept, and its caller
+        // reads it once that turn has ended (``invokeOutcome``).
         let deliver: (Result<MacroValue, any Error>) -> Void = { result in
-            if runtime.inTransaction { runtime.afterTurn.append { context.promise.completeWith(result) } } else { context.promise.completeWith(result) }
+            guard let promise = context.promise else {
+                context.outcome = result
+                return
+            }
+            if runtime.inTransaction { runtime.afterTurn.append { promise.completeWith(result) } } else { promise.completeWith(result) }
         }
         switch result {
         case .success(let value):
@@ -447,7 +486,7 @@ extension JSRuntime {
         for context in calls where !context.finished {
             context.finished = true
             context.deadlineTask?.cancel()
-            context.promise.fail(MacroError(code: .cancelled, message: "the engine shut down before the call finished", macro: context.macro))
+            context.promise?.fail(MacroError(code: .cancelled, message: "the engine shut down before the call finished", macro: context.macro))
         }
     }
 

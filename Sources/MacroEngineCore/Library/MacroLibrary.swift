@@ -382,19 +382,30 @@ public final class MacroLibrary: Sendable {
     /// the future settles when the macro's promise does, or fails at the deadline.
     /// `callID` (from ``MacroEngine/reserveCallID()``) lets the caller know the call's id before it starts.
     public func callFuture(_ name: String, arguments: [MacroValue] = [], deadline: Duration? = nil, callID: Int? = nil) -> EventLoopFuture<MacroValue> {
+        switch callOutcome(name, arguments: arguments, deadline: deadline, callID: callID) {
+        case .ended(let result): engine.eventLoop.makeCompletedFuture(result)
+        case .pending(let future): future
+        }
+    }
+
+    /// ``callFuture(_:arguments:deadline:callID:)`` as a ``CallStart``: on the engine's loop, a
+    /// call that ends in its first turn (and a macro that does not exist) comes back without a
+    /// future.
+    public func callOutcome(_ name: String, arguments: [MacroValue] = [], deadline: Duration? = nil, callID: Int? = nil) -> CallStart {
         let item = state.locked { $0[name] }
         guard let item else {
             let available = entries.filter { $0.version > 0 }.map(\.name)
-            return engine.eventLoop.makeFailedFuture(
-                MacroError(
-                    code: .noSuchMacro,
-                    message: "no macro named '\(name)' in \(directory)" + (available.isEmpty ? "" : " (available: \(available.joined(separator: ", ")))"),
-                    macro: name))
+            return .ended(
+                .failure(
+                    MacroError(
+                        code: .noSuchMacro,
+                        message: "no macro named '\(name)' in \(directory)" + (available.isEmpty ? "" : " (available: \(available.joined(separator: ", ")))"),
+                        macro: name)))
         }
         guard let function = item.method?.liveFunction else {
-            return engine.eventLoop.makeFailedFuture(item.entry.error ?? MacroError(code: .noSuchMacro, message: "macro '\(name)' is not loaded", macro: name))
+            return .ended(.failure(item.entry.error ?? MacroError(code: .noSuchMacro, message: "macro '\(name)' is not loaded", macro: name)))
         }
-        return engine.callFuture(function, arguments: arguments, deadline: deadline, callID: callID, explainer: self)
+        return engine.callOutcome(function, arguments: arguments, deadline: deadline, callID: callID, explainer: self)
     }
 
     private func checkLocation(_ path: String, name: String, requireInsideDirectory: Bool) throws {
