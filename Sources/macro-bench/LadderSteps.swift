@@ -120,15 +120,15 @@ final class Ladder: @unchecked Sendable {
         }
 
         // 4. The hand-over: one task of the engine's loop per read (the engine lane's
-        // `loop.execute` from the loop itself, io_thread: engine), the call's future and its two
-        // callbacks (the statistics', the lane's). NIO primitives in the shape EngineLane and
-        // EngineMethods.call use them.
+        // `loop.execute` from the loop itself, io_thread: engine). A call that ends in its first
+        // turn has no future and no callback since CallStart; one that awaits adds a future and
+        // one callback (not measured here).
         do {
             let engine = engine
             let loop = engine.eventLoop
             let runs = runs, iterations = iterations
             let figures = try loop.flatSubmit { HandOverRun(loop: loop, runs: runs, iterations: iterations).start() }.wait()
-            rows.append(LadderRow(step: "4 hand-over (a loop task, the call's future, two callbacks: NIO)", nanoseconds: figures.0, allocations: figures.1))
+            rows.append(LadderRow(step: "4 hand-over (a loop task per read: NIO)", nanoseconds: figures.0, allocations: figures.1))
         }
 
         // 5. The params: Params' checks for macro.call (known keys, the name an identifier and
@@ -153,19 +153,20 @@ final class Ladder: @unchecked Sendable {
             rows.append(LadderRow(step: "5 params (Params' checks, from the same public calls)", nanoseconds: figures.nanoseconds, allocations: figures.allocations))
         }
 
-        // 6. The call: MacroLibrary.callFuture, as CallMethods makes it (the entry, the turn,
-        // the watchdog, JavaScript, the result's conversion, the settled future).
+        // 6. The call: MacroLibrary.callOutcome, as CallMethods makes it (the entry, the turn,
+        // the watchdog, JavaScript, the result's conversion; no future for a call that ends in
+        // its first turn).
         do {
             let engine = engine, library = library
             let figures = try onLoop { n in
-                let succeeded = LoopOnly(0)
+                var succeeded = 0
                 for _ in 0..<n {
-                    let future = library.callFuture("add", arguments: [.number(0.5)], deadline: nil, callID: engine.reserveCallID())
-                    future.whenComplete { if case .success = $0 { succeeded.value &+= 1 } }
+                    let start = library.callOutcome("add", arguments: [.number(0.5)], deadline: nil, callID: engine.reserveCallID())
+                    if case .ended(.success) = start { succeeded &+= 1 }
                 }
-                guard succeeded.value == n else { fatalError("ladder: \(n - succeeded.value) calls failed") }
+                guard succeeded == n else { fatalError("ladder: \(n - succeeded) calls failed or went pending") }
             }
-            rows.append(LadderRow(step: "6 call (MacroLibrary.callFuture: entry, turn, JS, result)", nanoseconds: figures.nanoseconds, allocations: figures.allocations))
+            rows.append(LadderRow(step: "6 call (MacroLibrary.callOutcome: entry, turn, JS, result)", nanoseconds: figures.nanoseconds, allocations: figures.allocations))
         }
 
         // 6a. JavaScript alone: the same function called through JavaScriptCore's C API in a
@@ -249,14 +250,15 @@ final class Ladder: @unchecked Sendable {
                     let callID = method == .call ? engine.reserveCallID() : 0
                     let began = NIODeadline.now().uptimeNanoseconds
                     table.value.started(callID, macro: name)
-                    library.callFuture(name, arguments: arguments, deadline: nil, callID: callID).whenComplete { result in
-                        let entry = engine.occupancy.takeLastEntry()
-                        table.value.turnEnded(call: entry.call, nanoseconds: entry.nanoseconds)
-                        table.value.finished(callID, macro: name, nanoseconds: NIODeadline.now().uptimeNanoseconds &- began, failure: nil)
-                        try? journal.append(model.valuesByName, durable: false)
-                        guard case .success(let value) = result else { fatalError("ladder: the call failed") }
-                        written.value &+= RPCCodec.response(id: id, result: value).line(allocator: allocator).readableBytes
+                    guard case .ended(let result) = library.callOutcome(name, arguments: arguments, deadline: nil, callID: callID) else {
+                        fatalError("ladder: the call went pending")
                     }
+                    let entry = engine.occupancy.takeLastEntry()
+                    table.value.turnEnded(call: entry.call, nanoseconds: entry.nanoseconds)
+                    table.value.finished(callID, macro: name, nanoseconds: NIODeadline.now().uptimeNanoseconds &- began, failure: nil)
+                    try? journal.append(model.valuesByName, durable: false)
+                    guard case .success(let value) = result else { fatalError("ladder: the call failed") }
+                    written.value &+= RPCCodec.response(id: id, result: value).line(allocator: allocator).readableBytes
                 }
                 guard written.value > 0 else { fatalError("ladder: nothing encoded") }
             }
@@ -298,12 +300,7 @@ final class HandOverRun: @unchecked Sendable {
         let start = monotonicNanoseconds()
         let loop = loop
         for _ in 0..<n {
-            loop.execute { [self] in
-                let promise = loop.makePromise(of: MacroValue.self)
-                promise.futureResult.whenComplete { [self] _ in counter &+= 1 }
-                promise.futureResult.whenComplete { [self] _ in counter &+= 1 }
-                promise.succeed(.number(1))
-            }
+            loop.execute { [self] in counter &+= 1 }
         }
         loop.execute { [self] in
             let elapsed = monotonicNanoseconds() - start
