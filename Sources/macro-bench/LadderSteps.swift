@@ -37,10 +37,12 @@ final class Ladder: @unchecked Sendable {
         try Macrod.addMacro.write(toFile: "\(directory)/macros/add.js", atomically: true, encoding: .utf8)
         var logger = Logger(label: "ladder")
         logger.logLevel = .critical
-        engine = MacroEngine(configuration: .init(timeLimit: .seconds(120)), logger: logger)
-        model = ProgressModel(channels: ProgressChannel.rings)
-        try engine.add(model)
-        library = MacroLibrary(directory: "\(directory)/macros", engine: engine, logger: logger)
+        // The engine macrod builds for its default config (the same assembly), with room for the runs.
+        let config = MacroConfig(macrosDirectory: "\(directory)/macros", stateFile: "\(directory)/state.json", timeLimit: .seconds(120))
+        let environment = try EngineEnvironment(config: config, name: "ladder", logger: logger)
+        engine = environment.engine
+        model = environment.model
+        library = environment.library
         let entry = library.load(file: "\(directory)/macros/add.js")
         guard entry.status != .error else { throw BenchError("ladder: add.js did not load: \(String(describing: entry.error))") }
     }

@@ -33,7 +33,10 @@ final class EngineLane: Sendable {
     /// The lane's loop-confined state.
     final class State {
         let commit = GroupCommit<PreparedNotification, HeldReply>()
-        let outbox = ReplyOutbox()
+        let outbox: ReplyOutbox
+
+        /// `outbox` answers the jobs.
+        init(outbox: ReplyOutbox) { self.outbox = outbox }
     }
 
     /// The engine's loop.
@@ -41,27 +44,19 @@ final class EngineLane: Sendable {
     /// The group commit and the outbox, on the engine's loop.
     let state: NIOLoopBoundBox<State>
     private let methods: EngineMethods
-    private let inFlight: InFlightRequests
     private let persistence: StatePersistence
     private let publisher: ProgressPublisher
-    private let counters: RequestCounters
-    private let logger: Logger
     private let queued = Atomic<Int>(0)
-    /// Batches sent to the loop and not started yet.
-    private let queuedBatches = Atomic<Int>(0)
+    /// The lane's queue: batches sent to the loop and not started yet, in order, one task each.
+    private let batches = Mutex(CircularBuffer<[EngineJob]>())
 
-    init(
-        methods: EngineMethods, inFlight: InFlightRequests, state: NIOLoopBoundBox<State>, counters: RequestCounters,
-        logger: Logger
-    ) {
+    /// The lane of `methods`' engine; `state`: its group commit and outbox.
+    init(methods: EngineMethods, state: NIOLoopBoundBox<State>) {
         loop = methods.engine.eventLoop
         self.methods = methods
-        self.inFlight = inFlight
         self.state = state
         persistence = methods.persistence
         publisher = methods.publisher
-        self.counters = counters
-        self.logger = logger
     }
 
     /// Requests waiting for or running on the engine.
@@ -85,50 +80,60 @@ final class EngineLane: Sendable {
         // never runs inside an I/O event: what ``BusyControl`` reads from a socket while it runs
         // is then never announced to the loop as still readable. From the loop itself a task
         // is no wake-up.
-        queuedBatches.add(1, ordering: .relaxed)
-        loop.execute { [self] in run(jobs) }
+        batches.withLock { $0.append(jobs) }
+        loop.execute(run)
     }
 
-    /// One batch on the engine's loop: the jobs in order, then the group commit; the replies it
-    /// releases for other loops leave in one task per loop.
-    private func run(_ jobs: [EngineJob]) {
-        let moreQueued = queuedBatches.subtract(1, ordering: .relaxed).newValue > 0 && jobs.allSatisfy { $0.method.defersCommit }
+    /// The next batch of the queue on the engine's loop (one task per batch), the lane's one
+    /// dispatch point: each job's handler, found in
+    /// the method table's handler column, in order (a value or a call that ended in its first
+    /// turn completes the job at once, a future, a macro that awaits, when it completes); then
+    /// the group commit: the journal once, then segment by segment its notifications and its
+    /// replies. The replies it releases for other loops leave in one task per loop.
+    private func run() {
+        let (jobs, othersQueued) = batches.withLock { queue in (queue.removeFirst(), !queue.isEmpty) }
+        let moreQueued = othersQueued && jobs.allSatisfy { $0.method.defersCommit }
         let state = state.value
         state.outbox.begin()
         state.commit.begin()
-        for job in jobs { start(job) }
-        if let release = state.commit.end(moreQueued: moreQueued) { carryOut(release, state) }
-        state.outbox.end()
-    }
-
-    /// Runs one job's handler, found in the method table's handler column: a value completes the
-    /// job at once, a future (a macro that awaits) when it completes.
-    private func start(_ job: EngineJob) {
-        job.started.set()
-        let reply: MethodReply?
-        do {
-            let request = MethodRequest(params: try Params(job.request, method: job.method), id: job.request.id, callID: job.callID, connection: job.connection)
-            reply = try job.method.handle(with: methods, request)
-        } catch {
-            return completed(job, .failure(error))
-        }
-        switch reply {
-        case .value(let value): completed(job, .success(value))
-        case .future(let future): future.whenComplete { [self] outcome in completed(job, outcome) }
-        case .call(.ended(let outcome), let record):
-            // Ended in its first turn: no future, no callback.
-            methods.callEnded(record, outcome)
-            completed(job, outcome)
-        case .call(.pending(let future), let record):
-            future.whenComplete { [self] outcome in
+        for job in jobs {
+            job.started.set()
+            let reply: MethodReply?
+            do {
+                let request = MethodRequest(params: try Params(job.request, method: job.method), id: job.request.id, callID: job.callID, connection: job.connection)
+                reply = try job.method.handle(with: methods, request)
+            } catch {
+                completed(job, .failure(error))
+                continue
+            }
+            switch reply {
+            case .value(let value): completed(job, .success(value))
+            case .future(let future): future.whenComplete { [self] outcome in completed(job, outcome) }
+            case .call(.ended(let outcome), let record):
+                // Ended in its first turn: no future, no callback.
                 methods.callEnded(record, outcome)
                 completed(job, outcome)
+            case .call(.pending(let future), let record):
+                future.whenComplete { [self] outcome in
+                    methods.callEnded(record, outcome)
+                    completed(job, outcome)
+                }
+            case nil:
+                // The control lane's and the debug sessions' methods are never admitted here.
+                let error = RPCError(code: RPCError.internalError, message: "internal error: \(job.method.rawValue) is not run on the engine lane")
+                completed(job, .failure(error))
             }
-        case nil:
-            // The control lane's and the debug sessions' methods are never admitted here.
-            let error = RPCError(code: RPCError.internalError, message: "internal error: \(job.method.rawValue) is not run on the engine lane")
-            completed(job, .failure(error))
         }
+        if let release = state.commit.end(moreQueued: moreQueued) {
+            if release.changed { persistence.append() }
+            for segment in release.segments {
+                for notification in segment.notifications { publisher.publish(notification) }
+                for reply in segment.replies { state.outbox.answer(reply.job, reply.outcome) }
+                // A batch's replies before the next segment's notifications.
+                state.outbox.flush()
+            }
+        }
+        state.outbox.end()
     }
 
     /// A job's work completed: gives its place back, publishes what it changed, then answers it,
@@ -138,34 +143,6 @@ final class EngineLane: Sendable {
         queued.subtract(1, ordering: .relaxed)
         publisher.publishIfChanged()
         let state = state.value
-        if state.commit.isOpen { state.commit.hold(HeldReply(job: job, outcome: outcome)) } else { answer(job, outcome, state) }
-    }
-
-    /// The commit: the journal once, then segment by segment its notifications and its replies.
-    private func carryOut(_ release: GroupCommit<PreparedNotification, HeldReply>.Release, _ state: State) {
-        if release.changed { persistence.append() }
-        for segment in release.segments {
-            for notification in segment.notifications { publisher.publish(notification) }
-            for reply in segment.replies { answer(reply.job, reply.outcome, state) }
-            // A batch's replies before the next segment's notifications.
-            state.outbox.flush()
-        }
-    }
-
-    /// Answers a job on its connection's loop, unless a restart answered it already (a reply held
-    /// for its batch's commit included: its change was not journaled, so -32006 "nothing was
-    /// kept" holds).
-    private func answer(_ job: EngineJob, _ outcome: Result<MacroValue, any Error>, _ state: State) {
-        // Counted until its reply is released: a committed progress.get answered off the engine
-        // thread must not overtake it (it would show values not journaled yet).
-        job.connection.engineRequests.subtract(1, ordering: .relaxed)
-        guard let entry = inFlight.take(job.token) else { return }
-        guard let id = job.request.id else { return state.outbox.deliver(entry.route, nil) }
-        switch outcome {
-        case .success(let result): state.outbox.deliver(entry.route, RPCCodec.response(id: id, result: result))
-        case .failure(let error):
-            counters.countError()
-            state.outbox.deliver(entry.route, RPCCodec.response(id: id, error: RPCError(error, method: job.request.method, logger: logger)))
-        }
+        if state.commit.isOpen { state.commit.hold(HeldReply(job: job, outcome: outcome)) } else { state.outbox.answer(job, outcome) }
     }
 }

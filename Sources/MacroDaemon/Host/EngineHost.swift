@@ -37,10 +37,11 @@ package final class EngineHost: Sendable {
         let loop = engine.eventLoop
         let statistics = NIOLoopBoundBox.makeBoxSendingValue(StatisticsTable(metrics: metrics), as: StatisticsTable.self, eventLoop: loop)
         self.statistics = statistics
-        let laneState = NIOLoopBoundBox.makeBoxSendingValue(EngineLane.State(), as: EngineLane.State.self, eventLoop: loop)
+        let counters = RequestCounters(), inFlight = InFlightRequests()
+        let laneState = NIOLoopBoundBox.makeBoxSendingValue(
+            EngineLane.State(outbox: ReplyOutbox(inFlight: inFlight, counters: counters, logger: logger)), as: EngineLane.State.self, eventLoop: loop)
         let persistence = StatePersistence(store: store, model: model, settings: settings, logger: logger)
         let publisher = ProgressPublisher(model: model, hub: hub, persistence: persistence, laneState: laneState)
-        let counters = RequestCounters()
         let methods = EngineMethods(
             engine: engine, model: model, library: library, hub: hub, settings: settings, counters: counters,
             publisher: publisher, persistence: persistence, statistics: statistics, consoleRoutes: consoleRoutes, version: version)
@@ -48,7 +49,7 @@ package final class EngineHost: Sendable {
         self.publisher = publisher
         router = RequestRouter(
             engine: engine, methods: methods, laneState: laneState, settings: settings,
-            counters: counters, inFlight: InFlightRequests(), logger: logger)
+            counters: counters, inFlight: inFlight, logger: logger)
         // console.* still goes to the log; a macro.call's own output also goes to its caller.
         engine.consoleHandler = { [consoleRoutes, logger] message in
             // With the call's id, so a log shipper can group a call's lines.

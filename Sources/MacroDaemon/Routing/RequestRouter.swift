@@ -34,7 +34,7 @@ final class RequestRouter: Sendable {
         counters: RequestCounters, inFlight: InFlightRequests, logger: Logger
     ) {
         self.engine = engine
-        lane = EngineLane(methods: methods, inFlight: inFlight, state: laneState, counters: counters, logger: logger)
+        lane = EngineLane(methods: methods, state: laneState)
         self.settings = settings
         self.counters = counters
         self.inFlight = inFlight

@@ -43,7 +43,7 @@ final class ConnectionHandler: ChannelDuplexHandler, ReplyReceiver {
     /// The engine jobs of the read in progress, handed over at `channelReadComplete`.
     private var jobs: [EngineJob] = []
     /// The read's requests answered off the engine (the control lane, errors), delivered when
-    /// the read ends (``endRead(context:)``), after its jobs are handed over: not from inside
+    /// the read ends (``channelReadComplete(context:)``), after its jobs are handed over: not from inside
     /// `channelRead`, where a delivery that resumes reading would re-enter the decoder.
     private var answeredInRead: [RequestRouter.Admission] = []
     /// The handler's context, for the replies routed to it (``receive(_:)``).
@@ -104,7 +104,7 @@ final class ConnectionHandler: ChannelDuplexHandler, ReplyReceiver {
     func channelInactive(context: ChannelHandlerContext) {
         if let connection {
             // A last line decoded at EOF has no channelReadComplete after it.
-            endRead(context: context)
+            channelReadComplete(context: context)
             host.hub.unregister(connection)
         }
         context.fireChannelInactive()
@@ -181,22 +181,16 @@ final class ConnectionHandler: ChannelDuplexHandler, ReplyReceiver {
         }
     }
 
+    /// The read ends: its jobs go to the engine lane in one go (one hand-over to the engine per
+    /// read), then what was answered off the engine is delivered, and flushed once. Also where a
+    /// read ends without this event: the connection closes, or the client half-closes (a last
+    /// line decoded at EOF has no channelReadComplete after it); this handler is the pipeline's
+    /// last, so the event it passes on is then heard by no one.
     func channelReadComplete(context: ChannelHandlerContext) {
-        endRead(context: context)
-        context.fireChannelReadComplete()
-    }
-
-    /// Hands the engine jobs read so far to the engine lane, in one go.
-    private func submitJobs() {
-        guard !jobs.isEmpty else { return }
-        host.router.lane.submit(jobs)
-        jobs = []
-    }
-
-    /// The read ends: its jobs go to the engine lane, then what was answered off the engine is
-    /// delivered, and flushed once.
-    private func endRead(context: ChannelHandlerContext) {
-        submitJobs()
+        if !jobs.isEmpty {
+            host.router.lane.submit(jobs)
+            jobs = []
+        }
         if !answeredInRead.isEmpty {
             let answered = answeredInRead
             answeredInRead = []
@@ -209,6 +203,14 @@ final class ConnectionHandler: ChannelDuplexHandler, ReplyReceiver {
             }
         }
         flushCounting(context: context)
+        context.fireChannelReadComplete()
+    }
+
+    /// Hands the engine jobs read so far to the engine lane, in one go (in the middle of a read).
+    private func submitJobs() {
+        guard !jobs.isEmpty else { return }
+        host.router.lane.submit(jobs)
+        jobs = []
     }
 
     /// A reply that waits for a future (the control lane's cancel, the debug lane, a request read
@@ -231,7 +233,12 @@ final class ConnectionHandler: ChannelDuplexHandler, ReplyReceiver {
     /// whoever delivers it flushes after (``flushReplies()``), once for all it delivered.
     func receive(_ reply: RPCMessage?) {
         guard let context else { return }
-        if let reply { write(reply, context: context) }
+        if let reply {
+            // Encoded here, as ``write(_:context:flushNow:)`` does: the reply path's last frame.
+            unflushedReplies += 1
+            if replyBytes == nil { replyBytes = context.channel.allocator.buffer(capacity: 256) }
+            reply.encodeLine(into: &replyBytes!)
+        }
         end(context: context)
     }
 
@@ -343,7 +350,7 @@ final class ConnectionHandler: ChannelDuplexHandler, ReplyReceiver {
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if let event = event as? ChannelEvent, event == .inputClosed {
             // The client half-closed: answer what it sent (its last line included), then close.
-            if connection != nil { endRead(context: context) }
+            if connection != nil { channelReadComplete(context: context) }
             if session.closeInput() {
                 flushCounting(context: context)
                 context.close(promise: nil)

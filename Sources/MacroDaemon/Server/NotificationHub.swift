@@ -48,7 +48,9 @@ package final class Connection: Sendable {
     private let events = Mutex<Set<EventKind>>([])
     private let counts: SubscriberCounts
     /// The handler that writes the replies routed to this connection (``ReplyRoute/connection(_:)``).
-    private let receiver: NIOLoopBound<any ReplyReceiver>?
+    /// What writes the replies routed to it (``ReplyRoute/connection(_:)``): its transport's
+    /// handler, on its loop (nil: the replies go out as messages, ``send(_:)``).
+    let receiver: NIOLoopBound<any ReplyReceiver>?
 
     init(
         channel: any Channel, id: Int, pendingInput: PendingInput, framing: any MessageFraming = LineFraming(),

@@ -129,7 +129,57 @@ extension MacroEngine {
                     for index in 0..<count { buffer[2 + index] = try runtime.jsValue(arguments[index]).ref }
                 }
                 buffer[0] = function
-                try startCall(context, buffer, arity: packed ? nil : count, settings: settings, runtime: runtime)
+                // The call's first turn: the invoke helper's arguments are the function, a free
+                // slot for the handlers' factory, then the macro's arguments (or their array).
+                let arity = packed ? nil : count
+                // One API call runs the macro *and* attaches the handlers, so a rejection among this
+                // turn's microtasks is seen in this turn (JSC drains microtasks at each API exit).
+                // A plain result is converted inside the same armed entry: its getters and proxy
+                // traps are JavaScript that may loop too.
+                // The settle functions are made only when the macro returns a thenable (the helper
+                // asks `handlers` for them): a plain result costs no function objects.
+                buffer[1] = try settleFunctionFactory(runtime)
+                let previous = runtime.invokingContext
+                runtime.invokingContext = context
+                let previousOwner = runtime.currentOwner
+                if runtime.entryDepth == 0 { runtime.currentOwner = context.owner }
+                defer {
+                    runtime.invokingContext = previous
+                    runtime.currentOwner = previousOwner
+                }
+                // The turn of ``enter(_:_:_:)``'s `.call`, bracketing the call without a closure,
+                // and without a `Result` carried through its end: the turn's end throws when the
+                // JavaScript failed or was stopped, else the value (or the conversion's failure,
+                // which fails the call but not the turn) stands.
+                let turn = try beginCallTurn(runtime, context, settings: settings)
+                var value: MacroValue?
+                var conversionFailure: MacroError?
+                var failure: (any Error)?
+                do {
+                    let result = try runtime.call(runtime.invokeHelper(arity: arity), arguments: UnsafeBufferPointer(buffer), macro: macro)
+                    if !runtime.isPendingSentinel(result) {
+                        do { value = try runtime.macroValue(result) } catch let error as MacroError where error.code == .conversion {
+                            if runtime.watchdog.fired != nil { failure = error } else { conversionFailure = error }
+                        }
+                    }
+                } catch {
+                    failure = error
+                }
+                try endCallTurn(runtime, turn, failure: failure)
+                if let conversionFailure {
+                    finish(context, .failure(conversionFailure), runtime: runtime)
+                } else if let value {
+                    finish(context, .success(value), runtime: runtime)
+                } else if !context.finished {
+                    // Pending: the deadline covers the awaited time. Scheduled work holds the engine
+                    // weakly: it may fire after the engine is released, before the runtime is closed.
+                    // Only a pending call is listed for cancel and shutdown (``JSRuntime/pendingCalls``):
+                    // one that ends in its first turn is never seen there.
+                    runtime.pendingCalls[ObjectIdentifier(context)] = context
+                    context.deadlineTask = eventLoop.assumeIsolated().scheduleTask(deadline: context.deadline) { [weak self] in
+                        self?.finish(context, .failure(MacroError(code: .timeout, message: "timed out after \(context.budget.milliseconds) ms", macro: macro)), runtime: runtime)
+                    }
+                }
             }
         } catch {
             finish(context, .failure(error), runtime: runtime)
@@ -140,63 +190,6 @@ extension MacroEngine {
         let promise = eventLoop.makePromise(of: MacroValue.self)
         context.promise = promise
         return .pending(promise.futureResult)
-    }
-
-    /// ``invoke(_:arguments:macro:budget:callID:explainer:runtime:)``'s first turn: `arguments`
-    /// is the invoke helper's (the function first, then a free slot for the handlers' factory,
-    /// then the macro's arguments, or their array when `arity` is nil).
-    private func startCall(
-        _ context: CallContext, _ arguments: UnsafeMutableBufferPointer<JSValueRef?>, arity: Int?, settings: TurnSettings, runtime: JSRuntime
-    ) throws {
-        let macro = context.macro
-        // One API call runs the macro *and* attaches the handlers, so a rejection among this
-        // turn's microtasks is seen in this turn (JSC drains microtasks at each API exit).
-        // A plain result is converted inside the same armed entry: its getters and proxy
-        // traps are JavaScript that may loop too.
-        // The settle functions are made only when the macro returns a thenable (the helper
-        // asks `handlers` for them): a plain result costs no function objects.
-        arguments[1] = try settleFunctionFactory(runtime)
-        let previous = runtime.invokingContext
-        runtime.invokingContext = context
-        let previousOwner = runtime.currentOwner
-        if runtime.entryDepth == 0 { runtime.currentOwner = context.owner }
-        defer {
-            runtime.invokingContext = previous
-            runtime.currentOwner = previousOwner
-        }
-        // The turn of ``enter(_:_:_:)``'s `.call`, bracketing the call without a closure,
-        // and without a `Result` carried through its end: the turn's end throws when the
-        // JavaScript failed or was stopped, else the value (or the conversion's failure,
-        // which fails the call but not the turn) stands.
-        let turn = try beginCallTurn(runtime, context, settings: settings)
-        var value: MacroValue?
-        var conversionFailure: MacroError?
-        var failure: (any Error)?
-        do {
-            let result = try runtime.call(runtime.invokeHelper(arity: arity), arguments: UnsafeBufferPointer(arguments), macro: macro)
-            if !runtime.isPendingSentinel(result) {
-                do { value = try runtime.macroValue(result) } catch let error as MacroError where error.code == .conversion {
-                    if runtime.watchdog.fired != nil { failure = error } else { conversionFailure = error }
-                }
-            }
-        } catch {
-            failure = error
-        }
-        try endCallTurn(runtime, turn, failure: failure)
-        if let conversionFailure {
-            finish(context, .failure(conversionFailure), runtime: runtime)
-        } else if let value {
-            finish(context, .success(value), runtime: runtime)
-        } else if !context.finished {
-            // Pending: the deadline covers the awaited time. Scheduled work holds the engine
-            // weakly: it may fire after the engine is released, before the runtime is closed.
-            // Only a pending call is listed for cancel and shutdown (``JSRuntime/pendingCalls``):
-            // one that ends in its first turn is never seen there.
-            runtime.pendingCalls[ObjectIdentifier(context)] = context
-            context.deadlineTask = eventLoop.assumeIsolated().scheduleTask(deadline: context.deadline) { [weak self] in
-                self?.finish(context, .failure(MacroError(code: .timeout, message: "timed out after \(context.budget.milliseconds) ms", macro: macro)), runtime: runtime)
-            }
-        }
     }
 
     /// Ends the call once: reports a failure to the exception handler, cancels the deadline and,

@@ -304,20 +304,6 @@ public final class MacroEngine: Sendable {
         return invoke(object, arguments: arguments, macro: function.name, budget: deadline, callID: callID, explainer: explainer, runtime: runtime)
     }
 
-    /// ``callFuture(_:arguments:deadline:callID:explainer:)`` as a ``CallStart``: on the
-    /// engine's loop and outside JavaScript, a call that ends in its first turn comes back
-    /// without a future; anywhere else it is `.pending`.
-    func callOutcome(
-        _ function: MacroFunction, arguments: [MacroValue], deadline: Duration?, callID: Int? = nil,
-        explainer: (any CallFailureExplainer)? = nil
-    ) -> CallStart {
-        guard eventLoop.inEventLoop, case let runtime = runtime.value, runtime.entryDepth == 0 else {
-            return .pending(callFuture(function, arguments: arguments, deadline: deadline, callID: callID, explainer: explainer))
-        }
-        guard let object = function.objectRef(in: runtime) else { return .pending(belongsElsewhere(function, explainer)) }
-        return invokeOutcome(object, arguments: arguments, macro: function.name, budget: deadline, callID: callID, explainer: explainer, runtime: runtime)
-    }
-
     private func belongsElsewhere(_ function: MacroFunction, _ explainer: (any CallFailureExplainer)?) -> EventLoopFuture<MacroValue> {
         let error: any Error = MacroError.conversion("function '\(function.name)' belongs to another engine")
         return eventLoop.makeFailedFuture(explainer?.explain(error) ?? error)

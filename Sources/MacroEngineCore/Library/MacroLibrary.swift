@@ -405,7 +405,15 @@ public final class MacroLibrary: Sendable {
         guard let function = item.method?.liveFunction else {
             return .ended(.failure(item.entry.error ?? MacroError(code: .noSuchMacro, message: "macro '\(name)' is not loaded", macro: name)))
         }
-        return engine.callOutcome(function, arguments: arguments, deadline: deadline, callID: callID, explainer: self)
+        // On the engine's loop and outside JavaScript (the daemon's engine lane), the call starts
+        // here, and one that ends in its first turn comes back without a future; anywhere else
+        // (or for a function of another engine, which fails there) it is `.pending`.
+        guard engine.eventLoop.inEventLoop, case let runtime = engine.runtime.value, runtime.entryDepth == 0,
+            let object = function.objectRef(in: runtime)
+        else {
+            return .pending(engine.callFuture(function, arguments: arguments, deadline: deadline, callID: callID, explainer: self))
+        }
+        return engine.invokeOutcome(object, arguments: arguments, macro: function.name, budget: deadline, callID: callID, explainer: self, runtime: runtime)
     }
 
     private func checkLocation(_ path: String, name: String, requireInsideDirectory: Bool) throws {
