@@ -3,28 +3,29 @@ import Logging
 import MacroCLI
 import MacroEngineCore
 
-/// An engine with the progress model, saved state and the macro library loaded.
+/// An engine with the progress model, saved state and the macro library loaded: the one
+/// assembly macrod uses too (``EngineEnvironment``: `session.engine`, `session.model`,
+/// `session.library`, `session.store`, `session.config` are its parts), with the CLI's console
+/// and stall guard.
+@dynamicMemberLookup
 struct Session {
-    let config: MacroConfig
-    let engine: MacroEngine
-    let model: ProgressModel
-    let library: MacroLibrary
-    let store: StateStore
+    /// The engine, the model, the state store, the library and the config they came from.
+    let environment: EngineEnvironment
     let logger: Logger
     /// Stops the command when JavaScript keeps the engine busy beyond what its watchdog can stop.
     let stallWatch: StallWatch
+
+    /// A part of the environment, by its name there.
+    subscript<Part>(dynamicMember part: KeyPath<EngineEnvironment, Part>) -> Part { environment[keyPath: part] }
 
     /// Builds the session. Exits 66 when the macros directory is missing and `needsDirectory`.
     init(options: EngineOptions, loadState: Bool = true, needsDirectory: Bool = true) throws {
         let config = try options.resolvedConfig()
         var logger = Logger(label: "macro") { StreamLogHandler.standardError(label: $0) }
         logger.logLevel = options.verbose ? .debug : .critical
-        self.config = config
         self.logger = logger
         let environment = try EngineEnvironment(config: config, logger: logger)
-        engine = environment.engine
-        model = environment.model
-        store = environment.store
+        let engine = environment.engine
         engine.exceptionHandler = { [logger] error in MacroEngine.report(error, to: logger) }
         // console.* of the macro goes to stderr, so a person running it sees it.
         engine.consoleHandler = { message in
@@ -37,8 +38,8 @@ struct Session {
         guard !needsDirectory || (exists && isDirectory.boolValue) else {
             throw Failure(exit: 66, kind: "noSuchMacro", message: "no macros directory at \(config.macrosDirectory) (set --macros or macros_dir in the config)")
         }
-        library = environment.library
-        stallWatch = LocalStallGuard.install(engine: engine, library: library, grace: config.stallGrace, json: options.json)
+        self.environment = environment
+        stallWatch = LocalStallGuard.install(engine: engine, library: environment.library, grace: config.stallGrace, json: options.json)
     }
 
     static func restore(_ environment: EngineEnvironment) throws {

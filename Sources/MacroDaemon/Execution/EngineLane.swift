@@ -91,7 +91,9 @@ final class EngineLane: Sendable {
     /// the group commit: the journal once, then segment by segment its notifications and its
     /// replies. The replies it releases for other loops leave in one task per loop.
     private func run() {
-        let (jobs, othersQueued) = batches.withLock { queue in (queue.removeFirst(), !queue.isEmpty) }
+        // One task per batch appended, so the queue has this one.
+        let (next, othersQueued) = batches.withLock { queue in (queue.isEmpty ? nil : queue.removeFirst(), !queue.isEmpty) }
+        guard let jobs = next else { return }
         let moreQueued = othersQueued && jobs.allSatisfy { $0.method.defersCommit }
         let state = state.value
         state.outbox.begin()

@@ -128,6 +128,29 @@ struct ServiceInProcessTests {
         #expect(try await client.call(.call, ["name": "one"], id: 3)["result"] == 1)
     }
 
+    /// The engine lane's queue: the reads of two connections made while the engine's loop is
+    /// busy are two batches queued behind each other; they run in the order they were read, and
+    /// their changes share one journal append (the group commit), written before either reply.
+    @Test func batchesQueuedBehindEachOtherRunInOrderAndShareOneAppend() async throws {
+        let (service, directory) = try Self.service(["bump.js": "function bump(by) { progress.inner += by; return progress.inner }"])
+        let first = try await service.connect(), second = try await service.connect()
+        let journal = directory.url("state.json.journal")
+        #expect(try await first.call(.call, ["name": "bump", "args": [1]], id: 1)["result"] == 1)
+        let linesBefore = try String(contentsOfFile: journal, encoding: .utf8).split(separator: "\n").count
+        // The engine's loop waits until both reads are queued behind it (a send returns once its
+        // read has been handed to the lane).
+        let release = DispatchSemaphore(value: 0)
+        service.environment.engine.eventLoop.execute { release.wait() }
+        try await first.request(.call, ["name": "bump", "args": [2]], id: 2)
+        try await second.request(.call, ["name": "bump", "args": [3]], id: 3)
+        release.signal()
+        #expect(try await first.next() == ["jsonrpc": "2.0", "id": 2, "result": 3])
+        #expect(try await second.next() == ["jsonrpc": "2.0", "id": 3, "result": 6])
+        let lines = try String(contentsOfFile: journal, encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == linesBefore + 1, "\(lines)")
+        #expect(lines.last.map { $0.contains(#""inner":6"#) } == true, "\(lines)")
+    }
+
     /// The control lane: `macro.running` and `macro.cancel` are answered while a macro keeps the
     /// engine busy (a loop longer than the watchdog's tick), and the cancel's reply waits for the
     /// stop, which the caller gets as -32001 with reason "cancelled".
