@@ -1,4 +1,3 @@
-import Logging
 import MacroEngineCore
 import MacroRPC
 import NIOCore
@@ -93,7 +92,7 @@ final class EngineLane: Sendable {
     private func run() {
         // One task per batch appended, so the queue has this one.
         let (next, othersQueued) = batches.withLock { queue in (queue.isEmpty ? nil : queue.removeFirst(), !queue.isEmpty) }
-        guard let jobs = next else { return }
+        guard let jobs = next else { return assertionFailure("the engine lane ran with no batch queued") }
         let moreQueued = othersQueued && jobs.allSatisfy { $0.method.defersCommit }
         let state = state.value
         state.outbox.begin()

@@ -234,7 +234,8 @@ final class ConnectionHandler: ChannelDuplexHandler, ReplyReceiver {
     func receive(_ reply: RPCMessage?) {
         guard let context else { return }
         if let reply {
-            // Encoded here, as ``write(_:context:flushNow:)`` does: the reply path's last frame.
+            // Encoded here, as ``write(_:context:flushNow:)`` does (keep the two alike): the
+            // reply path's last frame.
             unflushedReplies += 1
             if replyBytes == nil { replyBytes = context.channel.allocator.buffer(capacity: 256) }
             reply.encodeLine(into: &replyBytes!)
@@ -274,7 +275,8 @@ final class ConnectionHandler: ChannelDuplexHandler, ReplyReceiver {
         context.write(wrapOutboundOut(message.line(allocator: context.channel.allocator)), promise: promise)
     }
 
-    /// Writes a reply, counted until flushed (``flushCounting(context:)``). Every writer flushes
+    /// Writes a reply, counted until flushed (``flushCounting(context:)``); ``receive(_:)`` does the
+    /// same for the engine's replies, inline (a change here is a change there). Every writer flushes
     /// in the same event-loop turn: the read's own answers at `channelReadComplete`, the engine's
     /// replies when their batch ends (``ReplyOutbox``), so with io_thread: engine no reply waits
     /// behind the next task, which may be JavaScript that never comes back. `flushNow`: before a close.

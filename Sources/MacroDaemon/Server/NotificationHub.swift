@@ -47,7 +47,6 @@ package final class Connection: Sendable {
     private let framing: any MessageFraming
     private let events = Mutex<Set<EventKind>>([])
     private let counts: SubscriberCounts
-    /// The handler that writes the replies routed to this connection (``ReplyRoute/connection(_:)``).
     /// What writes the replies routed to it (``ReplyRoute/connection(_:)``): its transport's
     /// handler, on its loop (nil: the replies go out as messages, ``send(_:)``).
     let receiver: NIOLoopBound<any ReplyReceiver>?

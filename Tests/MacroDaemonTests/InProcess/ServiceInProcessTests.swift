@@ -129,8 +129,9 @@ struct ServiceInProcessTests {
     }
 
     /// The engine lane's queue: the reads of two connections made while the engine's loop is
-    /// busy are two batches queued behind each other; they run in the order they were read, and
-    /// their changes share one journal append (the group commit), written before either reply.
+    /// busy are two batches queued behind each other; they run in the order they were read (the
+    /// second sees the first's change), and their changes share one journal append (the group
+    /// commit), written before either reply (this half fails with the commit not deferred).
     @Test func batchesQueuedBehindEachOtherRunInOrderAndShareOneAppend() async throws {
         let (service, directory) = try Self.service(["bump.js": "function bump(by) { progress.inner += by; return progress.inner }"])
         let first = try await service.connect(), second = try await service.connect()
@@ -141,9 +142,12 @@ struct ServiceInProcessTests {
         // read has been handed to the lane).
         let release = DispatchSemaphore(value: 0)
         service.environment.engine.eventLoop.execute { release.wait() }
-        try await first.request(.call, ["name": "bump", "args": [2]], id: 2)
-        try await second.request(.call, ["name": "bump", "args": [3]], id: 3)
-        release.signal()
+        do {
+            // Released whatever happens: a loop left waiting would hang the suite.
+            defer { release.signal() }
+            try await first.request(.call, ["name": "bump", "args": [2]], id: 2)
+            try await second.request(.call, ["name": "bump", "args": [3]], id: 3)
+        }
         #expect(try await first.next() == ["jsonrpc": "2.0", "id": 2, "result": 3])
         #expect(try await second.next() == ["jsonrpc": "2.0", "id": 3, "result": 6])
         let lines = try String(contentsOfFile: journal, encoding: .utf8).split(separator: "\n")
