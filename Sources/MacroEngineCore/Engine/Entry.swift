@@ -103,14 +103,7 @@ extension MacroEngine {
     /// Ends a call's turn with what its JavaScript gave: the watchdog's stop becomes its error,
     /// the participants commit (or roll back), the turn observer runs after the outermost entry.
     func endCallTurn<T>(_ runtime: JSRuntime, _ turn: CallTurn, _ outcome: Result<T, any Error>) throws -> T {
-        switch outcome {
-        case .success(let value):
-            try endCallTurn(runtime, turn, failure: nil)
-            return value
-        case .failure(let error):
-            try endCallTurn(runtime, turn, failure: error)
-            throw error  // not reached: a failed turn throws
-        }
+        try Self.ending(outcome) { failure in try endCallTurn(runtime, turn, failure: failure) }
     }
 
     /// ``endCallTurn(_:_:_:)`` without the result, which the caller keeps (no generic value
@@ -151,13 +144,19 @@ extension MacroEngine {
 
     /// ``endTransaction(_:_:failure:)`` carrying the run's result.
     private func endTransaction<T>(_ runtime: JSRuntime, _ transaction: Transaction, _ outcome: Result<T, any Error>) throws -> T {
+        try Self.ending(outcome) { failure in try endTransaction(runtime, transaction, failure: failure) }
+    }
+
+    /// Ends a turn with `outcome`: `end` gets its failure (nil for a result) and throws when the
+    /// turn failed (always, given a failure); then the result is returned.
+    private static func ending<T>(_ outcome: Result<T, any Error>, _ end: (_ failure: (any Error)?) throws -> Void) throws -> T {
         switch outcome {
         case .success(let value):
-            try endTransaction(runtime, transaction, failure: nil)
+            try end(nil)
             return value
         case .failure(let error):
-            try endTransaction(runtime, transaction, failure: error)
-            throw error  // not reached: a failed run throws
+            try end(error)
+            throw error  // not reached: a failed turn throws
         }
     }
 
