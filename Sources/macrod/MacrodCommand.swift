@@ -60,6 +60,10 @@ struct MacrodCommand: AsyncParsableCommand {
     @Option(name: .customLong("log-level"), help: ArgumentHelp("trace, debug, info, notice, warning, error or critical (overrides log_level).", valueName: "level"))
     var logLevel: String?
 
+    /// Internal: serve one debug session on standard input and output (macrod starts these).
+    @Flag(name: .customLong("debug-worker"), help: .private)
+    var debugWorker = false
+
     func validate() throws {
         if let logLevel, Logger.Level(rawValue: logLevel) == nil {
             throw ValidationError("--log-level must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))")
@@ -70,6 +74,11 @@ struct MacrodCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if debugWorker {
+            var logger = Logger(label: "macrod.debug-session") { StreamLogHandler.standardError(label: $0) }
+            logger.logLevel = .warning
+            DebugWorker.serve(logger: logger)
+        }
         let configFile = MacroConfig.filePath(explicit: config)
         var settings = MacroConfig()
         if let configFile {

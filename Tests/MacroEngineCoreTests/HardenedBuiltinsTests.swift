@@ -26,6 +26,27 @@ struct HardenedBuiltinsTests {
                 == [2, 4, "number", "{\"a\":1}"])
     }
 
+    /// The engine's own functions and objects are hardened as the built-ins are: one macro's
+    /// tampering is refused, and the next macro's turn runs none of its code.
+    @Test(arguments: [
+        ("Object.defineProperty(sleep, 'call', { value: function () { progress.outer = 9 } })", "Attempting to define property on object that is not extensible"),
+        ("console.log.bind = function () { progress.outer = 9 }", "Cannot assign to read only property 'bind' of console.log"),
+        ("Object.setPrototypeOf(setInnerProgress, null)", "Attempted to assign to readonly property"),
+        ("clearTimeout.call = null", "Cannot assign to read only property 'call' of clearTimeout"),
+        ("Object.defineProperty(progress, 'inner', { get() { return 9 } })", "Attempting to change the getter of an unconfigurable property"),
+        ("setTimeout.extra = 1; 'use strict'; Object.defineProperty(setTimeout, 'x', { value: 1 })", "Attempting to define property on object that is not extensible"),
+    ])
+    func theEnginesNativesAreFrozenForEveryMacro(_ source: String, _ expected: String) throws {
+        let (engine, _, _) = try makeEngine()
+        try engine.evaluate("function tamper() { \(source) }")
+        let error = try #require(throws: MacroError.self) { try engine.call("tamper") }
+        #expect(error.errorName == "TypeError")
+        #expect(error.message.hasPrefix(expected), "\(error.message)")
+        #expect(
+            try engine.evaluate("setInnerProgress.bind(null)(3); typeof console.log.bind(console) + ' ' + progress.outer + ' ' + progress.inner")
+                == "function 0 3")
+    }
+
     /// Issue 25, item 9: the hidden intrinsics (iterator prototypes no property names) were
     /// writable (WebAssembly's too, which macros no longer have: `EngineShapesTests`): one macro setting two of them to null broke other macros'
     /// `[..."abc"]`, `Array.from`, `matchAll` and for-of over Maps until the next restart.

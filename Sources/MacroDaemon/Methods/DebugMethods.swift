@@ -1,44 +1,58 @@
-import Dispatch
+import Foundation
 import Logging
 import MacroEngineCore
 import MacroRPC
 import NIOCore
 import Synchronization
 
-/// The `debug.*` methods: step-debugging sessions (``DebugSession``), each in an engine and a
-/// thread of its own with a copy of the progress model, so a stopped session never holds up the
-/// daemon's engine. They are answered on the connection's thread, never queued behind the
-/// engine; launching (instrumenting and loading the files) runs on a worker thread. A session
-/// belongs to the connection that started it, and ends when that connection closes.
+/// The `debug.*` methods: step-debugging sessions, each in a process of its own
+/// (``DebugProcess``, ``DebugWorker``) with a copy of the progress model, so a stopped, stuck
+/// or crashed session never holds up, grows or takes down the daemon. They are answered on the
+/// connection's thread, never queued behind the engine. A session belongs to the connection that
+/// started it, and ends when that connection closes; it counts against ``sessionLimit`` from the
+/// moment it is admitted, before its process starts.
 ///
-/// Requests: `debug.start {name, args?, stopOnEntry?, idleTimeoutMs?}` → `{session, files}`;
-/// `debug.setBreakpoints {session, path, breakpoints: [{line, column?, condition?,
+/// Requests: `debug.start {name, args?, stopOnEntry?, idleTimeoutMs?}` → `{session, files,
+/// skipped}`; `debug.setBreakpoints {session, path, breakpoints: [{line, column?, condition?,
 /// hitCondition?, logMessage?}]}`; `debug.setExceptionBreakpoints {session, all?, uncaught?}`;
 /// `debug.run {session}`; `debug.pause {session}`; `debug.list` (every open session); `debug.request {session, op, args?}` (a
 /// stopped session's `stackTrace`, `scopes`, `variables`, `evaluate`, `setVariable`, and the
 /// resumes `continue`, `next`, `stepIn`, `stepOut`); `debug.terminate {session}`.
 /// Notifications: `debug.stopped`, `debug.output`, `debug.terminated`, each with `session`.
 final class DebugMethods: Sendable {
-    /// At most this many sessions at once (each has a thread and a JavaScript heap).
+    /// At most this many sessions at once (each is a process with a JavaScript heap).
     static let sessionLimit = 8
 
     private let engine: MacroEngine
     private let model: ProgressModel
-    private let directory: String
+    private let library: MacroLibrary
     private let logger: Logger
+    private let worker: String
     private let sessions = Mutex<[Int: Owned]>([:])
     private let nextID = Atomic<Int>(0)
 
     private struct Owned: Sendable {
-        let session: DebugSession
+        let macro: String
         let connection: Connection
+        /// Nil while the process starts.
+        var process: DebugProcess?
     }
 
-    init(engine: MacroEngine, model: ProgressModel, directory: String, logger: Logger) {
+    init(engine: MacroEngine, model: ProgressModel, library: MacroLibrary, logger: Logger, worker: String = DebugMethods.workerExecutable) {
         self.engine = engine
         self.model = model
-        self.directory = directory
+        self.library = library
         self.logger = logger
+        self.worker = worker
+    }
+
+    /// The program a session runs in: `$MACROENGINE_DEBUG_WORKER`, else the `macrod` beside a
+    /// test bundle that serves in-process, else this process's own executable (macrod).
+    static var workerExecutable: String {
+        if let path = ProcessInfo.processInfo.environment["MACROENGINE_DEBUG_WORKER"], !path.isEmpty { return path }
+        let own = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        guard own.hasSuffix(".xctest") else { return own }
+        return URL(fileURLWithPath: own).deletingLastPathComponent().appendingPathComponent("macrod").path
     }
 
     /// The reply to `request`, a method of the debug lane (``RPCMethod/Lane/debug``).
@@ -67,33 +81,25 @@ final class DebugMethods: Sendable {
     ) throws {
         if method == .debugStart { return try start(params, connection, reply) }
         if method == .debugList { return reply(.success(list())) }
-        let session = try owned(params, connection)
+        let process = try owned(params, connection)
+        let forward: @Sendable (Result<MacroValue, DebugError>) -> Void = { reply($0.mapError { $0 }) }
         switch method {
         case .debugSetBreakpoints:
             guard let path = params["path"].stringValue else { throw Self.missing("path", method.rawValue) }
-            let requests = (params["breakpoints"].arrayValue ?? []).map { b in
-                DebugSession.BreakpointRequest(
-                    line: b["line"].intValue ?? 0, column: b["column"].intValue, condition: b["condition"].stringValue,
-                    hitCondition: b["hitCondition"].stringValue, logMessage: b["logMessage"].stringValue)
-            }
-            let set = session.setBreakpoints(path: path, requests)
-            reply(.success(["breakpoints": .array(set.map(Self.json))]))
+            process.send("setBreakpoints", ["path": .string(path), "breakpoints": params["breakpoints"].arrayValue.map { .array($0) } ?? []], reply: forward)
         case .debugSetExceptionBreakpoints:
-            session.setExceptionBreakpoints(all: params["all"].boolValue ?? false, uncaught: params["uncaught"].boolValue ?? false)
-            reply(.success([:]))
+            process.send("setExceptionBreakpoints", ["all": .bool(params["all"].boolValue ?? false), "uncaught": .bool(params["uncaught"].boolValue ?? false)], reply: forward)
         case .debugRun:
-            session.start()
-            reply(.success([:]))
+            process.send("run", reply: forward)
         case .debugPause:
-            session.pause()
-            reply(.success([:]))
+            process.send("pause", reply: forward)
         case .debugTerminate:
-            session.terminate()
+            process.terminate()
             reply(.success([:]))
         case .debugRequest:
             guard let op = params["op"].stringValue else { throw Self.missing("op", method.rawValue) }
             let arguments = params["args"] == .undefined ? [:] : params["args"]
-            session.request(op, arguments) { result in reply(result.mapError { $0 }) }
+            process.send("request", ["request": .string(op), "args": arguments], reply: forward)
         default:
             throw RPCError(code: RPCError.internalError, message: "internal error: \(method.rawValue) is not a debug method")
         }
@@ -101,33 +107,49 @@ final class DebugMethods: Sendable {
 
     private func start(_ params: MacroValue, _ connection: Connection, _ reply: @escaping @Sendable (Result<MacroValue, any Error>) -> Void) throws {
         guard let name = params["name"].stringValue else { throw Self.missing("name", "debug.start") }
-        guard sessions.withLock({ $0.count }) < Self.sessionLimit else {
-            throw DebugError(.tooManySessions, "\(Self.sessionLimit) debug sessions are open; end one first")
-        }
         var options = DebugSession.Options(
-            macro: name, arguments: params["args"].arrayValue ?? [], directory: directory,
+            macro: name, arguments: params["args"].arrayValue ?? [], directory: library.directory,
             stopOnEntry: params["stopOnEntry"].boolValue ?? false,
             timeLimit: engine.timeLimit, callDeadline: engine.callDeadline, memoryLimit: engine.configuration.memoryLimit,
             hardenBuiltins: engine.configuration.hardenBuiltins, channels: model.channels,
-            values: Dictionary(uniqueKeysWithValues: model.committedValues.map { ($0.channel, $0.value) }))
+            values: Dictionary(uniqueKeysWithValues: model.committedValues.map { ($0.channel, $0.value) }),
+            evalEnabled: engine.configuration.evalEnabled, quarantine: library.quarantineList)
         if let idle = params["idleTimeoutMs"].intValue, idle > 0 { options.idleTimeout = .milliseconds(idle) }
         let id = nextID.add(1, ordering: .relaxed).newValue
-        let logger = logger
-        let launch = options
-        // Instrumenting and loading take tens of milliseconds: not on the connection's loop,
-        // which is by default the engine's.
-        DispatchQueue.global().async { [self] in
-            do {
-                let session = try DebugSession(options: launch, logger: logger) { [weak self] event in
-                    self?.forward(event, session: id, to: connection)
-                }
-                sessions.withLock { $0[id] = Owned(session: session, connection: connection) }
-                connection.channel.closeFuture.whenComplete { [weak self] _ in self?.end(id) }
-                logger.info("debug session \(id) of \(name) started")
-                reply(.success(["session": .number(Double(id)), "files": .array(session.map.files.map { .string($0) })]))
-            } catch {
-                reply(.failure(error))
+        // Admitted, and counted, before anything starts: forty starts in one read make eight sessions.
+        try sessions.withLock { sessions in
+            guard sessions.count < Self.sessionLimit else {
+                throw DebugError(.tooManySessions, "\(Self.sessionLimit) debug sessions are open; end one first")
             }
+            sessions[id] = Owned(macro: name, connection: connection)
+        }
+        connection.channel.closeFuture.whenComplete { [weak self] _ in self?.end(id) }
+        let logger = logger
+        do {
+            let process = try DebugProcess(executable: worker, options: options, logger: logger) { [weak self] event in
+                guard let self else { return }
+                switch event {
+                case .launched(.success(let launched)):
+                    logger.info("debug session \(id) of \(name) started")
+                    reply(.success(launched.setting("session", .number(Double(id)))))
+                case .launched(.failure(let error)):
+                    sessions.withLock { _ = $0.removeValue(forKey: id) }
+                    reply(.failure(error))
+                case .notification(let event, let body):
+                    forward(event, body, session: id, to: connection)
+                }
+            }
+            let open = sessions.withLock { sessions -> Bool in
+                guard sessions[id] != nil else { return false }
+                sessions[id]?.process = process
+                return true
+            }
+            process.start()
+            // The connection closed while the process started.
+            if !open { process.terminate() }
+        } catch {
+            sessions.withLock { _ = $0.removeValue(forKey: id) }
+            throw error
         }
     }
 
@@ -136,50 +158,40 @@ final class DebugMethods: Sendable {
         let open = sessions.withLock { $0.sorted { $0.key < $1.key } }
         return .array(
             open.map { id, owned in
-                ["session": .number(Double(id)), "macro": .string(owned.session.options.macro), "stopped": .bool(owned.session.isStopped)]
+                ["session": .number(Double(id)), "macro": .string(owned.macro), "stopped": .bool(owned.process?.isStopped ?? false)]
             })
     }
 
-    private func forward(_ event: DebugEvent, session id: Int, to connection: Connection) {
+    private func forward(_ event: String, _ body: MacroValue, session id: Int, to connection: Connection) {
+        let notification: RPCNotification
         switch event {
-        case .stopped(let body):
-            connection.send(RPCCodec.notification(RPCNotification.debugStopped.rawValue, body.setting("session", .number(Double(id)))))
-        case .output(let output):
-            var body: MacroValue = ["session": .number(Double(id)), "category": .string(output.category), "text": .string(output.text)]
-            if let file = output.file { body = body.setting("file", .string(file)) }
-            if let line = output.line { body = body.setting("line", .number(Double(line))) }
-            if let column = output.column { body = body.setting("column", .number(Double(column))) }
-            connection.send(RPCCodec.notification(RPCNotification.debugOutput.rawValue, body))
-        case .terminated(let outcome):
+        case "stopped": notification = .debugStopped
+        case "output": notification = .debugOutput
+        case "terminated":
+            notification = .debugTerminated
             sessions.withLock { _ = $0.removeValue(forKey: id) }
-            connection.send(RPCCodec.notification(RPCNotification.debugTerminated.rawValue, outcome.json.setting("session", .number(Double(id)))))
+        default: return
         }
+        connection.send(RPCCodec.notification(notification.rawValue, body.setting("session", .number(Double(id)))))
     }
 
     /// Ends session `id` (its connection closed).
     private func end(_ id: Int) {
         guard let owned = sessions.withLock({ $0.removeValue(forKey: id) }) else { return }
         logger.info("debug session \(id) ends: its connection closed")
-        owned.session.terminate()
+        owned.process?.terminate()
     }
 
-    private func owned(_ params: MacroValue, _ connection: Connection) throws -> DebugSession {
+    private func owned(_ params: MacroValue, _ connection: Connection) throws -> DebugProcess {
         guard let id = params["session"].intValue else { throw Self.missing("session", "debug.*") }
         guard let owned = sessions.withLock({ $0[id] }), owned.connection === connection else {
             throw DebugError(.noSuchSession, "no debug session \(id) on this connection")
         }
-        return owned.session
+        guard let process = owned.process else { throw DebugError(.notStopped, "debug session \(id) is still starting") }
+        return process
     }
 
     private static func missing(_ key: String, _ method: String) -> RPCError {
         RPCError(code: RPCError.invalidParams, message: "\(method): missing \"\(key)\"")
     }
-
-    private static func json(_ b: DebugSession.Breakpoint) -> MacroValue {
-        var value: MacroValue = ["id": .number(Double(b.id)), "verified": .bool(b.verified), "line": .number(Double(b.line))]
-        if let column = b.column { value = value.setting("column", .number(Double(column))) }
-        if let message = b.message { value = value.setting("message", .string(message)) }
-        return value
-    }
-
 }

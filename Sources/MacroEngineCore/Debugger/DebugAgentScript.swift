@@ -15,6 +15,12 @@ enum DebugAgentScript {
           var stopped = null, aborted = false;
         function abort() { throw new Error("the debug session has ended"); }
           var MODE = { "continue": 0, stepIn: 1, next: 2, stepOut: 3 };
+          // The debugger's own evaluations (a condition, a logpoint, the console) run with eval on;
+          // the macro's code runs with eval as the live engine has it (allow_eval).
+          function ev(f, expr) {
+            native("eval", "on");
+            try { return f.ev(expr); } finally { native("eval", "off"); }
+          }
 
           function refresh() {
             var v = native("poll");
@@ -56,14 +62,14 @@ enum DebugAgentScript {
 
           function interpolate(message, f) {
             return message.replace(/\{([^}]+)\}/g, function (_, expr) {
-              try { return text(f.ev(expr)); } catch (e) { return "<" + String(e) + ">"; }
+              try { return text(ev(f, expr)); } catch (e) { return "<" + String(e) + ">"; }
             });
           }
 
           function breakpointHit(b, f) {
             if (b.condition) {
               var ok;
-              try { ok = f.ev(b.condition); } catch (e) { ok = false; }
+              try { ok = ev(f, b.condition); } catch (e) { ok = false; }
               if (!ok) return false;
             }
             b.hits++;
@@ -205,7 +211,7 @@ enum DebugAgentScript {
             if (h.frame) {
               h.names.forEach(function (n) {
                 var v;
-                try { v = h.frame.ev(n); } catch (e) { out.push({ name: n, value: "<uninitialized>", type: "undefined", ref: 0 }); return; }
+                try { v = ev(h.frame, n); } catch (e) { out.push({ name: n, value: "<uninitialized>", type: "undefined", ref: 0 }); return; }
                 var d = describe(v); d.name = n; out.push(d);
               });
               return { variables: out };
@@ -223,7 +229,7 @@ enum DebugAgentScript {
           }
           function evaluate(args) {
             var f = args.frameId ? frameOf(args.frameId) : stopped.frames[0];
-            var d = describe(f.ev(args.expression));
+            var d = describe(ev(f, args.expression));
             return d;
           }
           function setVariable(args) {
@@ -232,9 +238,9 @@ enum DebugAgentScript {
             var f = h.frame || stopped.frames[0];
             if (h.frame) {
               if (h.names.indexOf(args.name) < 0) throw new Error("no variable '" + args.name + "' in this scope");
-              return describe(f.ev(args.name + " = (" + args.value + ")"));
+              return describe(ev(f, args.name + " = (" + args.value + ")"));
             }
-            var v = f.ev("(" + args.value + ")");
+            var v = ev(f, "(" + args.value + ")");
             h.object[args.name] = v;
             return describe(h.object[args.name]);
           }

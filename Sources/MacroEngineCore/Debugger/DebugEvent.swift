@@ -61,6 +61,14 @@ public struct DebugOutcome: Sendable {
     /// What differs from the values at launch.
     public var changes: [Change]
 
+    /// Creates an outcome.
+    public init(result: MacroValue? = nil, error: MacroError? = nil, values: [(channel: String, value: Double)], changes: [Change]) {
+        self.result = result
+        self.error = error
+        self.values = values
+        self.changes = changes
+    }
+
     /// As JSON: `{result | error: {code, message, line, column}, values, changes: [{channel, from, to}]}`.
     public var json: MacroValue {
         var object: MacroValue = [

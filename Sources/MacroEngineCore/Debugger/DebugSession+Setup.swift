@@ -1,3 +1,4 @@
+import CJavaScriptCore
 import Foundation
 import Logging
 import NIOCore
@@ -44,8 +45,9 @@ extension DebugSession {
     ) throws {
         let files = MacroValue.array(program.map.files.map { .string($0) }).jsonText(pretty: false)
         let stopStart = Mutex<NIODeadlineBox?>(nil)
+        let evalEnabled = engine.configuration.evalEnabled
         try engine.register(
-            "__dbg_native",
+            program.agent + "_native",
             fast: { [weak engine] arguments in
                 let context = arguments.context
                 let op = arguments[0]?.string ?? ""
@@ -69,6 +71,12 @@ extension DebugSession {
                         return context.number(-1)
                     }
                     return context.number(Double(configuration.version.load(ordering: .sequentiallyConsistent)))
+                case "eval":
+                    // On for the debugger's own evaluations only, unless the macro may eval too.
+                    withJSString("eval and new Function are disabled in macros (config: allow_eval)") {
+                        JSGlobalContextSetEvalEnabled(JSContextGetGlobalContext(context.ref), evalEnabled || text == "on", $0)
+                    }
+                    return context.undefined
                 case "config":
                     return context.string(configuration.json())
                 case "output":
@@ -103,9 +111,9 @@ extension DebugSession {
                 }
             })
         try engine.sync { runtime in
-            let source = "(" + DebugAgentScript.source + ")(__dbg_native, \(program.sitesJSON), \(program.functionsJSON), \(program.scopesJSON), \(files))"
+            let source = "(" + DebugAgentScript.source + ")(\(program.agent)_native, \(program.sitesJSON), \(program.functionsJSON), \(program.scopesJSON), \(files))"
             let agent = try runtime.evaluateRaw(source, file: nil)
-            runtime.defineGlobal("__dbg", agent, readOnly: true)
+            runtime.defineGlobal(program.agent, agent, readOnly: true)
         }
     }
 }

@@ -41,13 +41,18 @@ public final class DebugSession: Sendable {
         public var values: [String: Double]
         /// A session stopped this long without a request ends.
         public var idleTimeout: Duration
+        /// Whether the macro's own code may use `eval` and `new Function`, as in the live engine
+        /// (`allow_eval`); the debugger's own evaluations may always.
+        public var evalEnabled: Bool
+        /// The live engine's quarantine: a file it holds with the same content is not loaded.
+        public var quarantine: Quarantine
 
         /// Creates options with the engine's defaults.
         public init(
             macro: String, arguments: [MacroValue] = [], directory: String, stopOnEntry: Bool = false,
             timeLimit: Duration = .seconds(5), callDeadline: Duration = .seconds(30), memoryLimit: Int? = 512 << 20,
             hardenBuiltins: Bool = true, channels: [ProgressChannel] = ProgressChannel.rings, values: [String: Double] = [:],
-            idleTimeout: Duration = .seconds(600)
+            idleTimeout: Duration = .seconds(600), evalEnabled: Bool = false, quarantine: Quarantine = Quarantine()
         ) {
             self.macro = macro
             self.arguments = arguments
@@ -60,11 +65,15 @@ public final class DebugSession: Sendable {
             self.channels = channels
             self.values = values
             self.idleTimeout = idleTimeout
+            self.evalEnabled = evalEnabled
+            self.quarantine = quarantine
         }
     }
 
     /// The session's files, sites and functions.
     public let map: SourceMap
+    /// Files not loaded, each with why: it does not parse, or the live engine quarantined it.
+    public let skipped: [(path: String, message: String)]
     /// The options it was launched with.
     public let options: Options
 
@@ -90,12 +99,23 @@ public final class DebugSession: Sendable {
         self.options = options
         self.logger = logger
         self.events = events
-        let files = try Self.files(of: options.directory, macro: options.macro)
-        let program = try Instrumenter.instrument(files.map { Instrumenter.File(path: $0.path, source: $0.source, macro: $0.macro) })
+        var files = try Self.files(of: options.directory, macro: options.macro)
+        var skipped: [(path: String, message: String)] = []
+        files.removeAll { file in
+            guard file.macro != options.macro, let held = options.quarantine.holds(file.path, content: file.source) else { return false }
+            skipped.append((file.path, "quarantined by the live engine: \(held.reason)"))
+            return true
+        }
+        let required = files.first { $0.macro == options.macro }?.path
+        let program = try Instrumenter.instrument(
+            files.map { Instrumenter.File(path: $0.path, source: $0.source, macro: $0.macro) }, required: required)
+        skipped += program.skipped
+        for (path, message) in skipped { logger.warning("debug session: \(path) is not loaded: \(message)") }
+        self.skipped = skipped
         map = program.map
         engine = MacroEngine(
             configuration: .init(
-                timeLimit: options.timeLimit, callDeadline: .seconds(366 * 86_400), evalEnabled: true,
+                timeLimit: options.timeLimit, callDeadline: .seconds(366 * 86_400), evalEnabled: options.evalEnabled,
                 name: "debug:\(options.macro)", memoryLimit: options.memoryLimit, hardenBuiltins: options.hardenBuiltins),
             logger: logger)
         engine.exceptionHandler = { _ in }
@@ -113,7 +133,7 @@ public final class DebugSession: Sendable {
             program, engine: engine, channel: channel, configuration: configuration,
             budget: budget, idle: options.idleTimeout, callID: callID, events: events, logger: logger)
         var target: MacroFunction?
-        for (index, file) in files.enumerated() {
+        for (index, file) in program.files.enumerated() {
             do {
                 if let name = file.macro {
                     let loaded = try engine.setMethod(javascript: program.code[index], key: name, file: file.path, report: false)
@@ -314,7 +334,7 @@ public final class DebugSession: Sendable {
     }
 
     /// The path form breakpoints and frames use.
-    static func normalized(_ path: String) -> String {
+    public static func normalized(_ path: String) -> String {
         URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path
     }
 }

@@ -22,15 +22,25 @@ enum Instrumenter {
         var code: [String]
         /// The source map: sites, functions, scopes.
         var map: SourceMap
+        /// The files instrumented, in the order given (a file that does not parse is left out,
+        /// unless it is the one required).
+        var files: [File]
+        /// The files left out, each with its parse error at `line:column` (1-based).
+        var skipped: [(path: String, message: String)]
+        /// The name of the agent's global (its native is this plus `_native`): `__dbg`, unless a
+        /// file mentions that name, then `__dbg` and a random suffix none mentions, so no
+        /// parameter, variable or macro of the user's can shadow or reach the agent by name.
+        var agent: String
         /// The tables as JSON text (sites, functions, scopes), for ``DebugAgentScript``.
         var sitesJSON: String
         var functionsJSON: String
         var scopesJSON: String
     }
 
-    /// Instruments `files`. Throws ``DebugError`` (`launchFailed`) when acorn is missing or a
-    /// file does not parse.
-    static func instrument(_ files: [File]) throws -> Program {
+    /// Instruments `files`. A file that does not parse is left out and listed in
+    /// ``Program/skipped``, as the engine skips it; throws ``DebugError`` (`launchFailed`) when
+    /// acorn is missing or the file at `required` does not parse.
+    static func instrument(_ files: [File], required: String? = nil) throws -> Program {
         let path = ShapeCheck.acornPath
         guard let data = FileManager.default.contents(atPath: path), let acorn = String(data: data, encoding: .utf8) else {
             throw DebugError(.launchFailed, "cannot debug: acorn is missing at \(path) (install Debian's node-acorn, or set MACROENGINE_ACORN)")
@@ -43,42 +53,58 @@ enum Instrumenter {
         defer { JSGlobalContextRelease(context) }
         var exception: JSValueRef?
         _ = withJSString(acorn) { JSEvaluateScript(context, $0, nil, nil, 1, &exception) }
+        let agent = agentName(for: files)
         let function =
             exception == nil
-            ? withJSString(InstrumenterScript.source) { JSEvaluateScript(context, $0, nil, nil, 1, &exception) } : nil
+            ? withJSString(InstrumenterScript.source.replacingOccurrences(of: "__dbg", with: agent)) { JSEvaluateScript(context, $0, nil, nil, 1, &exception) } : nil
         guard exception == nil, let function, let object = JSValueToObject(context, function, nil), JSObjectIsFunction(context, object) else {
             throw DebugError(.launchFailed, "cannot debug: \(path) did not load as acorn (\(text(exception, context) ?? "no parser"))")
         }
         var code: [String] = []
         var sites: [MacroValue] = [], functions: [MacroValue] = [], scopes: [MacroValue] = []
-        for (index, file) in files.enumerated() {
+        var kept: [File] = [], skipped: [(path: String, message: String)] = []
+        for file in files {
+            let index = kept.count
             let bases = "{\"site\":\(sites.count),\"fn\":\(functions.count),\"scope\":\(scopes.count)}"
-            let arguments: [JSValueRef?] = [
-                withJSString(file.source) { JSValueMakeString(context, $0) },
-                JSValueMakeNumber(context, Double(index)),
-                withJSString(bases) { JSValueMakeFromJSONString(context, $0) },
-                file.macro.map { name in withJSString(name) { JSValueMakeString(context, $0) } } ?? JSValueMakeNull(context),
-            ]
+            // Each argument protected as it is made: making the next one may collect it.
+            var arguments = RootedValues(context, capacity: 4)
+            arguments.append(withJSString(file.source) { JSValueMakeString(context, $0) })
+            arguments.append(JSValueMakeNumber(context, Double(index)))
+            arguments.append(withJSString(bases) { JSValueMakeFromJSONString(context, $0) } ?? JSValueMakeNull(context))
+            arguments.append(file.macro.map { name in withJSString(name) { JSValueMakeString(context, $0) } } ?? JSValueMakeNull(context))
             exception = nil
-            let result = JSObjectCallAsFunction(context, object, nil, arguments.count, arguments, &exception)
+            let result = arguments.withArguments { JSObjectCallAsFunction(context, object, nil, $1, $0, &exception) }
             guard exception == nil, let result, let json = jsonText(result, context) else {
-                throw DebugError(.launchFailed, "cannot debug \(file.path): \(text(exception, context) ?? "the instrumenter gave nothing")")
+                let message = text(exception, context) ?? "the instrumenter gave nothing"
+                if file.path == required { throw DebugError(.launchFailed, "cannot debug \(file.path): \(message)") }
+                skipped.append((file.path, message))
+                continue
             }
             let value: MacroValue
             do { value = try JSONParser.parse(json, maximumDepth: 4096) } catch {
                 throw DebugError(.launchFailed, "cannot debug \(file.path): \(error)")
             }
+            kept.append(file)
             code.append(value["code"].stringValue ?? "")
             sites += value["sites"].arrayValue ?? []
             functions += value["functions"].arrayValue ?? []
             scopes += value["scopes"].arrayValue ?? []
         }
-        let map = SourceMap(files: files.map(\.path), sites: sites, functions: functions)
+        let map = SourceMap(files: kept.map(\.path), sites: sites, functions: functions)
         return Program(
-            code: code, map: map,
+            code: code, map: map, files: kept, skipped: skipped, agent: agent,
             sitesJSON: MacroValue.array(sites).jsonText(pretty: false),
             functionsJSON: MacroValue.array(functions).jsonText(pretty: false),
             scopesJSON: MacroValue.array(scopes).jsonText(pretty: false))
+    }
+
+    /// `__dbg`, or `__dbg` and a random suffix when a file's text or a macro's name has it.
+    static func agentName(for files: [File]) -> String {
+        var name = "__dbg"
+        while files.contains(where: { $0.source.contains(name) || ($0.macro ?? "").hasPrefix(name) }) {
+            name = "__dbg" + String(UInt64.random(in: 1 ... .max), radix: 36)
+        }
+        return name
     }
 
     private static func text(_ value: JSValueRef?, _ context: JSContextRef) -> String? {

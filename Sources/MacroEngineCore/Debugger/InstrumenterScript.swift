@@ -18,7 +18,14 @@ enum InstrumenterScript {
             shift = 1;
           }
           function column(loc) { return loc.column + 1 - (loc.line === 1 ? shift : 0); }
-          var ast = acorn.parse(source, { ecmaVersion: "latest", sourceType: "script", locations: true, preserveParens: true, allowReturnOutsideFunction: false });
+          var ast;
+          try {
+            ast = acorn.parse(source, { ecmaVersion: "latest", sourceType: "script", locations: true, preserveParens: true, allowReturnOutsideFunction: false });
+          } catch (e) {
+            // acorn's columns are 0-based; every position the engine reports is 1-based.
+            if (e && e.loc) throw new SyntaxError(String(e.message).replace(/ \(\d+:\d+\)$/, "") + " (" + e.loc.line + ":" + column(e.loc) + ")");
+            throw e;
+          }
           var edits = [];
           var seq = 0;
           function put(pos, text) { edits.push({ pos: pos, text: text, seq: seq++ }); }

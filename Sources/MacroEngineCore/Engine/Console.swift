@@ -30,9 +30,12 @@ extension MacroEngine {
     /// Installs the `console` object. Called once from init, on the loop.
     func installConsole(runtime: JSRuntime) throws {
         let levels: [(String, Logger.Level)] = [("log", .info), ("info", .info), ("warn", .warning), ("error", .error), ("debug", .debug)]
-        let format = try runtime.evaluateRaw(Self.inspectSource, file: nil)
-        let emitters = levels.map { name, level in
-            runtime.makeFunction(name: "console.\(name)") { [weak self] args in
+        // The factory's arguments are protected as they are made (``RootedValues``): each one
+        // made may collect the ones before it.
+        var args = RootedValues(runtime.context.ref, capacity: levels.count + 2)
+        args.append(try runtime.evaluateRaw(Self.inspectSource, file: nil).ref)
+        for (name, level) in levels {
+            let emitter = runtime.makeFunction(name: "console.\(name)") { [weak self] args in
                 guard let self else { throw MacroError.engineGone }
                 let runtime = self.runtime.value
                 let call = runtime.currentCall
@@ -42,10 +45,9 @@ extension MacroEngine {
                 self.consoleHandler(message)
                 return runtime.context.undefined
             }
+            args.append(emitter.ref)
         }
-        var args: [JSValueRef?] = [format.ref] + emitters.map { $0.ref }
-        let names = runtime.context.string(levels.map(\.0).joined(separator: ","))
-        args.append(names.ref)
+        args.append(runtime.context.string(levels.map(\.0).joined(separator: ",")).ref)
         let factory = try runtime.evaluateRaw(
             """
             (function (format) {
@@ -67,7 +69,7 @@ extension MacroEngine {
               return Object.freeze(console);
             })
             """, file: nil)
-        let console = try runtime.call(factory.objectRef!, arguments: args, macro: nil)
+        let console = try args.withArguments { try runtime.call(factory.objectRef!, arguments: UnsafeBufferPointer(start: $0, count: $1), macro: nil) }
         runtime.defineGlobal("console", console, readOnly: true)
     }
 

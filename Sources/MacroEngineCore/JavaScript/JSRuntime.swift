@@ -134,7 +134,10 @@ final class JSRuntime {
             ? JSPropertyAttributes(kJSPropertyAttributeReadOnly | kJSPropertyAttributeDontDelete)
             : JSPropertyAttributes(kJSPropertyAttributeNone)
         withJSString(name) { JSObjectSetProperty(context.ref, JSContextGetGlobalObject(context.ref), $0, value.ref, attributes, nil) }
-        if readOnly { builtinGlobals.insert(name) }
+        if readOnly {
+            builtinGlobals.insert(name)
+            hardenEngineGlobal(name, value)
+        }
     }
 
     /// True when `name` is one of the engine's globals (JS built-ins like `Math` and natives).
@@ -546,15 +549,13 @@ final class JSRuntime {
     // MARK: Conversion Swift -> JS
 
     /// Converts a ``MacroValue`` to a JS value of this context.
-    /// `jsValue(.array(items))`, the elements converted into temporary memory (a call's
-    /// arguments: no array of references per call; short lists are on the stack, where the
-    /// collector's conservative scan sees them, as it did not see the array's heap buffer).
+    /// `jsValue(.array(items))`: each element protected while it waits for the others
+    /// (``RootedValues``: converting one may collect the ones before it).
     func jsArray(_ items: [MacroValue]) throws -> JSValue {
         let ctx = context.ref
-        return try withUnsafeTemporaryAllocation(of: JSValueRef?.self, capacity: items.count) { buffer in
-            for (index, item) in items.enumerated() { (buffer.baseAddress! + index).initialize(to: try jsValue(item).ref) }
-            return JSValue(JSObjectMakeArray(ctx, items.count, buffer.baseAddress, nil)!, in: context)
-        }
+        var values = RootedValues(ctx, capacity: items.count)
+        for item in items { values.append(try jsValue(item).ref) }
+        return values.withArguments { JSValue(JSObjectMakeArray(ctx, $1, $0, nil)!, in: context) }
     }
 
     func jsValue(_ value: MacroValue) throws -> JSValue {
@@ -576,10 +577,7 @@ final class JSRuntime {
             }
             return JSValue(ref, in: context)
         case .array(let items):
-            let values = try items.map { try jsValue($0).ref as JSValueRef? }
-            return values.withUnsafeBufferPointer { buffer in
-                JSValue(JSObjectMakeArray(ctx, buffer.count, buffer.baseAddress, nil)!, in: context)
-            }
+            return try jsArray(items)
         case .object(let properties):
             let object = JSObjectMake(ctx, nil, nil)!
             for (key, item) in properties {

@@ -15,7 +15,7 @@
 ///   ends (``JSRuntime/installLockdown()``), so one macro cannot empty the others' stacks.
 ///
 /// The source evaluates to a function taking that report (a native function); it returns the
-/// function that restores the limit.
+/// function that restores the limit and the function that hardens an engine global the same way.
 /// The global bindings of the built-ins (`JSON`, `Math`, `Array`, ...) become read-only too.
 ///
 /// Cost: accesses stay cached (measured with JSC 2.50.6: `Math.floor` in a loop as fast as
@@ -77,8 +77,11 @@ enum Lockdown {
           // Then everything reachable from them: property values, accessors' functions and
           // prototypes (a getter's function, %ThrowTypeError% ...), so no
           // intrinsic stays writable because nobody listed it.
-          var reached = new WeakSet(), walk = roots.slice();
-          roots.forEach(function (root) { reached.add(root[1]); });
+          var reached = new WeakSet();
+          // Adds to `found` everything reachable from it that is not reached yet.
+          function reach(found) {
+            var walk = found.slice();
+            found.forEach(function (root) { reached.add(root[1]); });
           for (var i = 0; i < walk.length; i++) {
             var path = walk[i][0], object = walk[i][1];
             var next = [["[[Prototype]]", getProto(object)]];
@@ -92,9 +95,11 @@ enum Lockdown {
               if (v === null || (typeof v !== "object" && typeof v !== "function") || v === g || reached.has(v)) return;
               reached.add(v);
               walk.push(candidate);
-              roots.push(candidate);
+              found.push(candidate);
             });
           }
+          }
+          reach(roots);
           var descriptors = Object.getOwnPropertyDescriptors, ownKeys = Reflect.ownKeys, define = Object.defineProperty;
           var preventExtensions = Object.preventExtensions, isFrozen = Object.isFrozen, TypeErrorCtor = TypeError;
           // JavaScriptCore sets its process-wide stack-trace limit from any assignment to
@@ -143,10 +148,19 @@ enum Lockdown {
             if (name in g) define(g, name, { writable: false, configurable: false });
           });
           define(g, "globalThis", { writable: false, configurable: false });
-          return function __macroengine_restoreStackLimit() {
+          // The engine's own globals (sleep, the timers, console, progress, its setters and
+          // getters) are hardened the same way as they are defined, so no macro can change them
+          // for the others: `harden(name, value)`.
+          return [function __macroengine_restoreStackLimit() {
             restoringLimit = true;
             try { ErrorCtor.stackTraceLimit = stackLimit; } finally { restoringLimit = false; }
-          };
+          }, function __macroengine_harden(name, value) {
+            if (value === null || value === g || (typeof value !== "object" && typeof value !== "function") || reached.has(value)) return;
+            var found = [[name, value]];
+            reach(found);
+            found.forEach(function (root) { if (!paths.has(root[1])) paths.set(root[1], root[0]); });
+            found.forEach(function (root) { harden(root[0], root[1]); });
+          }];
         })
         """#
 }

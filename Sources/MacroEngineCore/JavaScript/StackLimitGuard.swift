@@ -9,6 +9,8 @@ import CJavaScriptCore
 struct StackLimitGuard {
     /// The lockdown's function that assigns the frozen limit again.
     var restorer: JSObjectRef?
+    /// The lockdown's function that hardens an engine global defined after it.
+    var harden: JSObjectRef?
     /// The limit may have been changed in this entry.
     var touched = false
 }
@@ -22,10 +24,30 @@ extension JSRuntime {
             return context.undefined
         }
         guard let function = lockdown.objectRef else { throw MacroError(code: .threw, message: "the lockdown did not evaluate to a function") }
-        let restorer = try call(function, arguments: [report.ref], macro: nil)
-        guard let restorerRef = restorer.objectRef else { throw MacroError(code: .threw, message: "the lockdown returned no restorer") }
+        let pair = try call(function, arguments: [report.ref], macro: nil)
+        guard let pairRef = pair.objectRef, let restorerRef = JSValue(JSObjectGetPropertyAtIndex(context.ref, pairRef, 0, nil), in: context).objectRef,
+            let hardenRef = JSValue(JSObjectGetPropertyAtIndex(context.ref, pairRef, 1, nil), in: context).objectRef
+        else { throw MacroError(code: .threw, message: "the lockdown returned no restorer") }
         JSValueProtect(context.ref, restorerRef)
+        JSValueProtect(context.ref, hardenRef)
         stackLimit.restorer = restorerRef
+        stackLimit.harden = hardenRef
+        // The engine's globals defined so far (the timers, sleep, console).
+        for name in builtinGlobals.sorted() { hardenEngineGlobal(name, globalObject(name)) }
+    }
+
+    /// Hardens engine global `name` as the lockdown hardened the built-ins (nothing before it).
+    func hardenEngineGlobal(_ name: String, _ value: JSValue) {
+        guard let harden = stackLimit.harden else { return }
+        var arguments = RootedValues(context.ref, capacity: 2)
+        arguments.append(context.string(name).ref)
+        arguments.append(value.ref)
+        var exception: JSValueRef?
+        _ = arguments.withArguments { JSObjectCallAsFunction(context.ref, harden, nil, $1, $0, &exception) }
+    }
+
+    private func globalObject(_ name: String) -> JSValue {
+        JSValue(withJSString(name) { JSObjectGetProperty(context.ref, JSContextGetGlobalObject(context.ref), $0, nil) }!, in: context)
     }
 
     /// At the end of the outermost entry (still armed): puts the limit back if it may have

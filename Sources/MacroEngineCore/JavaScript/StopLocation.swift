@@ -115,14 +115,14 @@ extension ShapeCheck {
         let locate = try loadedLocator()
         guard let context = parserContext else { return nil }
         var exception: JSValueRef?
-        let arguments: [JSValueRef?] = [
-            withJSString(text) { JSValueMakeString(context, $0) },
-            withJSString(function) { JSValueMakeString(context, $0) },
-            JSValueMakeNumber(context, Double(line)),
-            JSValueMakeNumber(context, Double(column)),
-            topName.map { name in withJSString(name) { JSValueMakeString(context, $0) } } ?? JSValueMakeNull(context),
-        ]
-        guard let result = JSObjectCallAsFunction(context, locate, nil, arguments.count, arguments, &exception), exception == nil,
+        var arguments = RootedValues(context, capacity: 5)
+        arguments.append(withJSString(text) { JSValueMakeString(context, $0) })
+        arguments.append(withJSString(function) { JSValueMakeString(context, $0) })
+        arguments.append(JSValueMakeNumber(context, Double(line)))
+        arguments.append(JSValueMakeNumber(context, Double(column)))
+        arguments.append(topName.map { name in withJSString(name) { JSValueMakeString(context, $0) } } ?? JSValueMakeNull(context))
+        let result = arguments.withArguments { JSObjectCallAsFunction(context, locate, nil, $1, $0, &exception) }
+        guard let result, exception == nil,
             JSValueIsObject(context, result), let object = JSValueToObject(context, result, nil)
         else { return nil }
         func number(_ name: String) -> Int? {
