@@ -72,11 +72,14 @@ grep -q '^ExecStart=/usr/bin/macrod ' "$unit" || fail "config/macrod.service: it
 grep -q '^ExecStartPre=/usr/libexec/macroengine/macrod-user-setup$' "$unit" || fail "the unit's ExecStartPre was not added"
 install -D -m 755 "$DEBIAN_DIR/macrod-user-setup" "$ROOT/usr/libexec/macroengine/macrod-user-setup"
 
-# The example config and macros, laid out as in the repo (the config's macros_dir is ../macros).
+# The example config and macros, laid out as in the repo (the config's macros_dir is ../macros):
+# the macros git tracks (packaging/macro-files.sh), not a scratch file lying in macros/.
 install -D -m 644 config/macroengine.yaml "$ROOT/usr/share/macroengine/config/macroengine.yaml"
-for f in macros/*.js macros/lib/*.js macros/globals.d.ts macros/jsconfig.json; do
+macro_files=$(packaging/macro-files.sh)
+[ -n "$macro_files" ] || fail "packaging/macro-files.sh lists no macros"
+while IFS= read -r f; do
     install -D -m 644 "$f" "$ROOT/usr/share/macroengine/$f"
-done
+done <<< "$macro_files"
 
 # Shell completions, where each shell looks.
 # (bash's is sourced, not run: no #! line.)
@@ -190,18 +193,8 @@ dpkg-deb --root-owner-group --build "$ROOT" "$DEB" >/dev/null
 ls -l "$DEB"
 
 step "lintian"
-# Every tag lintian still emits (errors, warnings, information) is overridden in
-# packaging/debian/lintian-overrides with the reason; a new one fails the build.
-LINT_DEB=$DEB LINTIAN=(lintian)
-if [ "$(id -u)" = 0 ] && command -v runuser >/dev/null; then
-    # lintian advises against root; it only reads the package: a copy nobody can read (the
-    # checkout may be in a folder nobody can enter).
-    LINT_DIR=$(mktemp -d /tmp/macroengine-lintian.XXXXXX)
-    trap 'rm -rf "$LINT_DIR"' EXIT
-    LINT_DEB=$LINT_DIR/$(basename "$DEB")
-    cp "$DEB" "$LINT_DEB"; chmod 755 "$LINT_DIR"; chmod 644 "$LINT_DEB"
-    LINTIAN=(runuser -u nobody -- env HOME="$LINT_DIR" lintian)
-fi
-"${LINTIAN[@]}" --display-info --fail-on error,warning,info "$LINT_DEB" || fail "lintian found the tags above"
+# Every tag lintian still emits is overridden in packaging/debian/lintian-overrides with the
+# reason; a new one fails the build (packaging/lint-deb.sh: as nobody when root).
+packaging/lint-deb.sh "$DEB" || fail "lintian found the tags above"
 echo "==> lintian: clean (overrides: packaging/debian/lintian-overrides)"
 echo "built: $DEB ($(du -h "$DEB" | cut -f1), installed size $size KiB)"

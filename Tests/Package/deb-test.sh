@@ -60,6 +60,11 @@ for path in /usr/bin/macro /usr/bin/macro-local /usr/bin/macrod /usr/lib/systemd
     if grep -qx "$path" "$TMP/files.txt" && [ -e "$path" ]; then ok "installed $path"; else bad "installed $path" "not in dpkg -L macroengine, or missing"; fi
 done
 
+# The example macros: the ones git tracks (packaging/macro-files.sh), no scratch file of macros/.
+shipped=$(cd /usr/share/macroengine && find macros -type f | sort)
+if [ "$shipped" = "$(packaging/macro-files.sh | sort)" ]; then ok "/usr/share/macroengine/macros holds the tracked macros only"
+else bad "/usr/share/macroengine/macros holds the tracked macros only" "$(diff <(packaging/macro-files.sh | sort) <(echo "$shipped"))"; fi
+
 for tool in macrod macro macro-local; do
     out=$(/usr/bin/$tool --version 2>&1)
     if [ "$out" = "$VERSION" ]; then ok "$tool --version: $out"; else bad "$tool --version is the package's $VERSION" "$out"; fi
