@@ -237,9 +237,10 @@ deb: deb-deps release
 	@SWIFT="$(SWIFT)" RELEASE_FLAGS="$(RELEASE_FLAGS)" bash packaging/build-deb.sh
 
 # The packaging scripts' checks that need no release build (Tests/Package/packaging-test.sh):
-# only the macros git tracks are shipped, and lintian runs as root from a 0700 checkout.
+# only the macros git tracks are shipped, lintian runs as root from a 0700 checkout, and the
+# man pages (from the debug build) are macro-run(1)-style, macrod(8) with ENVIRONMENT and FILES.
 packaging-test: deb-deps
-	bash Tests/Package/packaging-test.sh
+	SWIFT="$(SWIFT)" bash Tests/Package/packaging-test.sh
 
 # Installs the package built by `make deb` on this machine, runs it, purges it, and checks that
 # nothing it installed is left (Tests/Package/deb-test.sh; root, or sudo). `make test` runs it

@@ -7,7 +7,8 @@
 #   /usr/libexec/macroengine/macrod-user-setup   the unit's first start: config and macros for the user
 #   /usr/share/macroengine/{config,macros}       the example config and macros (the repo's layout)
 #   bash, zsh and fish completions               `macro --generate-completion-script SHELL`
-#   /usr/share/man/man1/macro*.1.gz, man8/macrod.8.gz   swift-argument-parser's generate-manual
+#   /usr/share/man/man1/macro*.1.gz, man8/macrod.8.gz   swift-argument-parser's generate-manual,
+#                                                 finished by packaging/man-pages.sh
 #   /usr/share/doc/macroengine                   copyright, changelog, README.md and docs/
 #
 # The version is the one constant the binaries print (`macrod --version`, Sources/MacroBase/
@@ -97,7 +98,8 @@ install -D -m 644 "$WORK/macro.fish" "$ROOT/usr/share/fish/vendor_completions.d/
 # whole package in release mode without --static-swift-stdlib, which recompiles every module
 # (5 min here) and relinks the release binaries dynamically, so the next `make release` compiles
 # everything again (6 min). macrod in section 8; macro in section 1 with a page per subcommand
-# (macro.run(1), ...); macro-local takes macro's command line, so its page is macro's.
+# (macro-run(1), ...: packaging/man-pages.sh); macro-local takes macro's command line, so its
+# page is macro's.
 MAN=$WORK/man
 mkdir -p "$MAN/1" "$MAN/8"
 step "man pages (swift-argument-parser's generate-manual${MANUAL:+, $MANUAL})"
@@ -121,19 +123,9 @@ else
         --authors "MacroEngine maintainers" --output-directory "$MAN/1"
 fi
 [ -f "$MAN/8/macrod.8" ] && [ -f "$MAN/1/macro.1" ] && [ -f "$MAN/1/macro.run.1" ] || fail "generate-manual wrote no macrod.8, macro.1 or macro.run.1"
-# Two fixes for man-db and lintian: blank lines (paragraphs of the help texts) become .Pp, and
-# a subcommand's page names itself macro.run in NAME (whatis needs one word) and keeps
-# "macro run" in its SYNOPSIS.
-fix_page() {
-    local name
-    name=$(sed -n '/^\.Sh NAME$/,/^\.Sh /s/^\.Nm "\(.*\)"$/\1/p' "$1" | head -1)
-    sed -i -e 's/^$/.Pp/' "$1"
-    if [ -n "$name" ] && [ "$name" != "${name// /}" ]; then
-        sed -i -e "/^\.Sh NAME\$/,/^\.Sh /s/^\.Nm \".*\"\$/.Nm ${name// /.}/" \
-            -e "/^\.Sh SYNOPSIS\$/,/^\.Sh /s/^\.Nm\$/.Nm \"$name\"/" "$1"
-    fi
-}
-for page in "$MAN"/1/*.1 "$MAN"/8/*.8; do fix_page "$page"; done
+# macro-run.1 for `man macro run` (as git's pages), no macro.help.1, macrod(8) without
+# subcommands and with ENVIRONMENT and FILES, paragraphs for man-db and lintian.
+packaging/man-pages.sh "$MAN"
 install -D -m 644 "$MAN/8/macrod.8" "$ROOT/usr/share/man/man8/macrod.8"
 for page in "$MAN"/1/*.1; do
     install -D -m 644 "$page" "$ROOT/usr/share/man/man1/$(basename "$page")"

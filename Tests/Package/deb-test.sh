@@ -53,7 +53,7 @@ for path in /usr/bin/macro /usr/bin/macro-local /usr/bin/macrod /usr/lib/systemd
     /usr/libexec/macroengine/macrod-user-setup \
     /usr/share/bash-completion/completions/macro /usr/share/zsh/vendor-completions/_macro \
     /usr/share/fish/vendor_completions.d/macro.fish \
-    /usr/share/man/man1/macro.1.gz /usr/share/man/man1/macro.run.1.gz /usr/share/man/man1/macro-local.1.gz \
+    /usr/share/man/man1/macro.1.gz /usr/share/man/man1/macro-run.1.gz /usr/share/man/man1/macro-local.1.gz \
     /usr/share/man/man8/macrod.8.gz /usr/share/doc/macroengine/copyright /usr/share/doc/macroengine/changelog.gz \
     /usr/share/macroengine/config/macroengine.yaml /usr/share/macroengine/macros/bump.js \
     /usr/share/macroengine/macros/lib/rings.js; do
@@ -130,7 +130,10 @@ if echo "$out" | grep -q "macro run" && echo "$out" | grep -q "SYNOPSIS"; then
     ok "man macro"; echo "$out" | sed -n '1,30p' | sed 's/^/    | /'
 else bad "man macro" "$out"; fi
 check "man 8 macrod" sh -c 'man -P cat 8 macrod 2>&1 | grep -q -- "--socket"'
-check "man macro.run" sh -c 'man -P cat macro.run 2>&1 | grep -q -i "run a macro"'
+check "man macro run (macro-run.1, as git's pages)" sh -c 'man -P cat macro run 2>&1 | grep -q -i "run a macro"'
+check "no macro.help(1)" sh -c '! ls /usr/share/man/man1/ | grep -q help'
+check "macrod(8) has ENVIRONMENT and FILES, names the user's config, claims no subcommand" sh -c \
+    'out=$(MANWIDTH=200 man -P cat 8 macrod 2>&1); for s in ENVIRONMENT FILES "~/.config/macroengine/macroengine.yaml"; do echo "$out" | grep -qF "$s" || exit 1; done; ! echo "$out" | grep -qi subcommand'
 
 # Purge, then nothing the package installed is left.
 echo "==> apt-get purge macroengine"

@@ -7,7 +7,9 @@
 #     checkout (or in a folder of another repository) it falls back to packaging/macro-files.txt,
 #     which must equal `git ls-files macros/`;
 #   - `make install-user-files` installs no scratch file;
-#   - packaging/lint-deb.sh runs lintian as root from a 0700 folder (a checkout in /root).
+#   - packaging/lint-deb.sh runs lintian as root from a 0700 folder (a checkout in /root);
+#   - packaging/man-pages.sh, on the pages of the debug build: `man macro run` finds
+#     macro-run(1), no macro.help(1), macrod(8) with ENVIRONMENT and FILES and no subcommand.
 #
 # Usage: Tests/Package/packaging-test.sh
 set -uo pipefail
@@ -75,6 +77,39 @@ if [ "$(id -u)" = 0 ] && command -v lintian >/dev/null && command -v runuser >/d
     fi
 else
     echo "skip: lintian as root from a 0700 folder (needs root, lintian and runuser)"
+fi
+
+# The manual pages from the debug build (make test built it; generate-manual is built here, a
+# few seconds): `man macro run` finds macro-run(1), there is no macro.help(1), and macrod(8)
+# claims no subcommand and has ENVIRONMENT and FILES.
+SWIFT=${SWIFT:-swift}
+if BIN=$("$SWIFT" build --show-bin-path 2>/dev/null) && [ -x "$BIN/macro" ] && [ -x "$BIN/macrod" ] \
+    && "$SWIFT" build --product generate-manual > "$TMP/generate-manual.log" 2>&1; then
+    mkdir -p "$TMP/raw/1" "$TMP/raw/8" "$TMP/man/man1" "$TMP/man/man8"
+    "$BIN/generate-manual" "$BIN/macro" --section 1 --multi-page --date 2026-01-01 --authors test --output-directory "$TMP/raw/1"
+    "$BIN/generate-manual" "$BIN/macrod" --section 8 --date 2026-01-01 --authors test --output-directory "$TMP/raw/8"
+    if out=$(packaging/man-pages.sh "$TMP/raw" 2>&1); then
+        cp "$TMP"/raw/1/* "$TMP/man/man1/"; cp "$TMP"/raw/8/* "$TMP/man/man8/"
+        same "man macro run finds macro-run(1)" "$TMP/man/man1/macro-run.1" "$(MANPATH=$TMP/man man -w macro run 2>&1)"
+        same "macro(1) and one page per subcommand, no macro.help(1)" \
+            "$({ echo macro.1; "$BIN/macro" --help | sed -n '/^SUBCOMMANDS:/,$s/^  \([a-z]\+\) .*/macro-\1.1/p'; } | LC_ALL=C sort)" \
+            "$(cd "$TMP/man/man1" && ls | LC_ALL=C sort)"
+        same "macro-run(1) names itself macro-run, its SYNOPSIS macro run" "macro-run — Run a macro|macro run name [arg...]" \
+            "$(MANPAGER=cat MANWIDTH=200 man -l "$TMP/man/man1/macro-run.1" 2>&1 | sed -n '/^NAME/{n;s/^ *//;s/ and print.*//;h};/^SYNOPSIS/{n;s/^ *//;s/ \[--socket.*//;H;x;s/\n/|/p}')"
+        macrod8=$(MANPAGER=cat MANWIDTH=200 man -l "$TMP/man/man8/macrod.8" 2>&1)
+        for section in ENVIRONMENT FILES "SEE ALSO"; do
+            if echo "$macrod8" | grep -qx "$section"; then ok "macrod(8) has $section"; else bad "macrod(8) has $section" "$macrod8"; fi
+        done
+        if echo "$macrod8" | grep -q "else ~/.config/macroengine/macroengine.yaml"; then ok "macrod(8): --config's default names ~/.config/macroengine/macroengine.yaml"
+        else bad "macrod(8): --config's default names ~/.config/macroengine/macroengine.yaml" "$macrod8"; fi
+        if echo "$macrod8" | grep -qi "subcommand"; then bad "macrod(8) claims no subcommand" "$macrod8"; else ok "macrod(8) claims no subcommand"; fi
+        warnings=$(for page in "$TMP"/man/man*/*; do groff -mandoc -ww -z "$page" 2>&1; done)
+        same "groff -ww finds nothing to warn about in the pages" "" "$warnings"
+    else
+        bad "packaging/man-pages.sh" "$out"
+    fi
+else
+    echo "skip: manual pages (no debug build of macro and macrod, or generate-manual did not build: $(tail -3 "$TMP/generate-manual.log" 2>/dev/null))"
 fi
 
 echo "packaging-test: $passed passed, $failed failed"
