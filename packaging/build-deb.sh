@@ -10,6 +10,7 @@
 #   /usr/share/man/man1/macro*.1.gz, man8/macrod.8.gz   swift-argument-parser's generate-manual,
 #                                                 finished by packaging/man-pages.sh
 #   /usr/share/doc/macroengine                   copyright, changelog, README.md and docs/
+#   DEBIAN/postrm                                 purge: the dangling links `systemctl --user enable` made
 #
 # The version is the one constant the binaries print (`macrod --version`, Sources/MacroBase/
 # Version.swift); packaging/debian/changelog must start with it. Depends: what dpkg-shlibdeps
@@ -176,6 +177,8 @@ size=$(du -k -s "$ROOT" | cut -f1)
 sed -e "s|@VERSION@|$VERSION|" -e "s|@ARCH@|$ARCH|" -e "s|@INSTALLED_SIZE@|$size|" \
     -e "s|@DEPENDS@|$depends|" "$DEBIAN_DIR/control.in" > "$ROOT/DEBIAN/control"
 (cd "$ROOT" && find usr -type f -print0 | sort -z | xargs -0 md5sum) > "$ROOT/DEBIAN/md5sums"
+# postrm: on purge, the users' links to the unit that `systemctl --user enable` made (its comment).
+install -m 755 "$DEBIAN_DIR/postrm" "$ROOT/DEBIAN/postrm"
 chmod 644 "$ROOT/DEBIAN/control" "$ROOT/DEBIAN/md5sums"
 find "$ROOT" -type d -exec chmod 755 {} +
 

@@ -135,9 +135,27 @@ check "no macro.help(1)" sh -c '! ls /usr/share/man/man1/ | grep -q help'
 check "macrod(8) has ENVIRONMENT and FILES, names the user's config, claims no subcommand" sh -c \
     'out=$(MANWIDTH=200 man -P cat 8 macrod 2>&1); for s in ENVIRONMENT FILES "~/.config/macroengine/macroengine.yaml"; do echo "$out" | grep -qF "$s" || exit 1; done; ! echo "$out" | grep -qi subcommand'
 
+# `systemctl --user enable macrod` (here by hand: no user bus needed) links the unit into the
+# user's default.target.wants; the purge removes that link, which would dangle, and keeps a
+# link of the same name to another file (a unit `make install-user` installed).
+USER_UNITS=$(getent passwd "$(id -un)" | cut -d: -f6)/.config/systemd/user
+ENABLED=$USER_UNITS/default.target.wants/macrod.service OTHER=$USER_UNITS/macroengine-deb-test.target.wants/macrod.service
+if [ -e "$ENABLED" ] || [ -L "$ENABLED" ]; then
+    echo "skip: the purge's unlinking of $ENABLED (it exists already)"; ENABLED=
+else
+    mkdir -p "$(dirname "$ENABLED")" "$(dirname "$OTHER")"
+    ln -s /usr/lib/systemd/user/macrod.service "$ENABLED"
+    ln -s "$USER_UNITS/macrod.service" "$OTHER"
+fi
+
 # Purge, then nothing the package installed is left.
 echo "==> apt-get purge macroengine"
 check "apt-get purge macroengine" $SUDO "${APT[@]}" purge macroengine
+if [ -n "$ENABLED" ]; then
+    if [ ! -L "$ENABLED" ] && [ -L "$OTHER" ]; then ok "the purge removed $ENABLED, kept a link to another unit"
+    else bad "the purge removed $ENABLED, kept a link to another unit" "$(ls -l "$ENABLED" "$OTHER" 2>&1)"; fi
+    rm -f "$OTHER"; rmdir "$(dirname "$OTHER")" 2>/dev/null
+fi
 if installed; then bad "macroengine is no longer installed"; else ok "macroengine is no longer installed"; fi
 left=$(while read -r path; do [ -e "$path" ] || [ -L "$path" ] && echo "$path"; done < "$TMP/files.txt")
 left_dirs=$(while read -r path; do [ -e "$path" ] && echo "$path"; done < "$TMP/own-dirs.txt")
