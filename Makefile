@@ -9,7 +9,7 @@ ACORN      := /usr/share/nodejs/acorn/dist/acorn.js
 SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 STATE_DIR  := .run
 
-.PHONY: format format-check docs-check deb deb-deps deb-test install-user-files all release-check deps test-deps tool-deps browser-deps codemirror-deps web-deps web-check build release run demo test bench bench-ladder bench-deps fuzz sanitize soak completions install-user clean help
+.PHONY: format format-check docs-check deb deb-deps deb-test packaging-test install-user-files all release-check deps test-deps tool-deps browser-deps codemirror-deps web-deps web-check build release run demo test bench bench-ladder bench-deps fuzz sanitize soak completions install-user clean help
 
 all: build
 
@@ -27,6 +27,7 @@ help:
 	@echo "make completions   write shell completions for macro into .build/completions/"
 	@echo "make deb           build the Debian package macroengine_VERSION_ARCH.deb (release binaries, unit, completions, man pages)"
 	@echo "make deb-test      install that package on this machine, run macrod and macro from it, purge it (root)"
+	@echo "make packaging-test  the packaging scripts' checks that need no build (shipped macros, lintian as root)"
 	@echo "make install-user  install macro, macrod, the config and the systemd user unit under ~"
 	@echo "make deps          install $(APT_PKGS) with apt-get when pkg-config cannot find $(PKG)"
 	@echo "make test-deps     install the PyPI helpers the tests use ($(PY_PKGS)) into $(PY_DEPS)"
@@ -199,6 +200,7 @@ test: deps test-deps docs-check format-check web-check tool-deps browser-deps
 	$(SWIFT) test --skip-build --skip MacroDaemonTests.LoadTests --skip MacroHTTPTests.DashboardBrowserTests
 	$(SWIFT) test --skip-build --filter MacroHTTPTests.DashboardBrowserTests
 	$(SWIFT) test --skip-build --filter MacroDaemonTests.LoadTests
+	$(MAKE) --no-print-directory packaging-test
 	$(MAKE) --no-print-directory deb-test
 
 # Every relative link and #anchor in README.md and docs/*.md resolves (GitHub's anchor slugs).
@@ -233,6 +235,12 @@ deb-deps: deps codemirror-deps
 
 deb: deb-deps release
 	@SWIFT="$(SWIFT)" RELEASE_FLAGS="$(RELEASE_FLAGS)" bash packaging/build-deb.sh
+
+# The packaging scripts' checks that need no release build (Tests/Package/packaging-test.sh):
+# only the macros git tracks are shipped, lintian runs as root from a 0700 checkout, and the
+# man pages (from the debug build) are macro-run(1)-style, macrod(8) with ENVIRONMENT and FILES.
+packaging-test: deb-deps
+	SWIFT="$(SWIFT)" bash Tests/Package/packaging-test.sh
 
 # Installs the package built by `make deb` on this machine, runs it, purges it, and checks that
 # nothing it installed is left (Tests/Package/deb-test.sh; root, or sudo). `make test` runs it
@@ -310,8 +318,9 @@ completions: release
 	echo "written: .build/completions/macro.bash, macro.zsh, macro.fish"
 
 # macro (with macro-local, which it runs for in-process commands) and macrod into ~/.local/bin, the config into ~/.config/macroengine (where both read it
-# without --config), the shipped macros into ~/.local/share/macroengine/macros (the installed
-# config's macros_dir; existing files are kept), the systemd user unit.
+# without --config), the shipped macros (those git tracks: packaging/macro-files.sh) into
+# ~/.local/share/macroengine/macros (the installed config's macros_dir; existing files are
+# kept), the systemd user unit.
 install-user: release
 	@$(MAKE) -s install-user-files BIN="$$($(SWIFT) build -c release --show-bin-path)"
 	@echo "then: systemctl --user enable --now macrod"
@@ -326,7 +335,7 @@ install-user-files:
 	install -Dm755 "$(BIN)/macro-local" $(HOME)/.local/bin/macro-local; \
 	install -Dm755 "$(BIN)/macrod" $(HOME)/.local/bin/macrod; \
 	mkdir -p $(USER_MACROS)/lib; \
-	for f in macros/*.js macros/lib/*.js macros/globals.d.ts macros/jsconfig.json; do \
+	packaging/macro-files.sh | while IFS= read -r f; do \
 		[ -e "$(USER_MACROS)/$${f#macros/}" ] || install -Dm644 "$$f" "$(USER_MACROS)/$${f#macros/}"; \
 	done; \
 	if [ ! -e $(USER_CONFIG) ]; then \

@@ -7,8 +7,10 @@
 #   /usr/libexec/macroengine/macrod-user-setup   the unit's first start: config and macros for the user
 #   /usr/share/macroengine/{config,macros}       the example config and macros (the repo's layout)
 #   bash, zsh and fish completions               `macro --generate-completion-script SHELL`
-#   /usr/share/man/man1/macro*.1.gz, man8/macrod.8.gz   swift-argument-parser's generate-manual
+#   /usr/share/man/man1/macro*.1.gz, man8/macrod.8.gz   swift-argument-parser's generate-manual,
+#                                                 finished by packaging/man-pages.sh
 #   /usr/share/doc/macroengine                   copyright, changelog, README.md and docs/
+#   DEBIAN/postrm                                 purge: the dangling links `systemctl --user enable` made
 #
 # The version is the one constant the binaries print (`macrod --version`, Sources/MacroBase/
 # Version.swift); packaging/debian/changelog must start with it. Depends: what dpkg-shlibdeps
@@ -72,11 +74,14 @@ grep -q '^ExecStart=/usr/bin/macrod ' "$unit" || fail "config/macrod.service: it
 grep -q '^ExecStartPre=/usr/libexec/macroengine/macrod-user-setup$' "$unit" || fail "the unit's ExecStartPre was not added"
 install -D -m 755 "$DEBIAN_DIR/macrod-user-setup" "$ROOT/usr/libexec/macroengine/macrod-user-setup"
 
-# The example config and macros, laid out as in the repo (the config's macros_dir is ../macros).
+# The example config and macros, laid out as in the repo (the config's macros_dir is ../macros):
+# the macros git tracks (packaging/macro-files.sh), not a scratch file lying in macros/.
 install -D -m 644 config/macroengine.yaml "$ROOT/usr/share/macroengine/config/macroengine.yaml"
-for f in macros/*.js macros/lib/*.js macros/globals.d.ts macros/jsconfig.json; do
+macro_files=$(packaging/macro-files.sh)
+[ -n "$macro_files" ] || fail "packaging/macro-files.sh lists no macros"
+while IFS= read -r f; do
     install -D -m 644 "$f" "$ROOT/usr/share/macroengine/$f"
-done
+done <<< "$macro_files"
 
 # Shell completions, where each shell looks.
 # (bash's is sourced, not run: no #! line.)
@@ -94,7 +99,8 @@ install -D -m 644 "$WORK/macro.fish" "$ROOT/usr/share/fish/vendor_completions.d/
 # whole package in release mode without --static-swift-stdlib, which recompiles every module
 # (5 min here) and relinks the release binaries dynamically, so the next `make release` compiles
 # everything again (6 min). macrod in section 8; macro in section 1 with a page per subcommand
-# (macro.run(1), ...); macro-local takes macro's command line, so its page is macro's.
+# (macro-run(1), ...: packaging/man-pages.sh); macro-local takes macro's command line, so its
+# page is macro's.
 MAN=$WORK/man
 mkdir -p "$MAN/1" "$MAN/8"
 step "man pages (swift-argument-parser's generate-manual${MANUAL:+, $MANUAL})"
@@ -118,19 +124,9 @@ else
         --authors "MacroEngine maintainers" --output-directory "$MAN/1"
 fi
 [ -f "$MAN/8/macrod.8" ] && [ -f "$MAN/1/macro.1" ] && [ -f "$MAN/1/macro.run.1" ] || fail "generate-manual wrote no macrod.8, macro.1 or macro.run.1"
-# Two fixes for man-db and lintian: blank lines (paragraphs of the help texts) become .Pp, and
-# a subcommand's page names itself macro.run in NAME (whatis needs one word) and keeps
-# "macro run" in its SYNOPSIS.
-fix_page() {
-    local name
-    name=$(sed -n '/^\.Sh NAME$/,/^\.Sh /s/^\.Nm "\(.*\)"$/\1/p' "$1" | head -1)
-    sed -i -e 's/^$/.Pp/' "$1"
-    if [ -n "$name" ] && [ "$name" != "${name// /}" ]; then
-        sed -i -e "/^\.Sh NAME\$/,/^\.Sh /s/^\.Nm \".*\"\$/.Nm ${name// /.}/" \
-            -e "/^\.Sh SYNOPSIS\$/,/^\.Sh /s/^\.Nm\$/.Nm \"$name\"/" "$1"
-    fi
-}
-for page in "$MAN"/1/*.1 "$MAN"/8/*.8; do fix_page "$page"; done
+# macro-run.1 for `man macro run` (as git's pages), no macro.help.1, macrod(8) without
+# subcommands and with ENVIRONMENT and FILES, paragraphs for man-db and lintian.
+packaging/man-pages.sh "$MAN"
 install -D -m 644 "$MAN/8/macrod.8" "$ROOT/usr/share/man/man8/macrod.8"
 for page in "$MAN"/1/*.1; do
     install -D -m 644 "$page" "$ROOT/usr/share/man/man1/$(basename "$page")"
@@ -181,6 +177,8 @@ size=$(du -k -s "$ROOT" | cut -f1)
 sed -e "s|@VERSION@|$VERSION|" -e "s|@ARCH@|$ARCH|" -e "s|@INSTALLED_SIZE@|$size|" \
     -e "s|@DEPENDS@|$depends|" "$DEBIAN_DIR/control.in" > "$ROOT/DEBIAN/control"
 (cd "$ROOT" && find usr -type f -print0 | sort -z | xargs -0 md5sum) > "$ROOT/DEBIAN/md5sums"
+# postrm: on purge, the users' links to the unit that `systemctl --user enable` made (its comment).
+install -m 755 "$DEBIAN_DIR/postrm" "$ROOT/DEBIAN/postrm"
 chmod 644 "$ROOT/DEBIAN/control" "$ROOT/DEBIAN/md5sums"
 find "$ROOT" -type d -exec chmod 755 {} +
 
@@ -190,18 +188,8 @@ dpkg-deb --root-owner-group --build "$ROOT" "$DEB" >/dev/null
 ls -l "$DEB"
 
 step "lintian"
-# Every tag lintian still emits (errors, warnings, information) is overridden in
-# packaging/debian/lintian-overrides with the reason; a new one fails the build.
-LINT_DEB=$DEB LINTIAN=(lintian)
-if [ "$(id -u)" = 0 ] && command -v runuser >/dev/null; then
-    # lintian advises against root; it only reads the package: a copy nobody can read (the
-    # checkout may be in a folder nobody can enter).
-    LINT_DIR=$(mktemp -d /tmp/macroengine-lintian.XXXXXX)
-    trap 'rm -rf "$LINT_DIR"' EXIT
-    LINT_DEB=$LINT_DIR/$(basename "$DEB")
-    cp "$DEB" "$LINT_DEB"; chmod 755 "$LINT_DIR"; chmod 644 "$LINT_DEB"
-    LINTIAN=(runuser -u nobody -- env HOME="$LINT_DIR" lintian)
-fi
-"${LINTIAN[@]}" --display-info --fail-on error,warning,info "$LINT_DEB" || fail "lintian found the tags above"
+# Every tag lintian still emits is overridden in packaging/debian/lintian-overrides with the
+# reason; a new one fails the build (packaging/lint-deb.sh: as nobody when root).
+packaging/lint-deb.sh "$DEB" || fail "lintian found the tags above"
 echo "==> lintian: clean (overrides: packaging/debian/lintian-overrides)"
 echo "built: $DEB ($(du -h "$DEB" | cut -f1), installed size $size KiB)"

@@ -20,8 +20,13 @@ struct Dashboard: ParsableCommand {
             60 s; after that, or once used, the URL is worthless (a browser's command line is \
             visible to every local user). On a terminal the URL is also opened with $BROWSER \
             (the first command of a colon-separated list; %s is replaced by the URL), else \
-            xdg-open; --no-open only prints it. The dashboard is on when macrod runs with \
-            --http 127.0.0.1:PORT or the config's `http` key (exit 69 when it is off).
+            xdg-open; --no-open only prints it. When no browser opens (the command is missing, \
+            or it exits with an error within 3 s, as xdg-open does with 3 when it finds no \
+            browser), it says so with the URL on stderr and exits 71: the code works only \
+            within its 60 s. The dashboard is on when macrod runs with --http 127.0.0.1:PORT or \
+            the config's `http` key (exit 69 when it is off).
+
+            \(Exit.table(of: [0, 64, 69, 70, 71, 77, 78]))
             """)
     @Flag(name: .customLong("no-open"), help: "Only print the URL, even on a terminal.")
     var noOpen = false
@@ -43,7 +48,16 @@ struct Dashboard: ParsableCommand {
             print(url)
         }
         guard Terminal.isInteractive, !noOpen, !options.json else { return }
-        if let problem = Self.open(url) { Console.error("macro dashboard: \(problem); open the URL above yourself") }
+        if let problem = Self.open(url) { throw Self.noBrowser(problem, url: url, lifetimeMs: lifetime) }
+    }
+
+    /// Exit 71 when no browser opened: why (on its own line), then the URL to open by hand
+    /// before its one-time code expires.
+    static func noBrowser(_ problem: String, url: String, lifetimeMs: Int) -> Failure {
+        Console.error("macro dashboard: \(problem)")
+        return Failure(
+            exit: Exit.browserFailed.rawValue, kind: "browser",
+            message: "macro dashboard: could not open a browser; open this URL within \(max(1, lifetimeMs / 1000)) s: \(url)")
     }
 
     /// `http://HOST:PORT/?code=CODE` for engine.status's `http://HOST:PORT/?token=TOKEN`: asks
@@ -74,9 +88,13 @@ struct Dashboard: ParsableCommand {
         return (base + "?code=" + code, value["expiresInMs"].intValue ?? 60_000)
     }
 
-    /// Starts the browser without waiting for it; returns why it could not, or nil.
-    static func open(_ url: String) -> String? {
-        let environment = ProcessInfo.processInfo.environment
+    /// Starts the browser and gives it `patience` to fail: returns why it could not start, or
+    /// exited with an error within that time (xdg-open exits 3 when it finds no browser), or nil.
+    /// A command still running after `patience` (a browser that stays in the foreground) is taken
+    /// as opened, and left running.
+    static func open(
+        _ url: String, environment: [String: String] = ProcessInfo.processInfo.environment, patience: DispatchTimeInterval = .seconds(3)
+    ) -> String? {
         var command: [String]
         if let browser = environment["BROWSER"]?.split(separator: ":").first.map(String.init), !browser.isEmpty {
             command = browser.split(separator: " ").map(String.init)
@@ -98,12 +116,21 @@ struct Dashboard: ParsableCommand {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice
+        let exited = DispatchSemaphore(value: 0)
+        process.terminationHandler = { _ in exited.signal() }
         do {
             try process.run()
         } catch {
             return "cannot run \(command[0]): \(error)"
         }
-        return nil
+        guard exited.wait(timeout: .now() + patience) == .success else { return nil }
+        switch (process.terminationReason, process.terminationStatus) {
+        case (.exit, 0): return nil
+        case (.exit, 3) where command[0] == "xdg-open":
+            return "xdg-open exited with 3: it found no browser (set $BROWSER, or install one)"
+        case (.exit, let status): return "\(command[0]) exited with \(status)"
+        case (_, let signal): return "\(command[0]) was killed by signal \(signal)"
+        }
     }
 }
 

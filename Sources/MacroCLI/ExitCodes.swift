@@ -17,6 +17,8 @@ package enum Exit {
     static let internalError = ExitCode(70)
     /// 71 (EX_OSERR): `macro edit`'s editor could not be started or exited with an error.
     package static let editorFailed = ExitCode(71)
+    /// 71 (EX_OSERR): `macro dashboard` opened no browser (its one-time URL is printed to open by hand).
+    static let browserFailed = ExitCode(71)
     /// 74 (EX_IOERR): the state file could not be read or written, or `macro profile`'s output.
     static let ioError = ExitCode(74)
     /// 75 (EX_TEMPFAIL): the macro ran past its time limit.
@@ -35,20 +37,29 @@ package enum Exit {
         }
     }
 
-    /// The table printed in `--help`.
-    static let helpTable = """
-        Exit codes:
-          0   success
-          1   `macro check` found errors
-          64  usage error (bad option or argument)
-          65  the macro threw, or its file does not load
-          66  no such macro or call, or no macros directory
-          69  no daemon answers, it went away, or its JavaScript is paused
-          70  internal error
-          71  `macro edit`: the editor could not run or failed
-          74  the state file could not be read or written (or profile's output)
-          75  the macro ran past its time limit or is quarantined; or retry
-          77  the daemon refused the connection
-          78  the config file is invalid
-        """
+    /// Every exit code with its line in `--help`, in order.
+    static let meanings: [(code: Int32, meaning: String)] = [
+        (0, "success"),
+        (1, "`macro check` found errors"),
+        (64, "usage error (bad option or argument)"),
+        (65, "the macro threw, or its file does not load"),
+        (66, "no such macro or call, or no macros directory"),
+        (69, "no daemon answers, it went away, or its JavaScript is paused"),
+        (70, "internal error"),
+        (71, "the editor (`macro edit`) or the browser (`macro dashboard`) failed"),
+        (74, "the state file could not be read or written (or profile's output)"),
+        (75, "the macro ran past its time limit or is quarantined; or retry"),
+        (77, "the daemon refused the connection"),
+        (78, "the config file is invalid"),
+    ]
+
+    /// The whole table, printed in `macro --help`.
+    static let helpTable = table(of: meanings.map(\.code))
+
+    /// The table of `codes` only, for a subcommand's `--help`: the codes that command can exit with.
+    static func table(of codes: [Int32]) -> String {
+        let lines = meanings.filter { codes.contains($0.code) }.map { "  \(String($0.code).padding(toLength: 4, withPad: " ", startingAt: 0))\($0.meaning)" }
+        precondition(lines.count == codes.count, "an exit code without a meaning in Exit.meanings: \(codes)")
+        return (["Exit codes:"] + lines).joined(separator: "\n")
+    }
 }

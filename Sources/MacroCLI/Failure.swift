@@ -9,7 +9,7 @@ import MacroRPC
 package struct Failure: Error {
     /// The process's exit code (see `Exit`).
     package var exit: Int32
-    /// A stable name: `usage`, `threw`, `syntax`, `noSuchMacro`, `unavailable`, `timeout`, ...
+    /// A stable name: `usage`, `threw`, `syntax`, `noSuchMacro`, `unavailable`, `timeout`, `browser`, ...
     package var kind: String
     /// One line for people.
     package var message: String

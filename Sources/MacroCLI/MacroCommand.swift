@@ -62,6 +62,11 @@ package struct MacroCommand: ParsableCommand {
         }
         let names = configuration.subcommands.map { $0._commandName }
         let arranged = ArgumentLayout.arrange(raw, subcommands: names)
+        // `macro` alone names no command: a usage error, with the help where errors go.
+        if arranged.isEmpty {
+            FileHandle.standardError.write(Data((helpMessage() + "\n").utf8))
+            Foundation.exit(Exit.usage.rawValue)
+        }
         if let first = arranged.first, !first.hasPrefix("-"), first != "help", !names.contains(first) {
             var message = "unknown command '\(first)'"
             if let near = ArgumentLayout.nearest(first, in: names) { message += "; did you mean '\(near)'?" }

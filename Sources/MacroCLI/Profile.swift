@@ -27,7 +27,7 @@ package struct Profile: ParsableCommand {
             or NAME.cpuprofile; --output - writes to stdout; --json prints the answer of \
             macro.profile ({name, runs, samples, dropped, folded, macrosDir}) instead.
 
-            \(Exit.helpTable)
+            \(Exit.table(of: [0, 64, 65, 66, 69, 70, 74, 75, 77, 78]))
             """)
     @Argument(help: "The macro's name.", completion: .custom(Completions.macroNames)) package var name: String
     @Argument(help: ArgumentHelp("Arguments for the macro: JSON when valid, else strings (after `--` every word is one).", valueName: "arg")) var arguments: [String] = []

@@ -19,7 +19,7 @@ package struct Run: ParsableCommand {
             to the state file after a successful run, so runs accumulate; a run that fails \
             (throws or times out) leaves the saved values unchanged.
 
-            \(Exit.helpTable)
+            \(Exit.table(of: [0, 64, 65, 66, 69, 70, 74, 75, 77, 78]))
             """)
 
     @Argument(help: "The macro's name (the file name without .js).", completion: .custom(Completions.macroNames))

@@ -42,7 +42,10 @@ struct MacrodCommand: AsyncParsableCommand {
             """,
         version: MacroEngineVersion.string)
 
-    @Option(help: ArgumentHelp("The config file (YAML). Default: $MACROENGINE_CONFIG, else built-in defaults.", valueName: "file"))
+    @Option(
+        help: ArgumentHelp(
+            "The config file (YAML). Default: $MACROENGINE_CONFIG, else ~/.config/macroengine/macroengine.yaml ($XDG_CONFIG_HOME/macroengine/macroengine.yaml) when it exists, else built-in defaults.",
+            valueName: "file"))
     var config: String?
 
     @Option(help: ArgumentHelp("The Unix socket to listen on.", valueName: "path"))

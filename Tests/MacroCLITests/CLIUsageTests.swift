@@ -119,6 +119,39 @@ struct CLIUsageTests {
         for line in examples { #expect(line.hasPrefix("  macro "), "wrapped to column 0: '\(line)'") }
     }
 
+    /// Issue 39, item 13: `macro` alone printed the help and exited 0; it names no command, a
+    /// usage error (64) like any other, with the help on stderr. `macro-local` alike.
+    @Test func bareMacroIsAUsageErrorWithTheHelpOnStderr() throws {
+        let help = try BinaryRunner.macro("--help", environment: ["COLUMNS": "80"])
+        #expect(help.status == 0)
+        #expect(help.stdout.hasPrefix("OVERVIEW: Run and inspect MacroEngine's JavaScript macros.\n"), "\(help)")
+        for binary in ["macro", "macro-local"] {
+            let bare = try BinaryRunner.run(binary, [], environment: ["COLUMNS": "80"])
+            #expect(bare.status == 64, "\(binary): \(bare)")
+            #expect(bare.stdout == "", "\(binary): \(bare)")
+            #expect(bare.stderr == help.stdout, "\(binary): \(bare)")
+        }
+    }
+
+    /// Issue 39, item 13: each subcommand's `--help` repeated the root's whole exit-code table;
+    /// it lists the codes that command exits with, the root all of them.
+    @Test func aSubcommandsHelpListsOnlyTheExitCodesItUses() throws {
+        func table(_ arguments: String...) throws -> [String] {
+            let help = try BinaryRunner.macro(arguments: arguments, environment: ["COLUMNS": "100"])
+            let lines = help.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            let start = try #require(lines.firstIndex { $0.trimmingCharacters(in: .whitespaces) == "Exit codes:" }, "\(arguments): \(help)")
+            return lines[(start + 1)...].prefix { !$0.trimmingCharacters(in: .whitespaces).isEmpty }.map {
+                String($0.trimmingCharacters(in: .whitespaces).prefix { $0.isNumber })
+            }
+        }
+        let all = ["0", "1", "64", "65", "66", "69", "70", "71", "74", "75", "77", "78"]
+        #expect(try table("--help") == all)
+        let running = ["0", "64", "65", "66", "69", "70", "74", "75", "77", "78"]
+        #expect(try table("run", "--help") == running)
+        #expect(try table("profile", "--help") == running)
+        #expect(try table("dashboard", "--help") == ["0", "64", "69", "70", "71", "77", "78"])
+    }
+
     @Test func bashCompletionCompletesMacroAndChannelNames() throws {
         let f = try Fixture()
         let script = try BinaryRunner.macro("--generate-completion-script", "bash")

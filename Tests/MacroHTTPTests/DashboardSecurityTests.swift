@@ -467,6 +467,30 @@ struct DashboardCommandTests {
         #expect(late.body == "401 Unauthorized: this one-time code was already used; run `macro dashboard` again\n")
     }
 
+    /// Issue 39, item 9: on a terminal where xdg-open finds no browser (it exits 3), `macro
+    /// dashboard` printed the URL and exited 0 in silence. It says why, repeats the URL with how
+    /// long its one-time code lasts, and exits 71; a command that fails otherwise is named too.
+    @Test func whenNoBrowserOpensItSaysSoWithTheURLAndExits71() throws {
+        let dashboard = try DashboardDaemon()
+        let tools = dashboard.daemon.dir.url("tools")
+        let xdgOpen = try dashboard.daemon.dir.write("tools/xdg-open", "#!/bin/sh\nexit 3\n")
+        #expect(chmod(xdgOpen, 0o755) == 0)
+        let command = "\(BinaryRunner.binDirectory)/macro dashboard --socket '\(dashboard.daemon.socket)'"
+        let path = "\(tools):/usr/bin:/bin"
+        for (browser, reason) in [("", "xdg-open exited with 3: it found no browser (set $BROWSER, or install one)"), ("/bin/false", "/bin/false exited with 1")] {
+            let run = try BinaryRunner.run("/usr/bin/script", ["-qec", command, "/dev/null"], environment: ["BROWSER": browser, "PATH": path])
+            #expect(run.status == 71, "\(run)")
+            let lines = run.stdout.replacingOccurrences(of: "\r", with: "").split(separator: "\n").map(String.init)
+            let url = try #require(lines.first, "\(run)")
+            #expect(Self.code(in: url, port: dashboard.port) != nil, "\(run)")
+            #expect(
+                lines == [
+                    url, "macro dashboard: \(reason)",
+                    "macro dashboard: could not open a browser; open this URL within 60 s: \(url)",
+                ], "\(run)")
+        }
+    }
+
     /// Everything written to the FIFO `fd` until its writer closes it (10 s at most per wait).
     static func readUntilClosed(_ fd: Int32) throws -> String {
         var bytes: [UInt8] = []

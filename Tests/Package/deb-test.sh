@@ -53,12 +53,17 @@ for path in /usr/bin/macro /usr/bin/macro-local /usr/bin/macrod /usr/lib/systemd
     /usr/libexec/macroengine/macrod-user-setup \
     /usr/share/bash-completion/completions/macro /usr/share/zsh/vendor-completions/_macro \
     /usr/share/fish/vendor_completions.d/macro.fish \
-    /usr/share/man/man1/macro.1.gz /usr/share/man/man1/macro.run.1.gz /usr/share/man/man1/macro-local.1.gz \
+    /usr/share/man/man1/macro.1.gz /usr/share/man/man1/macro-run.1.gz /usr/share/man/man1/macro-local.1.gz \
     /usr/share/man/man8/macrod.8.gz /usr/share/doc/macroengine/copyright /usr/share/doc/macroengine/changelog.gz \
     /usr/share/macroengine/config/macroengine.yaml /usr/share/macroengine/macros/bump.js \
     /usr/share/macroengine/macros/lib/rings.js; do
     if grep -qx "$path" "$TMP/files.txt" && [ -e "$path" ]; then ok "installed $path"; else bad "installed $path" "not in dpkg -L macroengine, or missing"; fi
 done
+
+# The example macros: the ones git tracks (packaging/macro-files.sh), no scratch file of macros/.
+shipped=$(cd /usr/share/macroengine && find macros -type f | sort)
+if [ "$shipped" = "$(packaging/macro-files.sh | sort)" ]; then ok "/usr/share/macroengine/macros holds the tracked macros only"
+else bad "/usr/share/macroengine/macros holds the tracked macros only" "$(diff <(packaging/macro-files.sh | sort) <(echo "$shipped"))"; fi
 
 for tool in macrod macro macro-local; do
     out=$(/usr/bin/$tool --version 2>&1)
@@ -125,11 +130,32 @@ if echo "$out" | grep -q "macro run" && echo "$out" | grep -q "SYNOPSIS"; then
     ok "man macro"; echo "$out" | sed -n '1,30p' | sed 's/^/    | /'
 else bad "man macro" "$out"; fi
 check "man 8 macrod" sh -c 'man -P cat 8 macrod 2>&1 | grep -q -- "--socket"'
-check "man macro.run" sh -c 'man -P cat macro.run 2>&1 | grep -q -i "run a macro"'
+check "man macro run (macro-run.1, as git's pages)" sh -c 'man -P cat macro run 2>&1 | grep -q -i "run a macro"'
+check "no macro.help(1)" sh -c '! ls /usr/share/man/man1/ | grep -q help'
+check "macrod(8) has ENVIRONMENT and FILES, names the user's config, claims no subcommand" sh -c \
+    'out=$(MANWIDTH=200 man -P cat 8 macrod 2>&1); for s in ENVIRONMENT FILES "~/.config/macroengine/macroengine.yaml"; do echo "$out" | grep -qF "$s" || exit 1; done; ! echo "$out" | grep -qi subcommand'
+
+# `systemctl --user enable macrod` (here by hand: no user bus needed) links the unit into the
+# user's default.target.wants; the purge removes that link, which would dangle, and keeps a
+# link of the same name to another file (a unit `make install-user` installed).
+USER_UNITS=$(getent passwd "$(id -un)" | cut -d: -f6)/.config/systemd/user
+ENABLED=$USER_UNITS/default.target.wants/macrod.service OTHER=$USER_UNITS/macroengine-deb-test.target.wants/macrod.service
+if [ -e "$ENABLED" ] || [ -L "$ENABLED" ]; then
+    echo "skip: the purge's unlinking of $ENABLED (it exists already)"; ENABLED=
+else
+    mkdir -p "$(dirname "$ENABLED")" "$(dirname "$OTHER")"
+    ln -s /usr/lib/systemd/user/macrod.service "$ENABLED"
+    ln -s "$USER_UNITS/macrod.service" "$OTHER"
+fi
 
 # Purge, then nothing the package installed is left.
 echo "==> apt-get purge macroengine"
 check "apt-get purge macroengine" $SUDO "${APT[@]}" purge macroengine
+if [ -n "$ENABLED" ]; then
+    if [ ! -L "$ENABLED" ] && [ -L "$OTHER" ]; then ok "the purge removed $ENABLED, kept a link to another unit"
+    else bad "the purge removed $ENABLED, kept a link to another unit" "$(ls -l "$ENABLED" "$OTHER" 2>&1)"; fi
+    rm -f "$OTHER"; rmdir "$(dirname "$OTHER")" 2>/dev/null
+fi
 if installed; then bad "macroengine is no longer installed"; else ok "macroengine is no longer installed"; fi
 left=$(while read -r path; do [ -e "$path" ] || [ -L "$path" ] && echo "$path"; done < "$TMP/files.txt")
 left_dirs=$(while read -r path; do [ -e "$path" ] && echo "$path"; done < "$TMP/own-dirs.txt")
