@@ -46,6 +46,9 @@ final class WebSocketSession: ChannelDuplexHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
+        // RFC 6455, 5.1: a client's frames are masked, and a server closes the connection on an
+        // unmasked one (1002, protocol error) without acting on it.
+        guard frame.maskKey != nil else { return close(context: context, code: .protocolError) }
         switch frame.opcode {
         case .text, .binary:
             guard !closing, let connection else { return }

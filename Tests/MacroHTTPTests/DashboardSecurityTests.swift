@@ -294,6 +294,20 @@ struct DashboardSecurityTests {
         _ = unix
     }
 
+    @Test func anUnmaskedClientFrameClosesTheWebSocketWithAProtocolError() throws {
+        let dashboard = try DashboardDaemon()
+        let socket = try HTTPProbe(port: dashboard.port)
+        #expect(try socket.upgrade(port: dashboard.port, headers: [dashboard.bearer]).status == 101)
+        // A call that would change a value, sent unmasked: refused unread.
+        let payload = Array(#"{"jsonrpc":"2.0","id":1,"method":"progress.set","params":{"inner":4}}"#.utf8)
+        try socket.write([0x81, UInt8(payload.count)] + payload)
+        let header = try socket.take(2)
+        #expect(header[0] == 0x88)
+        #expect(try socket.take(Int(header[1] & 0x7F)) == [0x03, 0xEA])
+        #expect(throws: (any Error).self) { try socket.take(1) }
+        #expect(try dashboard.daemon.client().call("progress.get") == ["inner": 0, "middle": 0, "outer": 0])
+    }
+
     @Test func theTokenFileIsPrivateAndRemovedOnShutdown() throws {
         let dashboard = try DashboardDaemon()
         let path = dashboard.daemon.dir.url("macrod.token")

@@ -97,7 +97,7 @@ final class HTTPProbe {
         pending += buffer[..<count]
     }
 
-    private func take(_ count: Int) throws -> [UInt8] {
+    func take(_ count: Int) throws -> [UInt8] {
         while pending.count < count { try fill() }
         defer { pending.removeFirst(count) }
         return Array(pending[..<count])

@@ -70,7 +70,8 @@ public struct JSONParser {
         return value
     }
 
-    /// Parses one JSON text like ``parse(_:maximumDepth:)`` and also returns the member `key` of
+    /// Parses one JSON text like ``parse(_:maximumDepth:)`` (a number beyond a double's range
+    /// reads as ±Infinity, as `JSON.parse` reads it) and also returns the member `key` of
     /// the top-level object, or of each object directly in a top-level array, exactly as it was
     /// written (digits, exponent, sign and escapes kept), for echoing a JSON-RPC `id` byte for byte.
     public static func parse(
@@ -93,6 +94,7 @@ public struct JSONParser {
         let buffer = bytes.assumingMemoryBound(to: UInt8.self)
         var parser = Cursor(bytes: buffer, maximumDepth: maximumDepth)
         parser.rawKey = key
+        parser.hugeAsInfinity = true
         parser.skipWhitespace()
         parser.topIsArray = parser.index < buffer.count && buffer[parser.index] == UInt8(ascii: "[")
         let value = try parser.value(depth: 0)
@@ -120,6 +122,7 @@ extension JSONParser {
     ) throws(JSONParseError) -> Bool {
         let buffer = bytes.assumingMemoryBound(to: UInt8.self)
         var parser = Cursor(bytes: buffer, maximumDepth: maximumDepth)
+        parser.hugeAsInfinity = true
         parser.skipWhitespace()
         guard parser.index < buffer.count, buffer[parser.index] == UInt8(ascii: "{") else { return false }
         try parser.topObject(member)
@@ -188,6 +191,9 @@ private struct Cursor {
     var rawTop: Range<Int>?
     /// The members of the objects in a top-level array, by index.
     var rawRanges: [Int: Range<Int>] = [:]
+    /// A number beyond a double's range reads as ±Infinity, as JavaScript's `JSON.parse` reads it,
+    /// instead of failing (JSON-RPC requests: an id such as `1e400` is valid JSON, echoed as written).
+    var hugeAsInfinity = false
 
     init(bytes: UnsafeBufferPointer<UInt8>, maximumDepth: Int) {
         self.bytes = bytes
@@ -440,6 +446,7 @@ private struct Cursor {
             }
             if value < (1 << 53) { return negative ? (value == 0 ? -0.0 : -Double(value)) : Double(value) }
         }
+        if hugeAsInfinity, let number = Double(String(decoding: slice, as: UTF8.self)) { return number }
         guard let number = Double(String(decoding: slice, as: UTF8.self)), number.isFinite else {
             throw JSONParseError(kind: .numberOutOfRange, message: "the number is too large for a double", offset: start)
         }
