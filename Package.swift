@@ -34,7 +34,7 @@ let package = Package(
         .target(name: "CThreadSanitizer"),
         // JavaScriptCore's options, set in the environment before main (before any thread exists).
         .target(name: "CJSCStartup"),
-        // The system calls Glibc's Swift module does not expose (memfd_create).
+        // The system calls Glibc's Swift module does not expose (memfd_create, malloc_trim).
         .target(name: "CSystemShims"),
         // C's "%.2f" without Swift's variadic bridge, for `macro`'s progress lines (its header says why).
         .target(name: "CFormat"),
@@ -53,7 +53,7 @@ let package = Package(
         .target(
             name: "MacroEngineCore",
             dependencies: [
-                "MacroBase", "CJavaScriptCore", "CThreadSanitizer", "CJSCStartup",
+                "MacroBase", "CJavaScriptCore", "CThreadSanitizer", "CJSCStartup", "CSystemShims",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

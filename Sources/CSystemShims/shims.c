@@ -1,7 +1,12 @@
 #define _GNU_SOURCE
+#include <malloc.h>
 #include <sys/mman.h>
 #include "CSystemShims.h"
 
 int macroengine_memfd(const char *name) {
     return memfd_create(name, MFD_CLOEXEC);
+}
+
+int macroengine_malloc_trim(void) {
+    return malloc_trim(0);
 }

@@ -38,4 +38,20 @@ struct MemoryBombTests {
         ])
         #expect(try MacroValue(jsonText: progress.stdout)["inner"] == 0, "\(progress)")
     }
+
+    /// Garbage is not a bomb: a loop that makes only garbage outside the JavaScript heap (ICU's)
+    /// grows the process past 1.25 x the limit between collections; it runs to its time limit and
+    /// ends as a runaway (exit 75, timeout), not as a memory bomb.
+    @Test func aLoopThatMakesOnlyGarbageEndsAsARunaway() throws {
+        let dir = TemporaryDirectory(prefix: "garbage")
+        try dir.write("macros/garbage.js", "function garbage() {\n  for (;;) new Date().toLocaleString();\n}\n")
+        try dir.write("config.yaml", "memory_limit_mb: 128\ntime_limit_ms: 4000\ncall_deadline_ms: 60000\nstall_grace_ms: 60000\n")
+        let run = try BinaryRunner.macro(arguments: [
+            "run", "garbage", "--local", "--json", "--macros", dir.url("macros"), "--config", dir.url("config.yaml"), "--state", dir.url("state.json"),
+        ])
+        #expect(run.status == 75, "\(run)")
+        let error = try MacroValue(jsonText: run.stdout)["error"]
+        #expect(error["kind"] == "timeout", "\(run)")
+        #expect(error["message"] == "timed out after 4000 ms", "\(run)")
+    }
 }

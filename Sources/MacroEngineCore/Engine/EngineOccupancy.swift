@@ -155,6 +155,11 @@ public final class EngineOccupancy: Sendable {
         memoryStop.store(max(1, resident), ordering: .relaxed)
     }
 
+    /// The watchdog found the requested stop unwarranted (the growth was garbage).
+    func clearMemoryStop() {
+        memoryStop.store(0, ordering: .relaxed)
+    }
+
     /// The resident size a memory stop of the current entry was requested at (nil: none).
     var requestedMemoryStop: Int? {
         let resident = memoryStop.load(ordering: .relaxed)

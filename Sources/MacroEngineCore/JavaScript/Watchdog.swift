@@ -1,4 +1,5 @@
 import CJavaScriptCore
+import CSystemShims
 import NIOCore
 import Synchronization
 
@@ -105,9 +106,15 @@ final class Watchdog {
         if fired != nil { return stop(nil) }
         occupancy?.watchdogTick()
         // The stall watch, which measures the process, found this entry grew it too far.
-        if let resident = occupancy?.requestedMemoryStop {
-            fired = .processMemory(resident)
-            return stop(ctx)
+        if let resident = occupancy?.requestedMemoryStop, let ctx {
+            // Garbage is not a bomb: collect, give freed memory back, and stop only if the process
+            // is still past 1.25 x the limit (`for (;;) new Date().toLocaleString()` grows it by
+            // ICU's garbage, which a collection frees).
+            if processStillOverLimit(ctx) {
+                fired = .processMemory(resident)
+                return stop(ctx)
+            }
+            occupancy?.clearMemoryStop()
         }
         if let memoryLimit, let ctx, overMemoryLimit(ctx, limit: memoryLimit) { return stop(ctx) }
         if runningCall != 0, cancellations.contains(runningCall) {
@@ -166,6 +173,19 @@ final class Watchdog {
         guard live > limit else { return false }
         fired = .memory(live)
         return true
+    }
+
+    /// The stall watch asked for a memory stop: after a full collection and a `malloc_trim`, is
+    /// the process still past 1.25 x the limit? (On the engine thread, at the watchdog's safe point.)
+    private func processStillOverLimit(_ ctx: JSContextRef) -> Bool {
+        guard let limit = memoryLimit else { return true }
+        occupancy?.watchdogTick(judging: true)
+        defer { occupancy?.watchdogTick() }
+        JSSynchronousGarbageCollectForDebugging(ctx)
+        _ = macroengine_malloc_trim()
+        let resident = Self.residentBytes()
+        memoryGate = resident + Self.gateMargin(limit)
+        return resident > limit / 4 * 5
     }
 
     /// After a memory stop (outside JavaScript): collect what the stopped macro held and move the
