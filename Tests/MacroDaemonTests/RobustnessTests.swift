@@ -10,6 +10,34 @@ import Glibc
 
 @Suite("macrod under pressure and reconfiguration")
 struct RobustnessTests {
+    /// Forty clients each ask for 100 copies of a 1 MB macro's source and read none: the replies
+    /// unsent are bounded per connection (its connection_buffer_bytes plus one reply) and in
+    /// total; the rest of their requests wait in the engine lane, not as replies in memory.
+    /// Before: RSS grew by 2 GiB and another client's `progress.get` took up to 3.3 s.
+    @Test func largeRepliesNobodyReadsAreBoundedPerConnectionAndInTotal() throws {
+        let daemon = try DaemonProcess(files: ["big.js": "function big() { return \"" + String(repeating: "x", count: 1_000_000) + "\" }"])
+        let before = try daemon.memoryKiB("VmRSS")
+        let line = Array(#"{"jsonrpc":"2.0","id":0,"method":"macro.source","params":{"name":"big"}}"#.utf8) + [10]
+        var greedy: [RPCClient] = []
+        for _ in 0..<40 {
+            let client = try daemon.client()
+            try client.send(bytes: Array(repeating: line, count: 100).flatMap { $0 })
+            greedy.append(client)
+        }
+        // Every greedy client's first replies are made (its share) before anyone else is asked.
+        let polite = try daemon.client()
+        for _ in 0..<5 { #expect(try polite.call("progress.get") == ["inner": 0, "middle": 0, "outer": 0]) }
+        let grown = try daemon.memoryKiB("VmRSS") - before
+        #expect(grown < 400 * 1024, "macrod grew by \(grown / 1024) MiB holding replies nobody reads")
+        // A client that reads gets all of its replies, in order.
+        greedy[0].setReceiveTimeout(seconds: 60)
+        for _ in 0..<100 {
+            let reply = try #require(try greedy[0].readMessage())
+            #expect(reply["result"]["source"].stringValue?.utf8.count ?? 0 > 1_000_000)
+        }
+        #expect(daemon.isRunning)
+    }
+
     @Test func aClientThatDoesNotReadDoesNotBlockOthers() throws {
         let daemon = try DaemonProcess(files: ["echo.js": "function(x) { return x }"])
         // Up to 20,000 requests with a 2 KiB argument each (40 MiB), never reading a reply. Sends

@@ -35,6 +35,9 @@ final class EngineLane: Sendable {
         let outbox: ReplyOutbox
 
         /// `outbox` answers the jobs.
+        /// Bytes of the large replies this batch made, by connection, not encoded yet.
+        var batchReplyBytes: [Int: Int] = [:]
+
         init(outbox: ReplyOutbox) { self.outbox = outbox }
     }
 
@@ -48,6 +51,8 @@ final class EngineLane: Sendable {
     private let queued = Atomic<Int>(0)
     /// The lane's queue: batches sent to the loop and not started yet, in order, one task each.
     private let batches = Mutex(CircularBuffer<[EngineJob]>())
+    /// Requests held until their connection drains (``ReplyBudget``), by connection, in order.
+    private let parked = Mutex<[Int: [EngineJob]]>([:])
 
     /// The lane of `methods`' engine; `state`: its group commit and outbox.
     init(methods: EngineMethods, state: NIOLoopBoundBox<State>) {
@@ -97,7 +102,12 @@ final class EngineLane: Sendable {
         let state = state.value
         state.outbox.begin()
         state.commit.begin()
+        state.batchReplyBytes.removeAll(keepingCapacity: true)
         for job in jobs {
+            if job.connection.parked.load(ordering: .relaxed) || mustWait(job.connection, state) {
+                park(job)
+                continue
+            }
             job.started.set()
             let reply: MethodReply?
             do {
@@ -139,11 +149,57 @@ final class EngineLane: Sendable {
 
     /// A job's work completed: gives its place back, publishes what it changed, then answers it,
     /// at once or after the commit of the batch that is open.
+    private func mustWait(_ connection: Connection, _ state: State) -> Bool {
+        connection.mustWait(extra: state.batchReplyBytes.isEmpty ? 0 : state.batchReplyBytes[connection.id] ?? 0)
+    }
+
+    /// Holds `job` behind its connection's other held requests.
+    private func park(_ job: EngineJob) {
+        parked.withLock { $0[job.connection.id, default: []].append(job) }
+        job.connection.parked.store(true, ordering: .relaxed)
+    }
+
+    /// `connection` drained (or closed): its held requests run next, before any batch queued
+    /// after them.
+    func resume(_ connection: Connection) {
+        loop.execute { [self] in
+            guard let jobs = parked.withLock({ $0.removeValue(forKey: connection.id) }) else { return }
+            connection.parked.store(false, ordering: .relaxed)
+            batches.withLock { $0.prepend(jobs) }
+            run()
+        }
+    }
+
     private func completed(_ job: EngineJob, _ outcome: Result<MacroValue, any Error>) {
         job.started.finish()
+        if case .success(let value) = outcome, let size = value.largeSize {
+            state.value.batchReplyBytes[job.connection.id, default: 0] += size
+        }
         queued.subtract(1, ordering: .relaxed)
         publisher.publishIfChanged()
         let state = state.value
         if state.commit.isOpen { state.commit.hold(HeldReply(job: job, outcome: outcome)) } else { state.outbox.answer(job, outcome) }
+    }
+}
+
+extension MacroValue {
+    /// About how many bytes the value takes as JSON when that is over 4 KiB (nil: less). A
+    /// string's length is known at once; a short value stops the walk early.
+    var largeSize: Int? {
+        func size(_ value: MacroValue, _ total: inout Int) {
+            switch value {
+            case .string(let s): total += s.utf8.count + 2
+            case .array(let items): for item in items { size(item, &total) }
+            case .object(let members): for (key, item) in members { total += key.utf8.count + 3; size(item, &total) }
+            default: total += 8
+            }
+        }
+        switch self {
+        case .string, .array, .object:
+            var total = 0
+            size(self, &total)
+            return total > 4096 ? total : nil
+        default: return nil
+        }
     }
 }

@@ -57,6 +57,12 @@ final class ConnectionHandler: ChannelDuplexHandler, ReplyReceiver {
     /// requests in flight), however small they are, and never makes this loop parse and answer
     /// its whole backlog.
     private var unflushedReplies = 0
+    /// The bytes of those replies (owed by the connection until the kernel takes them).
+    private var unflushedBytes = 0
+    /// Held lines are being decoded again (``resumeReadingIfAllowed(context:)``), and were asked
+    /// for again meanwhile.
+    private var resuming = false
+    private var resumeAgain = false
 
     private let pendingInput: PendingInput
     private let adoptedSubscriptions: [EventKind]
@@ -84,6 +90,10 @@ final class ConnectionHandler: ChannelDuplexHandler, ReplyReceiver {
         let receiver = NIOLoopBound<any ReplyReceiver>(self, eventLoop: context.eventLoop)
         let connection = host.hub.register(context.channel, pendingInput: pendingInput, receiver: receiver)
         connection.peerIsOwner.store(false, ordering: .relaxed)
+        // A socket's (a test's channel has no such option and must not be asked).
+        if context.channel is any SocketOptionProvider, let mark = try? context.channel.syncOptions?.getOption(ChannelOptions.writeBufferWaterMark) {
+            connection.owedLimit.store(mark.high, ordering: .relaxed)
+        }
         if !adoptedSubscriptions.isEmpty { _ = connection.subscribe(adoptedSubscriptions) }
         self.connection = connection
         busyGate?.attach(connection, context: context)
@@ -98,6 +108,9 @@ final class ConnectionHandler: ChannelDuplexHandler, ReplyReceiver {
         // The connection holds this handler as its reply receiver: dropping ours breaks the
         // cycle, so both are freed once the requests still in flight are answered.
         self.context = nil
+        // Replies never flushed are owed no more.
+        connection?.pay(unflushedBytes)
+        unflushedBytes = 0
         connection = nil
     }
 
@@ -106,6 +119,8 @@ final class ConnectionHandler: ChannelDuplexHandler, ReplyReceiver {
             // A last line decoded at EOF has no channelReadComplete after it.
             channelReadComplete(context: context)
             host.hub.unregister(connection)
+            // Requests the lane held for it run now (their replies go nowhere).
+            if connection.parked.load(ordering: .relaxed) { host.router.lane.resume(connection) }
         }
         context.fireChannelInactive()
     }
@@ -238,7 +253,9 @@ final class ConnectionHandler: ChannelDuplexHandler, ReplyReceiver {
             // reply path's last frame.
             unflushedReplies += 1
             if replyBytes == nil { replyBytes = context.channel.allocator.buffer(capacity: 256) }
+            let before = replyBytes!.writerIndex
             reply.encodeLine(into: &replyBytes!)
+            owe(replyBytes!.writerIndex - before)
         }
         end(context: context)
     }
@@ -283,8 +300,23 @@ final class ConnectionHandler: ChannelDuplexHandler, ReplyReceiver {
     private func write(_ message: RPCMessage, context: ChannelHandlerContext, flushNow: Bool = false) {
         unflushedReplies += 1
         if replyBytes == nil { replyBytes = context.channel.allocator.buffer(capacity: 256) }
+        let before = replyBytes!.writerIndex
         message.encodeLine(into: &replyBytes!)
+        owe(replyBytes!.writerIndex - before)
         if flushNow { flushCounting(context: context) }
+    }
+
+    /// Counts `bytes` of replies as owed (``ReplyBudget``) until the kernel takes them.
+    private func owe(_ bytes: Int) {
+        unflushedBytes += bytes
+        connection?.owe(bytes)
+    }
+
+    /// The kernel took `bytes` of replies: the engine lane may run the requests it held.
+    private func paid(_ bytes: Int, by connection: Connection?) {
+        guard let connection else { return }
+        connection.pay(bytes)
+        if connection.parked.load(ordering: .relaxed), !connection.mustWait() { host.router.lane.resume(connection) }
     }
 
     /// Writes the replies encoded so far to the channel, as one buffer.
@@ -297,25 +329,29 @@ final class ConnectionHandler: ChannelDuplexHandler, ReplyReceiver {
     /// Flushes, and counts the replies flushed until the kernel has taken them: an empty write's
     /// promise completes once everything written before it has been (only when some is left).
     private func flushCounting(context: ChannelHandlerContext) {
-        let count = unflushedReplies
+        let count = unflushedReplies, bytes = unflushedBytes
         // Nothing of ours unflushed (notifications and owed bytes come with their own flush).
         guard count > 0 else { return }
         unflushedReplies = 0
+        unflushedBytes = 0
         writeReplyBytes(context: context)
         context.flush()
         // The kernel took everything (the client reads): nothing to count, and no promise on
         // the common path. Otherwise the replies count until an empty write behind them completes.
         // The busy gate, when there is one, has just looked (one option read per flush, not two).
         let leftBytes = busyGate?.flushLeftBytes ?? ((try? context.channel.syncOptions?.getOption(ChannelOptions.bufferedWritableBytes)) ?? 1 > 0)
-        guard leftBytes else { return }
+        guard leftBytes else { return paid(bytes, by: connection) }
         session.repliesUnsent(count)
         let sent = context.eventLoop.makePromise(of: Void.self)
         context.write(wrapOutboundOut(context.channel.allocator.buffer(capacity: 0)), promise: sent)
         context.flush()
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        // The connection is kept for the payment: the handler may be gone by then.
+        let owner = connection
         sent.futureResult.whenComplete { _ in
             let (handler, context) = loopBound.value
             handler.session.repliesSent(count)
+            handler.paid(bytes, by: owner)
             handler.resumeReadingIfAllowed(context: context)
         }
     }
@@ -327,11 +363,20 @@ final class ConnectionHandler: ChannelDuplexHandler, ReplyReceiver {
         guard !host.router.restarting.load(ordering: .relaxed) else { return }
         guard session.mayResume(writable: context.channel.isWritable) else { return }
         if pendingInput.isPaused {
-            // Lines already read and not decoded yet come first: an empty read runs the decoder
-            // over them (from the head of the pipeline, as bytes from the socket would).
-            pendingInput.pause(false)
-            context.pipeline.fireChannelRead(context.channel.allocator.buffer(capacity: 0))
-            context.pipeline.fireChannelReadComplete()
+            // Called again from inside the decode below (a line answered at once ends its
+            // request): the loop here decodes again once that pass returns, so thousands of
+            // held lines never become thousands of nested frames (a stack overflow).
+            if resuming { return resumeAgain = true }
+            resuming = true
+            defer { resuming = false }
+            repeat {
+                resumeAgain = false
+                // Lines already read and not decoded yet come first: an empty read runs the decoder
+                // over them (from the head of the pipeline, as bytes from the socket would).
+                pendingInput.pause(false)
+                context.pipeline.fireChannelRead(context.channel.allocator.buffer(capacity: 0))
+                context.pipeline.fireChannelReadComplete()
+            } while resumeAgain && pendingInput.isPaused && self.context != nil && session.mayResume(writable: context.channel.isWritable)
         }
         if !pendingInput.isPaused, session.takeHeldRead() { context.read() }
     }

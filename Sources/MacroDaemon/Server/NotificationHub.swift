@@ -44,6 +44,14 @@ package final class Connection: Sendable {
     /// `engine.status` show the dashboard's URL with its token. A socket connection starts false
     /// and is set from its `SO_PEERCRED` (a uid in `allowed_uids` may call macros, not see the token).
     let peerIsOwner = Atomic<Bool>(true)
+    /// Reply bytes encoded for it that the kernel has not taken (``ReplyBudget``).
+    let owedBytes = Atomic<Int>(0)
+    /// Its share: the channel's write high-water mark (`connection_buffer_bytes`).
+    let owedLimit = Atomic<Int>(1 << 20)
+    /// The engine lane holds requests of it until it drains.
+    let parked = Atomic<Bool>(false)
+    /// The count of every connection's owed bytes.
+    let replyBudget: ReplyBudget
     private let framing: any MessageFraming
     private let events = Mutex<Set<EventKind>>([])
     private let counts: SubscriberCounts
@@ -53,8 +61,9 @@ package final class Connection: Sendable {
 
     init(
         channel: any Channel, id: Int, pendingInput: PendingInput, framing: any MessageFraming = LineFraming(),
-        counts: SubscriberCounts = SubscriberCounts(), receiver: NIOLoopBound<any ReplyReceiver>? = nil
+        counts: SubscriberCounts = SubscriberCounts(), receiver: NIOLoopBound<any ReplyReceiver>? = nil, replyBudget: ReplyBudget = ReplyBudget()
     ) {
+        self.replyBudget = replyBudget
         self.channel = channel
         self.id = id
         self.pendingInput = pendingInput
@@ -142,6 +151,8 @@ package final class NotificationHub: Sendable {
     private let connections = Mutex<[Int: Connection]>([:])
     private let nextID = Atomic<Int>(0)
     private let counts = SubscriberCounts()
+    /// The reply bytes its connections owe together.
+    let replyBudget = ReplyBudget()
 
     /// A hub with no connections.
     package init() {}
@@ -152,7 +163,7 @@ package final class NotificationHub: Sendable {
     ) -> Connection {
         let connection = Connection(
             channel: channel, id: nextID.add(1, ordering: .relaxed).newValue, pendingInput: pendingInput,
-            framing: framing, counts: counts, receiver: receiver)
+            framing: framing, counts: counts, receiver: receiver, replyBudget: replyBudget)
         connections.locked { $0[connection.id] = connection }
         return connection
     }

@@ -19,7 +19,8 @@ public enum DebugWorker {
     /// Serves one session on standard input and output, then exits the process.
     public static func serve(logger: Logger) -> Never {
         let out = LineWriter(fd: 1)
-        guard let first = readLine(strippingNewline: true), let launch = try? JSONParser.parse(first), launch["launch"] != .undefined,
+        var input = LineReader(fd: 0)
+        guard let first = input.next(), let launch = try? JSONParser.parse(first), launch["launch"] != .undefined,
             let options = DebugSession.Options(json: launch["launch"])
         else {
             out.write(["failed": "the debug worker needs a launch line first"])
@@ -41,7 +42,7 @@ public enum DebugWorker {
                 "skipped": .array(session.skipped.map { ["file": .string($0.path), "message": .string($0.message)] }),
             ]
         ])
-        while let line = readLine(strippingNewline: true) {
+        while let line = input.next() {
             guard let request = try? JSONParser.parse(line), let id = request["id"].intValue else { continue }
             let reply: @Sendable (Result<MacroValue, DebugError>) -> Void = { result in
                 switch result {
@@ -86,6 +87,36 @@ public enum DebugWorker {
             session.request(request["request"].stringValue ?? "", arguments, reply: reply)
         case let op:
             reply(.failure(DebugError(.invalidRequest, "unknown debug worker operation '\(op)'")))
+        }
+    }
+}
+
+/// Lines from a file descriptor, read with read(2) (retried on EINTR: JavaScriptCore's
+/// collector signals threads, and stdio's readLine spun on the interrupted read).
+struct LineReader {
+    private let fd: Int32
+    private var buffer: [UInt8] = []
+    private var ended = false
+
+    init(fd: Int32) { self.fd = fd }
+
+    /// The next line without its newline; nil at the end of input.
+    mutating func next() -> String? {
+        while true {
+            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: buffer[..<newline], as: UTF8.self)
+                buffer.removeSubrange(...newline)
+                return line
+            }
+            if ended {
+                guard !buffer.isEmpty else { return nil }
+                defer { buffer = [] }
+                return String(decoding: buffer, as: UTF8.self)
+            }
+            var chunk = [UInt8](repeating: 0, count: 65_536)
+            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if n < 0, errno == EINTR { continue }
+            if n <= 0 { ended = true } else { buffer += chunk[..<n] }
         }
     }
 }
