@@ -196,7 +196,9 @@ enum InstrumenterScript {
               var stmts = node.body.body;
               var i = 0;
               while (i < stmts.length && stmts[i].directive) i++;
-              put(i > 0 ? stmts[i - 1].end : node.body.start + 1, prologue);
+              // After the directives: a `;` first, since the last may have none (`"use strict"` then
+              // a newline), and the prologue on the same line would otherwise continue it.
+              put(i > 0 ? stmts[i - 1].end : node.body.start + 1, (i > 0 ? ";" : "") + prologue);
               statementList(stmts, fctx);
               put(node.body.end - 1, epilogue);
             } else {

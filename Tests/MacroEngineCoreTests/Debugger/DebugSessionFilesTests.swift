@@ -70,6 +70,17 @@ struct DebugSessionFilesTests {
         #expect(outcome?.result == expected)
     }
 
+    @Test(arguments: [
+        ("function strict() {\n    \"use strict\"\n    return typeof this\n}\n", "strict", MacroValue.string("undefined")),
+        ("function both() {\n    'use strict'\n    \"another\"\n    return 2\n}\n", "both", MacroValue.number(2)),
+    ])
+    func aDirectiveWithoutASemicolonIsDebuggedAsItRunsLive(_ source: String, _ macro: String, _ expected: MacroValue) async throws {
+        let (session, events, _) = try Self.launch(["\(macro).js": source], macro)
+        let outcome = await Self.outcome(session, events)
+        #expect(outcome?.error == nil, "\(String(describing: outcome?.error))")
+        #expect(outcome?.result == expected)
+    }
+
     @Test func theMacrosOwnEvalFollowsTheLiveSettingAndTheDebuggersAlwaysWorks() async throws {
         let source = "function ev() {\n    let n = 20;\n    return (0, eval)('1 + 1');\n}\n"
         let (session, events, directory) = try Self.launch(["ev.js": source], "ev")
