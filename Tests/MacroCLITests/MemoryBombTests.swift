@@ -18,13 +18,10 @@ struct MemoryBombTests {
         "var keys = []; for (var i = 0; i < 2e6; i++) keys.push('k' + i); for (;;) Object.keys(new Proxy({}, { ownKeys: function () { return keys; } }));",
     ])
     func aBombOfSmallObjectsIsStoppedByTheMemoryLimitNotAnEngineRestart(_ bomb: String) throws {
-        let dir = TemporaryDirectory(prefix: "bomb")
-        try dir.write("macros/bomb.js", "function bomb() {\n  progress.inner = 3;\n  \(bomb)\n}\n")
         // Long time limit and grace: only memory can end it.
-        try dir.write("config.yaml", "memory_limit_mb: 128\ntime_limit_ms: 120000\ncall_deadline_ms: 120000\nstall_grace_ms: 60000\n")
-        let run = try BinaryRunner.macro(arguments: [
-            "run", "bomb", "--local", "--json", "--macros", dir.url("macros"), "--config", dir.url("config.yaml"), "--state", dir.url("state.json"),
-        ])
+        let (run, dir) = try Self.runLocal(
+            "bomb", "function bomb() {\n  progress.inner = 3;\n  \(bomb)\n}\n",
+            config: "memory_limit_mb: 128\ntime_limit_ms: 120000\ncall_deadline_ms: 120000\nstall_grace_ms: 60000\n")
         #expect(run.status == 65, "\(run)")
         let error = try MacroValue(jsonText: run.stdout)["error"]
         #expect(error["kind"] == "memoryLimit", "\(run)")
@@ -43,15 +40,23 @@ struct MemoryBombTests {
     /// grows the process past 1.25 x the limit between collections; it runs to its time limit and
     /// ends as a runaway (exit 75, timeout), not as a memory bomb.
     @Test func aLoopThatMakesOnlyGarbageEndsAsARunaway() throws {
-        let dir = TemporaryDirectory(prefix: "garbage")
-        try dir.write("macros/garbage.js", "function garbage() {\n  for (;;) new Date().toLocaleString();\n}\n")
-        try dir.write("config.yaml", "memory_limit_mb: 128\ntime_limit_ms: 4000\ncall_deadline_ms: 60000\nstall_grace_ms: 60000\n")
-        let run = try BinaryRunner.macro(arguments: [
-            "run", "garbage", "--local", "--json", "--macros", dir.url("macros"), "--config", dir.url("config.yaml"), "--state", dir.url("state.json"),
-        ])
+        let (run, _) = try Self.runLocal(
+            "garbage", "function garbage() {\n  for (;;) new Date().toLocaleString();\n}\n",
+            config: "memory_limit_mb: 128\ntime_limit_ms: 4000\ncall_deadline_ms: 60000\nstall_grace_ms: 60000\n")
         #expect(run.status == 75, "\(run)")
         let error = try MacroValue(jsonText: run.stdout)["error"]
         #expect(error["kind"] == "timeout", "\(run)")
         #expect(error["message"] == "timed out after 4000 ms", "\(run)")
+    }
+
+    /// `macro run NAME --local --json` on a directory holding `NAME.js` and `config`.
+    private static func runLocal(_ name: String, _ source: String, config: String) throws -> (ProcessResult, TemporaryDirectory) {
+        let dir = TemporaryDirectory(prefix: name)
+        try dir.write("macros/\(name).js", source)
+        try dir.write("config.yaml", config)
+        let run = try BinaryRunner.macro(arguments: [
+            "run", name, "--local", "--json", "--macros", dir.url("macros"), "--config", dir.url("config.yaml"), "--state", dir.url("state.json"),
+        ])
+        return (run, dir)
     }
 }
