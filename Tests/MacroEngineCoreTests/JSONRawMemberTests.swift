@@ -23,6 +23,16 @@ struct JSONRawMemberTests {
 
     @Test func errorsAreTheSameAsWithoutIt() {
         #expect(throws: JSONParseError.self) { try JSONParser.parse(Array(#"{"id":1"#.utf8), keepingRawMember: "id") }
-        #expect(throws: JSONParseError.self) { try JSONParser.parse(Array(#"{"id":1e999}"#.utf8), keepingRawMember: "id") }
+        #expect(throws: JSONParseError.self) { try JSONParser.parse(Array(#"{"id":1e}"#.utf8), keepingRawMember: "id") }
+    }
+
+    /// A request's number past a double's range is valid JSON: it reads as ±Infinity, as
+    /// `JSON.parse` reads it, and an id keeps its text (the plain parse still refuses it).
+    @Test func aNumberPastADoublesRangeReadsAsInfinityAndKeepsItsText() throws {
+        let document = try JSONParser.parse(Array(#"{"id":1e999,"params":[-2E+400]}"#.utf8), keepingRawMember: "id")
+        #expect(document.rawMembers == [0: "1e999"])
+        #expect(document.value["id"] == .number(.infinity))
+        #expect(document.value["params"][0] == .number(-.infinity))
+        #expect(throws: JSONParseError.self) { try JSONParser.parse("1e999") }
     }
 }
