@@ -80,8 +80,11 @@ build: deps
 # (docs/performance.md), and the binaries do not depend on the toolchain's shared libraries.
 # Every target that uses the release binaries builds them with these flags and asks for their
 # folder with the same flags (RELEASE_BIN), so one build serves them all: `make run && make deb &&
-# make run` compiles once.
-RELEASE_FLAGS := -c release --static-swift-stdlib
+# make run` compiles once. They link with lld, as `macro` always does (Package.swift): the static
+# Foundation's temporary-file helper calls mktemp(3), and gold prints glibc's link-time note
+# about it ("the use of `mktemp' is dangerous") for every binary that links Foundation; lld
+# does not print those notes. The binaries are the same either way (same symbols, same libraries).
+RELEASE_FLAGS := -c release --static-swift-stdlib -Xswiftc -use-ld=lld
 RELEASE_BIN    = $(SWIFT) build $(RELEASE_FLAGS) --show-bin-path
 release: deps
 	$(SWIFT) build $(RELEASE_FLAGS)
