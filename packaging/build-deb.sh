@@ -22,7 +22,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SWIFT=${SWIFT:-swift}
-read -r -a RELEASE <<< "${RELEASE_FLAGS:--c release --static-swift-stdlib}"
+read -r -a RELEASE <<< "${RELEASE_FLAGS:--c release --static-swift-stdlib -Xswiftc -use-ld=lld}"
 OUT=${DEB_OUTPUT_DIR:-.}
 PKG=macroengine
 DEBIAN_DIR=packaging/debian

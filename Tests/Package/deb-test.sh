@@ -131,7 +131,7 @@ if echo "$out" | grep -q "macro run" && echo "$out" | grep -q "SYNOPSIS"; then
 else bad "man macro" "$out"; fi
 check "man 8 macrod" sh -c 'man -P cat 8 macrod 2>&1 | grep -q -- "--socket"'
 check "man macro run (macro-run.1, as git's pages)" sh -c 'man -P cat macro run 2>&1 | grep -q -i "run a macro"'
-check "no macro.help(1)" sh -c '! ls /usr/share/man/man1/ | grep -q help'
+check "no macro.help(1)" sh -c '! ls /usr/share/man/man1/ | grep -q "^macro[.-]help\."'
 check "macrod(8) has ENVIRONMENT and FILES, names the user's config, claims no subcommand" sh -c \
     'out=$(MANWIDTH=200 man -P cat 8 macrod 2>&1); for s in ENVIRONMENT FILES "~/.config/macroengine/macroengine.yaml"; do echo "$out" | grep -qF "$s" || exit 1; done; ! echo "$out" | grep -qi subcommand'
 
@@ -143,6 +143,8 @@ ENABLED=$USER_UNITS/default.target.wants/macrod.service OTHER=$USER_UNITS/macroe
 if [ -e "$ENABLED" ] || [ -L "$ENABLED" ]; then
     echo "skip: the purge's unlinking of $ENABLED (it exists already)"; ENABLED=
 else
+    # The folders this makes are removed afterwards when they are empty again.
+    made=$(d=$USER_UNITS; while [ ! -d "$d" ]; do echo "$d"; d=$(dirname "$d"); done)
     mkdir -p "$(dirname "$ENABLED")" "$(dirname "$OTHER")"
     ln -s /usr/lib/systemd/user/macrod.service "$ENABLED"
     ln -s "$USER_UNITS/macrod.service" "$OTHER"
@@ -155,6 +157,7 @@ if [ -n "$ENABLED" ]; then
     if [ ! -L "$ENABLED" ] && [ -L "$OTHER" ]; then ok "the purge removed $ENABLED, kept a link to another unit"
     else bad "the purge removed $ENABLED, kept a link to another unit" "$(ls -l "$ENABLED" "$OTHER" 2>&1)"; fi
     rm -f "$OTHER"; rmdir "$(dirname "$OTHER")" 2>/dev/null
+    for d in $made; do rmdir "$d" 2>/dev/null; done
 fi
 if installed; then bad "macroengine is no longer installed"; else ok "macroengine is no longer installed"; fi
 left=$(while read -r path; do [ -e "$path" ] || [ -L "$path" ] && echo "$path"; done < "$TMP/files.txt")
