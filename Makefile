@@ -83,7 +83,8 @@ build: deps
 # make run` compiles once. They link with lld, as `macro` always does (Package.swift): the static
 # Foundation's temporary-file helper calls mktemp(3), and gold prints glibc's link-time note
 # about it ("the use of `mktemp' is dangerous") for every binary that links Foundation; lld
-# does not print those notes. The binaries are the same either way (same symbols, same libraries).
+# does not print those notes (the binaries link the same libraries either way, and their sizes
+# differ by less than 0.2%).
 RELEASE_FLAGS := -c release --static-swift-stdlib -Xswiftc -use-ld=lld
 RELEASE_BIN    = $(SWIFT) build $(RELEASE_FLAGS) --show-bin-path
 release: deps
@@ -241,6 +242,7 @@ deb-deps: deps codemirror-deps
 	@for pair in $(DEB_TOOLS); do command -v $${pair%%:*} >/dev/null || { echo "error: $${pair%%:*} still missing after apt-get" >&2; exit 1; }; done
 
 deb: deb-deps release
+	$(SWIFT) build $(RELEASE_FLAGS) --product generate-manual
 	@SWIFT="$(SWIFT)" RELEASE_FLAGS="$(RELEASE_FLAGS)" bash packaging/build-deb.sh
 
 # The packaging scripts' checks that need no release build (Tests/Package/packaging-test.sh):

@@ -116,8 +116,13 @@ if [ "${MANUAL:-}" = plugin ]; then
     done
     echo "    note: the plugin relinked $BIN's binaries without --static-swift-stdlib: make release rebuilds them"
 else
-    "$SWIFT" build "${RELEASE[@]}" --product generate-manual > "$WORK/generate-manual.log" 2>&1 || {
-        cat "$WORK/generate-manual.log" >&2; fail "building swift-argument-parser's generate-manual failed"; }
+    # `make deb` builds it beforehand, from make as `make release` does: SwiftPM plans a build
+    # again when the environment differs (this script's shell has its own PWD, SHLVL, ...), and
+    # a new plan relinks the EmbedWebAssets plugin's tool, here and then in the next make release.
+    if [ ! -x "$BIN/generate-manual" ]; then
+        "$SWIFT" build "${RELEASE[@]}" --product generate-manual > "$WORK/generate-manual.log" 2>&1 || {
+            cat "$WORK/generate-manual.log" >&2; fail "building swift-argument-parser's generate-manual failed"; }
+    fi
     "$BIN/generate-manual" "$ROOT/usr/bin/macrod" --section 8 --date "$DATE" \
         --authors "MacroEngine maintainers" --output-directory "$MAN/8"
     "$BIN/generate-manual" "$ROOT/usr/bin/macro" --section 1 --multi-page --date "$DATE" \
