@@ -33,7 +33,10 @@ final class DebugProcess: Sendable {
     static let launchLimit: Duration = .seconds(10)
 
     let pid: pid_t
-    private let input: Int32
+    /// The worker's standard input: one end of a socket pair (a write to a worker that died is
+    /// EPIPE with MSG_NOSIGNAL, never a SIGPIPE to macrod), -1 once closed; writes and the close
+    /// take turns, so no write reaches a descriptor number the system gave out again.
+    private let input: Mutex<Int32>
     private let limits: Limits
     private let logger: Logger
     private let events: @Sendable (Event) -> Void
@@ -69,7 +72,9 @@ final class DebugProcess: Sendable {
     /// session's reader thread.
     init(executable: String, options: DebugSession.Options, logger: Logger, events: @escaping @Sendable (Event) -> Void) throws(DebugError) {
         var toChild: [Int32] = [-1, -1], fromChild: [Int32] = [-1, -1]
-        guard Self.pipe(&toChild) else { throw DebugError(.launchFailed, "cannot start a debug session: pipe: \(String(cString: strerror(errno)))") }
+        guard Self.socketPair(&toChild) else {
+            throw DebugError(.launchFailed, "cannot start a debug session: socketpair: \(String(cString: strerror(errno)))")
+        }
         guard Self.pipe(&fromChild) else {
             close(toChild[0]); close(toChild[1])
             throw DebugError(.launchFailed, "cannot start a debug session: pipe: \(String(cString: strerror(errno)))")
@@ -91,7 +96,7 @@ final class DebugProcess: Sendable {
             throw DebugError(.launchFailed, "cannot start a debug session: \(executable): \(String(cString: strerror(spawned)))")
         }
         self.pid = pid
-        self.input = toChild[1]
+        self.input = Mutex(toChild[1])
         self.limits = Limits(memoryLimit: options.memoryLimit, callDeadline: options.callDeadline)
         self.logger = logger
         self.events = events
@@ -125,6 +130,12 @@ final class DebugProcess: Sendable {
         return true
     }
 
+    /// A connected pair of Unix stream sockets whose ends close on exec.
+    private static func socketPair(_ fds: inout [Int32]) -> Bool {
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else { return false }
+        return true
+    }
+
     /// Sends request `op` with `params` (its fields beside `op`); `reply` gets the worker's answer.
     func send(_ op: String, _ params: MacroValue = [:], reply: @escaping @Sendable (Result<MacroValue, DebugError>) -> Void) {
         let id = nextID.add(1, ordering: .relaxed).newValue
@@ -151,12 +162,15 @@ final class DebugProcess: Sendable {
 
     private func write(_ value: MacroValue) {
         let bytes = Array((value.jsonText(pretty: false) + "\n").utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.write(input, $0.baseAddress! + offset, bytes.count - offset) }
-            if n < 0, errno == EINTR { continue }
-            guard n > 0 else { return }  // The worker is gone: the reader reports it.
-            offset += n
+        input.withLock { fd in
+            guard fd >= 0 else { return }
+            var offset = 0
+            while offset < bytes.count {
+                let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL)) }
+                if n < 0, errno == EINTR { continue }
+                guard n > 0 else { return }  // The worker is gone: the reader reports it.
+                offset += n
+            }
         }
     }
 
@@ -180,7 +194,10 @@ final class DebugProcess: Sendable {
         close(fd)
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0, errno == EINTR {}
-        close(input)
+        input.withLock { fd in
+            close(fd)
+            fd = -1
+        }
         let (pending, killedFor, launched, launchFailed) = state.withLock { state in
             state.ended = true
             defer { state.pending = [:] }

@@ -93,6 +93,30 @@ struct DebugSessionLimitsTests {
         #expect(try await client.call(.list, id: 10)["result"].arrayValue?.allSatisfy { $0["quarantined"] == .undefined } == true)
     }
 
+    /// A worker that dies (here, killed from outside) ends its session with a `terminated` that
+    /// says so; requests written to it meanwhile fail, and never signal macrod (SIGPIPE).
+    @Test func aWorkerThatDiesEndsItsSessionAndRequestsToItAreHarmless() async throws {
+        let (service, directory) = try Self.service(["bump.js": Self.bump])
+        let client = try await service.connect()
+        defer { withExtendedLifetime(directory) {} }
+        let started = try await client.call(.debugStart, ["name": "bump", "stopOnEntry": true], id: 1)
+        let session = try #require(started["result"]["session"].intValue)
+        let pid = pid_t(try #require(started["result"]["pid"].intValue))
+        #expect(kill(pid, SIGKILL) == 0)
+        for id in 2..<40 {
+            try await client.request(.debugSetBreakpoints, ["session": .number(Double(session)), "path": "bump.js", "breakpoints": [["line": 1]]], id: id)
+        }
+        var terminated: MacroValue?
+        var answered = 0
+        while terminated == nil || answered < 38 {
+            let message = try await client.next()
+            if message["method"] == "debug.terminated" { terminated = message["params"] } else if message["id"] != .undefined { answered += 1 }
+        }
+        #expect(terminated?["error"]["message"] == "the debug session's process ended (signal 9) before its macro did")
+        #expect(Self.isGone(pid))
+        #expect(try await client.call(.call, ["name": "bump", "args": [1]], id: 99)["result"] == 1)
+    }
+
     @Test func fortyStartsInOneWriteAdmitTheSessionLimit() async throws {
         let (service, directory) = try Self.service(["bump.js": Self.bump])
         let client = try await service.connect()
