@@ -75,9 +75,9 @@ final class DebugProcess: Sendable {
         guard Self.socketPair(&toChild) else {
             throw DebugError(.launchFailed, "cannot start a debug session: socketpair: \(String(cString: strerror(errno)))")
         }
-        guard Self.pipe(&fromChild) else {
+        guard Self.socketPair(&fromChild) else {
             close(toChild[0]); close(toChild[1])
-            throw DebugError(.launchFailed, "cannot start a debug session: pipe: \(String(cString: strerror(errno)))")
+            throw DebugError(.launchFailed, "cannot start a debug session: socketpair: \(String(cString: strerror(errno)))")
         }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -123,14 +123,10 @@ final class DebugProcess: Sendable {
         monitor.start()
     }
 
-    /// A pipe whose ends close on exec (a re-exec of macrod must not keep a session's pipe open).
-    private static func pipe(_ fds: inout [Int32]) -> Bool {
-        guard Glibc.pipe(&fds) == 0 else { return false }
-        for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-        return true
-    }
-
-    /// A connected pair of Unix stream sockets whose ends close on exec.
+    /// A connected pair of Unix stream sockets whose ends close on exec, made so atomically: a
+    /// descriptor that another thread's spawn (another session's worker) inherited would keep the
+    /// worker's output open after the worker died, and its end would never be read. A re-exec of
+    /// macrod keeps none of them either.
     private static func socketPair(_ fds: inout [Int32]) -> Bool {
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else { return false }
         return true
