@@ -6,17 +6,20 @@
 enum InstrumenterScript {
     /// The JavaScript source: one function expression.
     static let source = #"""
-        (function (source, file, base, macroName) {
+        (function (source, file, base, macroName, headerShift) {
           "use strict";
           // A macro file is one function expression, evaluated as `(FILE\n)` (trailing blanks and
           // one `;` dropped, as the engine does): parsed the same way, so that `function () {}`
           // parses; positions on its first line are one column to the right, and are moved back.
-          var shift = 0;
+          var shift = 0, wrapped = false;
           if (macroName !== null && macroName !== undefined) {
             source = source.replace(/\s+$/, "").replace(/;$/, "");
             source = "(" + source + "\n)";
             shift = 1;
+            wrapped = true;
           }
+          // A module's text, as the engine wraps it: its line 1 is behind the wrapper's header.
+          shift += headerShift || 0;
           function column(loc) { return loc.column + 1 - (loc.line === 1 ? shift : 0); }
           var ast;
           try {
@@ -213,7 +216,7 @@ enum InstrumenterScript {
           var out = "", at = 0;
           edits.forEach(function (e) { out += source.slice(at, e.pos) + e.text; at = e.pos; });
           out += source.slice(at);
-          if (shift) out = out.slice(1, out.length - 2);
+          if (wrapped) out = out.slice(1, out.length - 2);
           return { code: out, sites: sites, functions: functions, scopes: scopes };
         })
         """#
