@@ -26,6 +26,8 @@ enum LibraryEvents {
                 params["message"] = .string(error.headline)
                 if !dependents.isEmpty { params["dependents"] = .array(dependents.map { .string($0) }) }
                 hub.publish(.macros, RPCNotification.failed.rawValue, .object(params))
+            case .resourceChanged(let name, let version):
+                hub.publish(.macros, RPCNotification.loaded.rawValue, ["name": .string(name), "kind": "resource", "version": .number(Double(version))])
             case .removed(let name):
                 hub.publish(.macros, RPCNotification.removed.rawValue, ["name": .string(name)])
             }

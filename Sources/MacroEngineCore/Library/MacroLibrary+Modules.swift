@@ -32,6 +32,7 @@ extension MacroLibrary {
     /// Brings the live modules in line with `files` (every module file of lib/ as it is now):
     /// removed ones go, changed ones are reloaded with their importers, one swap each.
     func applyModules(_ files: [ModuleFile]) {
+        moduleNames.withLock { $0 = Set(files.map(\.name)) }
         let changed = (try? engine.sync { runtime in self.applyModules(files, runtime: runtime) }) ?? false
         if changed { retryMacrosWithImports() }
     }
@@ -230,5 +231,72 @@ extension MacroLibrary {
             }
         }
         return result.mapValues { ($0.imports.sorted(), $0.importers.sorted()) }
+    }
+}
+
+extension MacroLibrary {
+    /// A file of `resources/` changed (`name`, relative to it): the code that read it is told
+    /// (its reload handler runs, once), and so are the observers.
+    public func resourceChanged(_ name: String) {
+        let version = resourceVersions.withLock { versions -> Int in
+            versions[name, default: 0] += 1
+            return versions[name] ?? 1
+        }
+        let path = "\(resourcesDirectory)/\(name)"
+        let info: MacroValue = ["resource": .string(name), "file": .string(path), "version": .number(Double(version))]
+        let errors = (try? engine.sync { runtime -> [MacroError] in
+            let readers = runtime.modules.resourceReaders[Resources.key(name)] ?? []
+            return runtime.runReloadHandlers(of: readers.sorted().map(ModulePaths.normalized), info: info)
+        }) ?? []
+        for error in errors {
+            logger.warning("a reload handler failed after resources/\(name) changed: \(error)")
+            engine.exceptionHandler(error)
+        }
+        notify(.resourceChanged(name: "resources/" + name, version: version))
+    }
+
+    /// The files of `resources/` (names relative to it, sorted), with their sizes.
+    public func resourceFiles() -> [(name: String, size: Int)] {
+        let root = resourcesDirectory
+        guard let enumerator = FileManager.default.enumerator(atPath: root) else { return [] }
+        var found: [(String, Int)] = []
+        while let name = enumerator.nextObject() as? String {
+            var isDirectory: ObjCBool = false
+            guard !Self.isHidden(name), FileManager.default.fileExists(atPath: root + "/" + name, isDirectory: &isDirectory), !isDirectory.boolValue else { continue }
+            let size = (try? FileManager.default.attributesOfItem(atPath: root + "/" + name)[.size] as? NSNumber)?.intValue ?? 0
+            found.append((name, size))
+        }
+        return found.sorted { $0.0 < $1.0 }
+    }
+
+    private static func isHidden(_ name: String) -> Bool {
+        name.split(separator: "/").contains { $0.hasPrefix(".") || $0.hasSuffix("~") || $0.hasSuffix(".swp") }
+    }
+
+    /// What `macro.list` gives: every macro, then every lib file, then every resource; each file
+    /// with its `imports` and `importers` (entry names) when it has any.
+    public func listing() -> [MacroValue] {
+        let graph = dependencies()
+        func with(_ value: MacroValue, _ name: String) -> MacroValue {
+            guard case .object(var fields) = value, let edges = graph[name] else { return value }
+            if !edges.imports.isEmpty { fields["imports"] = .array(edges.imports.map { .string($0) }) }
+            if !edges.importers.isEmpty { fields["importers"] = .array(edges.importers.map { .string($0) }) }
+            return .object(fields)
+        }
+        let macros = entries.map { with($0.listJSON(kind: "macro"), $0.name) }
+        let modules = moduleNames.withLock { $0 }
+        let libs = libEntries.map { entry -> MacroValue in
+            let value = with(entry.listJSON(kind: "lib"), entry.name)
+            guard modules.contains(entry.name), case .object(var fields) = value else { return value }
+            fields["module"] = true
+            return .object(fields)
+        }
+        let resources: [MacroValue] = resourceFiles().map { file in
+            [
+                "name": .string("resources/" + file.name), "kind": "resource", "status": "ok", "file": .string("\(resourcesDirectory)/\(file.name)"),
+                "version": .number(Double(resourceVersions.withLock { $0[file.name] ?? 0 })), "size": .number(Double(file.size)),
+            ]
+        }
+        return macros + libs + resources
     }
 }

@@ -18,6 +18,10 @@ public final class MacroLibrary: Sendable {
     let logger: Logger
     let state: Mutex<[String: Item]>
     private let quarantine = Mutex<Quarantine>(Quarantine())
+    /// How many changes of each resource were seen (``resourceChanged(_:)``).
+    let resourceVersions = Mutex<[String: Int]>([:])
+    /// The entry names of the lib files written as modules (as of the last lib reload).
+    let moduleNames = Mutex<Set<String>>([])
 
     /// Files not to evaluate while their content is what stalled the engine (see ``Quarantine``).
     public func setQuarantine(_ list: Quarantine) { quarantine.locked { $0 = list } }
@@ -82,6 +86,8 @@ public final class MacroLibrary: Sendable {
         case failed(name: String, error: MacroError, dependents: [String])
         /// The file is gone; so is the macro.
         case removed(name: String)
+        /// A file of `resources/` changed (`resources/NAME`); `version` counts its changes seen.
+        case resourceChanged(name: String, version: Int)
     }
 
     /// Called after each change (on the thread that made it).
