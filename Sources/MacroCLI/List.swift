@@ -78,7 +78,7 @@ package struct List: ParsableCommand {
     package static func diagnostic(_ entry: MacroValue) -> String? {
         let error = entry["error"]
         guard let message = error["message"].stringValue else { return nil }
-        var position = entry["file"].stringValue ?? entry["name"].stringValue ?? ""
+        var position = error["file"].stringValue ?? entry["file"].stringValue ?? entry["name"].stringValue ?? ""
         if let line = error["line"].intValue {
             position += ":\(line)"
             if let column = error["column"].intValue { position += ":\(column)" }

@@ -352,7 +352,7 @@ function renderMacros() {
           element('button', { type: 'button', id: `edit-${entry.name}`, 'aria-label': `Edit ${entry.name}`, onclick: () => openMacro(entry.name, true) }, 'Edit'))),
       inputs.length ? element('div', { class: 'params' }, inputs) : null,
       entry.error ? element('p', { class: 'macro-error' },
-        `${entry.file}:${entry.error.line ?? '?'}:${entry.error.column ?? '?'}: ${entry.error.message}` +
+        `${entry.error.file || entry.file}:${entry.error.line ?? '?'}:${entry.error.column ?? '?'}: ${entry.error.message}` +
         ' (the previous version, if any, still runs)') : null,
       links(entry),
       outcome);
@@ -368,7 +368,7 @@ function renderMacros() {
         ? `${entry.file}: a module; macros and modules import from it. Edit the file itself.`
         : `${entry.file}: functions every macro can use; not a macro to run. Edit the file itself.`),
       entry.error ? element('p', { class: 'macro-error' },
-        `${entry.file}:${entry.error.line ?? '?'}:${entry.error.column ?? '?'}: ${entry.error.message}` +
+        `${entry.error.file || entry.file}:${entry.error.line ?? '?'}:${entry.error.column ?? '?'}: ${entry.error.message}` +
         ' (what its previous version defined stays)') : null,
       links(entry)));
   }

@@ -8,7 +8,7 @@ interface Channel { name: string; min: number; max: number }
 interface DashboardConfig { channels: Channel[]; codemirror: boolean }
 
 /** Where a macro file failed to load. */
-interface LoadError { line?: number; column?: number; message: string }
+interface LoadError { line?: number; column?: number; message: string; file?: string }
 
 /** An entry of `macro.list`: a macro, a lib file (`kind: 'lib'`) or a resource (`kind: 'resource'`). */
 interface MacroEntry {
