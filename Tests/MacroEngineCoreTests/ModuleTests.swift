@@ -223,6 +223,18 @@ struct ModuleTests {
         #expect(anon.message.contains("one named function"))
     }
 
+    @Test func theProfilerNamesModuleFiles() throws {
+        let dir = TemporaryDirectory()
+        try dir.write("lib/work.js", "// work\nexport function hot(n) {\n    let s = 0;\n    for (let i = 0; i < n; i++) s += Math.sqrt(i);\n    return s;\n}\n")
+        try dir.write("heavy.js", "import { hot } from './lib/work.js';\nfunction heavy() {\n    let t = 0;\n    for (let k = 0; k < 50; k++) t += hot(20000);\n    return t;\n}\n")
+        let (library, _) = try library(dir, timeLimit: .seconds(30))
+        try library.reload()
+        let profile = try library.profile("heavy", runs: 5).wait()
+        let frames = Set(profile.folded.split(separator: "\n").flatMap { line in line[..<line.lastIndex(of: " ")!].split(separator: ";").map(String.init) })
+        #expect(frames.contains("heavy (heavy.js:2)"), "\(frames)")
+        #expect(frames.contains("hot (lib/work.js:2)"), "\(frames)")
+    }
+
     @Test func theGraphOrdersModulesAndNamesCycles() {
         let graph = ModuleGraph(edges: ["a": ["b"], "b": ["c"], "c": [], "x": ["y"], "y": ["x"]])
         #expect(graph.order.filter { ["a", "b", "c"].contains($0) } == ["c", "b", "a"])
