@@ -68,7 +68,11 @@ extension JSRuntime {
             }
             let spec = imports[index]
             guard let module = modules.module(at: paths[index]) else {
-                let reason = modules.unavailable[paths[index]] ?? "no module is loaded from \(paths[index])"
+                let path = paths[index]
+                let reason =
+                    modules.unavailable[path]
+                    ?? (FileManager.default.fileExists(atPath: path)
+                        ? "\(path) is not a module (modules are the .js files of lib/ with an import or export)" : "\(path) does not exist")
                 throw MacroError(code: .syntax, message: "cannot import '\(spec.specifier)': \(reason)", file: file, line: spec.line, column: spec.column)
             }
             guard let name = param.imported else {
