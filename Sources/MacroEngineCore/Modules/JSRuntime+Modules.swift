@@ -19,6 +19,7 @@ extension JSRuntime {
                 try engine.enter(self, .script(macro: nil, timeLimit: nil)) {
                     let factory = try evaluateRaw(text, file: path)
                     guard let object = factory.objectRef else { throw MacroError(code: .notAFunction, message: "a module's wrapper is not a function", file: path) }
+                    nameTopLevel(object)
                     return try arguments.withArguments { try call(object, arguments: UnsafeBufferPointer(start: $0, count: $1), macro: nil) }
                 }
             }
