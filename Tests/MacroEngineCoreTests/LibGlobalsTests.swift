@@ -51,4 +51,27 @@ struct LibGlobalsTests {
         #expect(library.libEntries.first?.status == .error)
         #expect(try library.call("fill") == [10, 20, 4, 102])
     }
+
+    @Test func aMacroFunctionObjectIsFrozenForEveryOtherMacro() throws {
+        let (engine, _, _) = try makeEngine()
+        try engine.setMethod(javascript: "function bump(n) { return n + 1; }", key: "bump")
+        try engine.setMethod(
+            javascript: """
+                function tamper() {
+                  var out = [];
+                  try { Object.defineProperty(bump, "call", { value: function () { return 99; } }); } catch (e) { out.push(e.name); }
+                  try { Object.setPrototypeOf(bump, null); } catch (e) { out.push(e.name); }
+                  try { "use strict"; bump.extra = 1; } catch (e) { out.push(e.name); }
+                  out.push(bump.extra === undefined, Object.isFrozen(bump));
+                  return out;
+                }
+                """, key: "tamper")
+        try engine.setMethod(javascript: "function user() { return [bump.call(null, 1), bump.apply(null, [2]), bump.bind(null, 3)()]; }", key: "user")
+        #expect(try engine.call("tamper") == ["TypeError", "TypeError", true, true])
+        #expect(try engine.call("user") == [2, 3, 4])
+        // A reload makes a new function, frozen too.
+        try engine.setMethod(javascript: "function bump(n) { return n + 10; }", key: "bump")
+        #expect(try engine.call("user") == [11, 12, 13])
+        #expect(try engine.evaluate("Object.isFrozen(bump)") == true)
+    }
 }

@@ -477,6 +477,9 @@ public final class MacroEngine: Sendable {
     /// Makes `function` the live version of macro `key`: its global, its owner, its imports.
     func install(_ function: MacroFunction, key: String, file: String, javascript: String, imports: [String], runtime: JSRuntime) throws {
         guard let object = function.objectRef(in: runtime) else { throw MacroError(code: .io, message: "the function belongs to another engine", macro: key) }
+        // Frozen as the engine's natives are: no macro changes what another's call of it does
+        // (`Object.defineProperty(bump, "call", ...)`, `Object.setPrototypeOf(bump, null)`).
+        runtime.hardenEngineGlobal("macro " + key, JSValue(object, in: runtime.context))
         try runtime.defineMacroGlobal(key, JSValue(object, in: runtime.context))
         let owner = CodeOwner(file: file, source: javascript, macro: key)
         // A handler registered by an older text of the file is that text's code: dropped.
