@@ -63,6 +63,7 @@ enum Resources {
         let path = directory + "/" + name
         let root = URL(fileURLWithPath: directory).resolvingSymlinksInPath().path
         let resolved = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+        guard resolved != root else { throw refuse("it is a folder, not a file") }
         guard resolved.hasPrefix(root + "/") else {
             throw refuse("the file is a symlink that leads out of the resources folder (to \(resolved)); refused")
         }
@@ -73,7 +74,10 @@ enum Resources {
         guard !isDirectory.boolValue else { throw refuse("it is a folder, not a file") }
         let data: Data
         do {
-            let size = (try FileManager.default.attributesOfItem(atPath: resolved)[.size] as? NSNumber)?.intValue ?? 0
+            let attributes = try FileManager.default.attributesOfItem(atPath: resolved)
+            // A FIFO or a device would block the engine's thread on the read, or never end.
+            guard attributes[.type] as? FileAttributeType == .typeRegular else { throw refuse("it is not a regular file") }
+            let size = (attributes[.size] as? NSNumber)?.intValue ?? 0
             guard size <= maximumBytes else { throw refuse("the file is \(size) bytes; resources are limited to \(maximumBytes) bytes") }
             data = try Data(contentsOf: URL(fileURLWithPath: resolved))
         } catch let error as MacroError {

@@ -81,6 +81,21 @@ struct ModuleShape: Decodable, Sendable, Equatable {
             return failure(String(e.message).replace(/ \(\d+:\d+\)$/, "") + hint, at.line, at.column === undefined ? undefined : at.column + 1);
           }
           if (!ast.body.some(function (s) { return /^(Import|Export)/.test(s.type); })) return script;
+          // The engine runs a module as one (non-async) function: no await outside functions.
+          function topLevelAwait(node) {
+            if (!node || typeof node.type !== "string") return null;
+            if (/Function/.test(node.type)) return null;
+            if (node.type === "AwaitExpression" || (node.type === "ForOfStatement" && node.await)) return node;
+            for (var key in node) {
+              if (key === "loc") continue;
+              var value = node[key];
+              if (Array.isArray(value)) { for (var i = 0; i < value.length; i++) { var found = topLevelAwait(value[i]); if (found) return found; } }
+              else if (value && typeof value.type === "string") { var hit = topLevelAwait(value); if (hit) return hit; }
+            }
+            return null;
+          }
+          var awaited = topLevelAwait(ast);
+          if (awaited) return failure("top-level await is not supported in modules: await inside a function (an async function, or a macro's body)", awaited.loc.start.line, awaited.loc.start.column + 1);
           var chars = source.split("");
           function blank(from, to) {
             for (var i = from; i < to; i++) if (chars[i] !== "\n" && chars[i] !== "\r" && chars[i] !== "\u2028" && chars[i] !== "\u2029") chars[i] = " ";
