@@ -121,10 +121,12 @@ enum DebugAgentScript {
             }
           }
           function suspend(f, v) { f.suspended = true; return v; }
-          function resume(f, v) { if (current !== f) settle(f); f.suspended = false; current = f; return v; }
+          function resume(f, v) { if (current !== f) settle(f); f.suspended = false; f.done = false; current = f; return v; }
           function hook(f, site, ev) {
             if (current !== f) settle(f);
-            f.site = site; f.ev = ev; f.suspended = false; current = f;
+            // A frame that runs is not done: a generator's, which its caller's hook settled as
+            // ended at a yield, is back.
+            f.site = site; f.ev = ev; f.suspended = false; f.done = false; current = f;
             if (stopped) { if (requestDeadline) checkDeadline(); return; }
             refresh();
             if (mode === -1) return stop("pause", f);
@@ -161,7 +163,7 @@ enum DebugAgentScript {
           }
           function caught(f, error) {
             if (current !== f) settle(f);
-            current = f;
+            f.done = false; current = f;
             if (stopped || f.site < 0 || !firstSight(error)) return;
             refresh();
             if (catchAll) stop("exception", f, exceptionInfo(error));

@@ -101,6 +101,41 @@ struct DebugFidelityTests {
         #expect(stacks == [["inner:4", "outer:6"], ["inner:4"]])
     }
 
+    /// The stack traces at each stop of a session run to its end (continuing after each).
+    private static func stacks(_ files: [String: String], _ macro: String, file: String, lines: [Int]) async throws -> (
+        stacks: [[String]], outcome: DebugOutcome?
+    ) {
+        let (session, events, directory) = try Self.session(files, macro)
+        _ = session.setBreakpoints(path: directory.url(file), lines.map { .init(line: $0) })
+        session.start()
+        var iterator = events.makeAsyncIterator()
+        var stacks: [[String]] = []
+        while let event = await iterator.next() {
+            if case .terminated(let outcome) = event { return (stacks, outcome) }
+            guard case .stopped = event else { continue }
+            let frames = try await session.request("stackTrace")["frames"].arrayValue ?? []
+            stacks.append(frames.map { "\($0["name"].stringValue ?? ""):\($0["line"].intValue ?? 0)" })
+            try await session.request("continue")
+        }
+        return (stacks, nil)
+    }
+
+    @Test func aGeneratorResumedAfterItsCallerRanIsStillOnTheStack() async throws {
+        let macro = "function gens() {\n    function* g() {\n        yield 1;\n        yield 2;\n    }\n    const it = g();\n    it.next();\n    const a = 1;\n    it.next();\n    return a;\n}\n"
+        let (stacks, outcome) = try await Self.stacks(["gens.js": macro], "gens", file: "gens.js", lines: [4])
+        #expect(outcome?.result == 1)
+        #expect(stacks == [["g:4", "gens:9"]])
+    }
+
+    @Test func aPlainFrameEndedByAnExceptionLeavesTheStack() async throws {
+        // `helper` has a plain frame (a var and a function of the same name); it throws, and the
+        // caller that catches it stops with its own frame on top.
+        let macro = "function catches() {\n    function helper() {\n        var x;\n        function x() {}\n        null.boom;\n    }\n    try {\n        helper();\n    } catch (e) {\n        const caught = 1;\n    }\n    return 2;\n}\n"
+        let (stacks, outcome) = try await Self.stacks(["catches.js": macro], "catches", file: "catches.js", lines: [10, 12])
+        #expect(outcome?.result == 2)
+        #expect(stacks == [["catches:10"], ["catches:12"]])
+    }
+
     // MARK: 2. Declarations that a block would refuse
 
     @Test func aVarAndAFunctionOfTheSameNameAndDuplicateFunctionsAreDebugged() async throws {
@@ -174,7 +209,7 @@ struct DebugFidelityTests {
         let macro = "function slow() {\n    let n = 20;\n    n = n + 1;\n    return n * 2;\n}\n"
         let (session, events, directory) = try Self.session(["slow.js": macro], "slow") {
             $0.timeLimit = .milliseconds(300)
-            $0.evaluateLimit = .milliseconds(500)
+            $0.evaluateLimit = .seconds(2)
         }
         _ = session.setBreakpoints(path: directory.url("slow.js"), [.init(line: 3)])
         session.start()
@@ -191,7 +226,7 @@ struct DebugFidelityTests {
         let error = await #expect(throws: DebugError.self) {
             try await session.request("evaluate", ["expression": "for (;;) {}", "frameId": frame])
         }
-        #expect(error?.message.contains("500 ms") == true, "\(String(describing: error?.message))")
+        #expect(error?.message.contains("2000 ms") == true, "\(String(describing: error?.message))")
         #expect(try await session.request("evaluate", ["expression": "n + 1", "frameId": frame])["value"] == "21")
         try await session.request("next")
         while let event = await iterator.next() {
