@@ -142,8 +142,8 @@ enum InstrumenterScript {
           // ctx: { fn: id or -1, scope: id, inTry: bool, strict: bool, bare: bool (in a with: nothing
           // instrumented), plain: bool (the function's frame is plain), tail: bool (its calls in tail
           // position are proper tail calls) }
-          function derive(ctx, scope, inTry) {
-            return { fn: ctx.fn, scope: scope, inTry: inTry, strict: ctx.strict, bare: ctx.bare, plain: ctx.plain, tail: ctx.tail };
+          function derive(ctx, scope, inTry, guarded) {
+            return { fn: ctx.fn, scope: scope, inTry: inTry, strict: ctx.strict, bare: ctx.bare, plain: ctx.plain, tail: ctx.tail && !guarded };
           }
           function visit(node, ctx, parent, key) {
             if (!node || typeof node.type !== "string") return;
@@ -165,13 +165,14 @@ enum InstrumenterScript {
                 return;
               }
               case "TryStatement": {
-                visit(node.block, derive(ctx, ctx.scope, ctx.inTry || !!node.handler));
+                // No call is in tail position inside a try block, nor in a catch clause a finally follows.
+                visit(node.block, derive(ctx, ctx.scope, ctx.inTry || !!node.handler, true));
                 if (node.handler) {
                   var h = node.handler;
                   var cscope = newScope(ctx.scope, false);
                   addNames(cscope, patternNames(h.param, []));
                   if (ctx.fn >= 0) put(h.body.start + 1, "__dbg.c(__dbg_f," + (h.param && h.param.type === "Identifier" ? h.param.name : "undefined") + ");");
-                  visit(h.body, derive(ctx, cscope, ctx.inTry));
+                  visit(h.body, derive(ctx, cscope, ctx.inTry, !!node.finalizer));
                 }
                 if (node.finalizer) visit(node.finalizer, ctx);
                 return;
