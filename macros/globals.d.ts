@@ -35,5 +35,15 @@ declare const console: {
   debug(...data: any[]): void;
 };
 
-// Not declared here: the functions and vars of macros/lib/*.js, and each macro written
-// as `function NAME(...) {...}`; the editor reads them from the files (macros/jsconfig.json).
+// Modules and resources (docs/macros.md, "Modules and resources").
+/** The data file `macros/resources/NAME` as it is now: a `.json` file parsed, any other as text. Throws when it is missing, unreadable, not UTF-8 or JSON, or outside the folder. */
+declare function resource(name: string): any;
+/** Registers this file's reload handler (one per file; registering again replaces it): called once after each reload of a module the file imports, and after a change of a resource its code read. */
+declare function onReload(handler: (info: { module?: string; resource?: string; file: string; version: number }) => void): void;
+
+// Not declared here: the functions and vars of macros/lib/*.js scripts, and each macro
+// written as `function NAME(...) {...}` in a script; the editor reads them from the files
+// (macros/jsconfig.json). Modules are imported, not declared.
+
+// Macros written as a bare `function(...) {...}` or as a module (macros/NAME.js): each is a global.
+declare function level(name?: any): Promise<any>;

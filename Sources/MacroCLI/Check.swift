@@ -11,11 +11,13 @@ package struct Check: ParsableCommand {
         discussion: """
             Loads each file as the engine would (UTF-8, syntax, one function expression, a \
             valid name that does not shadow an engine global; a file in a lib/ directory as a \
-            lib script) and prints each problem compiler-style on stderr:
+            lib script or module, with what it imports) and prints each problem \
+            compiler-style on stderr:
 
                 macros/broken.js:2:11: error: SyntaxError: Unexpected token ';'
 
-            so editors and CI jobs can jump to it. Exits 1 when any file has an error, 0 \
+            so editors and CI jobs can jump to it. A module that does not load is reported with \
+            each file that imports it, at that file's import. Exits 1 when any file has an error, 0 \
             otherwise. Without FILE, checks every macro and lib file: as the daemon loaded \
             them when one answers, else the macros directory's files.
             """)

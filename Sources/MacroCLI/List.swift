@@ -6,10 +6,12 @@ import MacroRPC
 package struct List: ParsableCommand {
     package static let configuration = CommandConfiguration(
         commandName: "list",
-        abstract: "List the macros and lib files: name, status (ok or error), file, and the error for broken ones.",
+        abstract: "List the macros, lib files and resources: name, status (ok or error), file, the error for broken ones, and what each imports.",
         discussion: """
             Asks the daemon when one answers (what it has loaded), else reads the macros \
-            directory. Lib files (macros/lib/*.js) are listed after the macros as lib/NAME.
+            directory. Lib files (macros/lib/*.js, scripts or modules) are listed after the \
+            macros as lib/NAME, then the data files of macros/resources/ as resources/NAME. \
+            Under a file that imports modules or is imported, a line says which.
             """)
 
     @OptionGroup var daemon: DaemonOptions
@@ -46,6 +48,9 @@ package struct List: ParsableCommand {
             if let error = Self.diagnostic(entry) {
                 line += "\n" + String(repeating: " ", count: width + statusWidth + 4) + error
             }
+            if let links = Self.links(entry) {
+                line += "\n" + String(repeating: " ", count: width + statusWidth + 4) + links
+            }
             print(line)
         }
     }
@@ -59,11 +64,21 @@ package struct List: ParsableCommand {
         } catch let error as RPCError { throw DaemonLink.report(error) }
     }
 
+    /// `imports lib/rings; imported by bump, fill` of an entry with imports or importers.
+    package static func links(_ entry: MacroValue) -> String? {
+        let imports = entry["imports"].arrayValue?.compactMap(\.stringValue) ?? []
+        let importers = entry["importers"].arrayValue?.compactMap(\.stringValue) ?? []
+        var parts: [String] = []
+        if !imports.isEmpty { parts.append("imports " + imports.joined(separator: ", ")) }
+        if !importers.isEmpty { parts.append("imported by " + importers.joined(separator: ", ")) }
+        return parts.isEmpty ? nil : parts.joined(separator: "; ")
+    }
+
     /// `file:line:col: error: message` of a broken entry.
     package static func diagnostic(_ entry: MacroValue) -> String? {
         let error = entry["error"]
         guard let message = error["message"].stringValue else { return nil }
-        var position = entry["file"].stringValue ?? entry["name"].stringValue ?? ""
+        var position = error["file"].stringValue ?? entry["file"].stringValue ?? entry["name"].stringValue ?? ""
         if let line = error["line"].intValue {
             position += ":\(line)"
             if let column = error["column"].intValue { position += ":\(column)" }

@@ -7,7 +7,11 @@ import MacroRPC
 struct Show: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "show",
-        abstract: "Print a macro's source (from the daemon when one answers, else the file).")
+        abstract: "Print a macro's or lib file's source (from the daemon when one answers, else the file).",
+        discussion: """
+            With a daemon, what the file imports and which files import it are printed to \
+            stderr (so the source on stdout stays as the file holds it), and are in --json.
+            """)
 
     @Argument(help: "The macro's name.", completion: .custom(Completions.macroNames))
     var name: String
@@ -24,12 +28,14 @@ struct Show: ParsableCommand {
             throw Failure(exit: 66, kind: "noSuchMacro", message: "'\(name)' is not a valid macro name (or lib/NAME for a lib file)")
         }
         let source: String, file: String
+        var entry: MacroValue = .null
         if let client = try DaemonLink.connect(options) {
             do {
                 source = try client.call(.source, ["name": .string(name)])["source"].stringValue ?? ""
                 let entries = try client.call(.list).arrayValue ?? []
                 let macrosDir = try client.call(.status)["macrosDir"].stringValue ?? "macros"
-                file = entries.first { $0["name"] == .string(name) }?["file"].stringValue ?? "\(macrosDir)/\(name).js"
+                entry = entries.first { $0["name"] == .string(name) } ?? .null
+                file = entry["file"].stringValue ?? "\(macrosDir)/\(name).js"
             } catch let error as RPCError { throw DaemonLink.report(error) }
         } else {
             let config = try options.resolvedConfig()
@@ -40,8 +46,12 @@ struct Show: ParsableCommand {
             source = String(decoding: data, as: UTF8.self)
         }
         if options.json {
-            Console.printJSON(.object(["name": .string(name), "file": .string(file), "source": .string(source)]))
+            var fields: OrderedFields = ["name": .string(name), "file": .string(file), "source": .string(source)]
+            if entry["imports"] != .null { fields["imports"] = entry["imports"] }
+            if entry["importers"] != .null { fields["importers"] = entry["importers"] }
+            Console.printJSON(.object(fields))
         } else {
+            if let links = List.links(entry) { FileHandle.standardError.write(Data("\(name): \(links)\n".utf8)) }
             FileHandle.standardOutput.write(Data(source.utf8))
         }
     }

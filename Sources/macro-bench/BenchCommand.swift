@@ -257,6 +257,10 @@ struct BenchCommand: ParsableCommand {
         report.section("4. Live reload: write a macro file -> first call returning the new result (\(saves) saves)")
         report.row("p50", ours: reload.p50, anchor: nil, unit: "ms", lowerIsBetter: true, target: nil, absoluteTarget: 20)
         report.row("p99", ours: reload.p99, anchor: nil, unit: "ms", lowerIsBetter: true, target: nil, absoluteTarget: 50)
+        let moduleReload = try measureModuleReload(macrod: macrod, saves: saves)
+        report.row("module edit p50 (macro unchanged)", ours: moduleReload.p50, anchor: nil, unit: "ms", lowerIsBetter: true, target: nil, absoluteTarget: 20)
+        report.row("module edit p99 (macro unchanged)", ours: moduleReload.p99, anchor: nil, unit: "ms", lowerIsBetter: true, target: nil, absoluteTarget: 50)
+        report.note("A module edit: lib/reloadmod.js (`export const V = N`) is saved; `usesmod.js` imports V and is not saved; timed from the write to the first call of usesmod returning N.")
 
         // 5. CLI, whole process.
         report.section("5. CLI, whole process (median of \(cliRuns) runs)")
@@ -315,6 +319,18 @@ struct BenchCommand: ParsableCommand {
         return (times[times.count / 2], times[min(times.count - 1, Int(Double(times.count) * 0.99))])
     }
 
+    /// ``measureReload(macrod:saves:)`` for a module: the macro that imports it is not saved.
+    private func measureModuleReload(macrod: Macrod, saves: Int) throws -> (p50: Double, p99: Double) {
+        let lib = "\(macrod.macrosDirectory)/lib"
+        try FileManager.default.createDirectory(atPath: lib, withIntermediateDirectories: true)
+        try "export const V = 0;\n".write(toFile: "\(lib)/reloadmod.js", atomically: true, encoding: .utf8)
+        try "import { V } from \"./lib/reloadmod.js\";\nfunction usesmod() { return V; }\n".write(
+            toFile: "\(macrod.macrosDirectory)/usesmod.js", atomically: true, encoding: .utf8)
+        var times = try reloadTimes(macrod: macrod, saves: saves, file: "lib/reloadmod.js", macro: "usesmod") { "export const V = \($0);\n" }
+        times.sort()
+        return (times[times.count / 2], times[min(times.count - 1, Int(Double(times.count) * 0.99))])
+    }
+
     private func medianRun(_ executable: String, _ arguments: [String]) throws -> (seconds: Double, peakMiB: Double) {
         for _ in 0..<3 { _ = try timeProcess(executable, arguments) }
         var runs: [(Double, Double)] = []
@@ -330,16 +346,20 @@ struct BenchCommand: ParsableCommand {
 
 /// Saves `reloaded.js` `saves` times (write a temporary file, rename it over) and after each
 /// save calls it until it returns the new version: milliseconds from write to that reply.
-func reloadTimes(macrod: Macrod, saves: Int, first: Int = 1) throws -> [Double] {
+/// `file` (relative to the macros directory) gets `source(version)`; `macro` is the one called.
+func reloadTimes(
+    macrod: Macrod, saves: Int, first: Int = 1, file: String = "reloaded.js", macro: String = "reloaded",
+    source: (Int) -> String = { "function () { return \($0); }\n" }
+) throws -> [Double] {
     let socket = try BlockingSocket(path: macrod.socketPath)
-    let request = Macrod.call("reloaded", "")
+    let request = Macrod.call(macro, "")
     var times: [Double] = []
+    let path = "\(macrod.macrosDirectory)/\(file)"
+    let temporary = (path as NSString).deletingLastPathComponent + "/." + (path as NSString).lastPathComponent + ".tmp"
     for version in first..<(first + saves) {
-        let source = "function () { return \(version); }\n"
-        let temporary = "\(macrod.macrosDirectory)/.reloaded.js.tmp"
         let start = monotonicSeconds()
-        try source.write(toFile: temporary, atomically: false, encoding: .utf8)
-        rename(temporary, "\(macrod.macrosDirectory)/reloaded.js")
+        try source(version).write(toFile: temporary, atomically: false, encoding: .utf8)
+        rename(temporary, path)
         let expected = Array("\"result\":\(version)}".utf8)
         while true {
             try socket.send(request)

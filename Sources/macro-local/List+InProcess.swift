@@ -13,14 +13,12 @@ extension List: InProcessCommand {
     /// `macro.list` entries, and the directory.
     static func localEntries(_ options: EngineOptions) throws -> ([MacroValue], String) {
         let session = try Session(options: options, loadState: false)
-        let macros: [MacroEntry]
         do {
-            macros = try session.library.reload()
+            try session.library.reload()
         } catch let error as MacroError {
             throw Failure(exit: 66, kind: "noSuchMacro", message: error.message)
         }
-        let libs = session.library.libEntries
-        return (macros.map { json($0, kind: "macro") } + libs.map { json($0, kind: "lib") }, session.library.directory)
+        return (session.library.listing(), session.library.directory)
     }
 
     /// An entry as `macro.list` gives it (``MacroEntry/listJSON(kind:)``, the same as macrod's).

@@ -198,8 +198,8 @@ struct MacroLibraryTests {
         let (engine, model, _) = try makeEngine()
         let library = MacroLibrary(directory: repo.appendingPathComponent("macros").path, engine: engine, logger: silentLogger)
         let entries = try library.reload()
-        #expect(entries.map(\.name) == ["animate", "bump", "decrease", "fill", "random", "reset"])
-        #expect(library.libEntries.map(\.name) == ["lib/rings"])
+        #expect(entries.map(\.name) == ["animate", "bump", "decrease", "fill", "level", "random", "reset"])
+        #expect(library.libEntries.map(\.name) == ["lib/easing", "lib/rings"])
         #expect(library.libEntries.allSatisfy { $0.status == .ok })
         #expect(entries.allSatisfy { $0.status == .ok })
         try library.call("fill")
@@ -212,6 +212,10 @@ struct MacroLibraryTests {
         model.addObserver { change in steps.locked { $0.append(change.newValue) } }
         #expect(try library.call("animate", arguments: ["middle", 5]) == 5)
         #expect(steps.locked { $0 } == [0.5, 1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5, 5])
+        // The module demo: level imports lib/easing.js and reads resources/levels.json.
+        #expect(try library.call("level", arguments: ["half"]) == 5)
+        #expect(model.valuesByName == ["inner": 5, "middle": 5, "outer": 5])
+        #expect(library.dependencies()["level"]?.imports == ["lib/easing"])
         let error = try #require(throws: MacroError.self) { try library.call("bump", arguments: ["sideways"]) }
         #expect(error.headline == "RangeError: unknown channel 'sideways'; use inner, middle or outer")
     }

@@ -7,7 +7,7 @@ import MacroRPC
 extension EngineMethods {
     /// `macro.list`: every macro, then every lib file.
     func list(_ request: MethodRequest) -> MethodReply {
-        .value(.array(library.entries.map { $0.listJSON(kind: "macro") } + library.libEntries.map { $0.listJSON(kind: "lib") }))
+        .value(.array(library.listing()))
     }
 
     /// `macro.source {name}`.

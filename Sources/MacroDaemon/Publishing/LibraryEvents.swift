@@ -13,16 +13,21 @@ enum LibraryEvents {
         }
         library.onChange { [hub] change in
             switch change {
-            case .loaded(let name, let version):
+            case .loaded(let name, let version, let dependents):
                 record { $0.loaded(name, version: version) }
-                hub.publish(.macros, RPCNotification.loaded.rawValue, ["name": .string(name), "version": .number(Double(version))])
-            case .failed(let name, let error):
+                var params: OrderedFields = ["name": .string(name), "version": .number(Double(version))]
+                if !dependents.isEmpty { params["dependents"] = .array(dependents.map { .string($0) }) }
+                hub.publish(.macros, RPCNotification.loaded.rawValue, .object(params))
+            case .failed(let name, let error, let dependents):
                 record { $0.failed(name) }
                 var params: OrderedFields = ["name": .string(name), "file": .string(error.file ?? "")]
                 params["line"] = error.line.map { .number(Double($0)) } ?? .null
                 params["column"] = error.column.map { .number(Double($0)) } ?? .null
                 params["message"] = .string(error.headline)
+                if !dependents.isEmpty { params["dependents"] = .array(dependents.map { .string($0) }) }
                 hub.publish(.macros, RPCNotification.failed.rawValue, .object(params))
+            case .resourceChanged(let name, let version):
+                hub.publish(.macros, RPCNotification.loaded.rawValue, ["name": .string(name), "kind": "resource", "version": .number(Double(version))])
             case .removed(let name):
                 hub.publish(.macros, RPCNotification.removed.rawValue, ["name": .string(name)])
             }

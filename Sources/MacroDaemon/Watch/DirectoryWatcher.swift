@@ -13,6 +13,8 @@ final class DirectoryWatcher: Sendable {
     enum Event: Sendable, Hashable {
         case file(String)
         case lib
+        /// A file of `resources/` changed (its name).
+        case resource(String)
         case rescan
     }
 
@@ -21,7 +23,7 @@ final class DirectoryWatcher: Sendable {
     private let onEvent: @Sendable (Event) -> Void
     private let fd: Int32
     private let stopping = Atomic<Bool>(false)
-    private let watches = Mutex<(directory: Int32, parent: Int32, lib: Int32)>((-1, -1, -1))
+    private let watches = Mutex<(directory: Int32, parent: Int32, lib: Int32, resources: Int32)>((-1, -1, -1, -1))
     private let finished = Mutex<Bool>(false)
 
     private static let fileMask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE | IN_DELETE_SELF | IN_MOVE_SELF)
@@ -45,8 +47,9 @@ final class DirectoryWatcher: Sendable {
     func rewatchDirectory() -> Bool {
         let wd = inotify_add_watch(fd, directory, Self.fileMask | UInt32(IN_ONLYDIR))
         let lib = inotify_add_watch(fd, directory + "/lib", Self.fileMask | UInt32(IN_ONLYDIR))
+        let resources = inotify_add_watch(fd, directory + "/resources", Self.fileMask | UInt32(IN_ONLYDIR))
         watches.locked {
-            $0.directory = wd; $0.lib = lib
+            $0.directory = wd; $0.lib = lib; $0.resources = resources
         }
         return wd >= 0
     }
@@ -77,7 +80,7 @@ final class DirectoryWatcher: Sendable {
             if n <= 0 { continue }
             var offset = 0
             var events: [Event] = []
-            let (dirWatch, parentWatch, libWatch) = watches.locked { ($0.directory, $0.parent, $0.lib) }
+            let (dirWatch, parentWatch, libWatch, resourcesWatch) = watches.locked { ($0.directory, $0.parent, $0.lib, $0.resources) }
             while offset + 16 <= n {
                 let wd = buffer.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: Int32.self) }
                 let mask = buffer.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self) }
@@ -89,11 +92,13 @@ final class DirectoryWatcher: Sendable {
                     if name == base { events.append(.rescan) }
                 } else if wd == libWatch, libWatch >= 0 {
                     if mask & UInt32(IN_ISDIR) == 0 { events.append(.lib) }
+                } else if wd == resourcesWatch, resourcesWatch >= 0 {
+                    if mask & UInt32(IN_ISDIR) == 0, !name.isEmpty { events.append(.resource(name)) }
                 } else if wd == dirWatch {
                     if mask & UInt32(IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED) != 0 {
                         events.append(.rescan)
                     } else if mask & UInt32(IN_ISDIR) != 0 {
-                        if name == "lib" { events.append(.rescan) }
+                        if name == "lib" || name == "resources" { events.append(.rescan) }
                     } else if !name.isEmpty {
                         events.append(.file(name))
                     }
@@ -107,6 +112,7 @@ final class DirectoryWatcher: Sendable {
                 switch event {
                 case .file(let name): key = name
                 case .lib: key = "\u{0}lib"
+                case .resource(let name): key = "\u{0}resource/" + name
                 case .rescan: key = "\u{0}rescan"
                 }
                 if seen.insert(key).inserted { onEvent(event) }

@@ -32,6 +32,7 @@ final class MacrosWatchService: DaemonService {
             switch event {
             case .file(let name): library.refresh(filename: name)
             case .lib: library.refreshLib()
+            case .resource(let name): library.resourceChanged(name)
             case .rescan: self?.rescan()
             }
         }

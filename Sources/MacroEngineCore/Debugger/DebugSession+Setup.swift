@@ -38,6 +38,51 @@ extension DebugSession {
         return files
     }
 
+    /// The files written as modules (a lib module, a macro with imports), by path.
+    static func moduleShapes(of files: [SourceFile]) -> [String: ModuleShape] {
+        let checker = ShapeCheck()
+        var shapes: [String: ModuleShape] = [:]
+        for file in files where file.source.contains("import") || file.source.contains("export") {
+            guard let shape = try? checker.moduleShape(of: file.source, kind: file.macro == nil ? "lib" : "macro", file: file.path), shape.isModuleSyntax else { continue }
+            shapes[file.path] = shape
+        }
+        return shapes
+    }
+
+    /// The order the engine loads them in: lib scripts, lib modules (each after what it
+    /// imports), macros.
+    static func loadOrder(_ files: [SourceFile], shapes: [String: ModuleShape]) -> [SourceFile] {
+        let scripts = files.filter { $0.macro == nil && shapes[$0.path] == nil }
+        let modules = files.filter { $0.macro == nil && shapes[$0.path] != nil }
+        var edges: [String: [String]] = [:]
+        for module in modules {
+            edges[module.path] = (shapes[module.path]?.imports ?? []).compactMap {
+                try? ModulePaths.resolve($0.specifier, from: module.path, line: $0.line, column: $0.column)
+            }
+        }
+        let order = ModuleGraph(edges: edges).order
+        let sorted = modules.sorted { (order.firstIndex(of: $0.path) ?? 0) < (order.firstIndex(of: $1.path) ?? 0) }
+        return scripts + sorted + files.filter { $0.macro != nil }
+    }
+
+    /// Loads an instrumented module (`shape.text`) into the session's engine: a lib module
+    /// goes live for its importers; a macro's function is returned.
+    static func loadModuleFile(_ shape: ModuleShape, path: String, macro: String?, source: String, engine: MacroEngine) throws -> MacroFunction? {
+        try engine.sync { runtime in
+            guard let macro else {
+                let module = try runtime.makeModule(path: path, source: source, shape: shape, version: 1)
+                runtime.modules.begin()
+                runtime.modules.stage(module)
+                _ = runtime.modules.commit()
+                return nil
+            }
+            let made = try runtime.moduleMacroFunction(shape, source: source, file: path, macro: macro)
+            let function = MacroFunction(engine: engine, object: made.function.objectRef!, runtime: runtime)
+            try engine.install(function, key: macro, file: path, javascript: source, imports: made.imports, runtime: runtime)
+            return function
+        }
+    }
+
     /// Defines the agent (a global `const` named ``Instrumenter/Program/agent``, which is no
     /// property of the global object) with its one native (reached through the agent only), then
     /// freezes the built-ins when the session's engine hardens them: the agent replaces

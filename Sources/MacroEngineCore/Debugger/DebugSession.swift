@@ -113,8 +113,15 @@ public final class DebugSession: Sendable {
             return true
         }
         let required = files.first { $0.macro == options.macro }?.path
+        // Files written as modules are instrumented as the engine runs them (wrapped), lib
+        // modules after the lib scripts and each after what it imports.
+        let shapes = Self.moduleShapes(of: files)
+        files = Self.loadOrder(files, shapes: shapes)
         let program = try Instrumenter.instrument(
-            files.map { Instrumenter.File(path: $0.path, source: $0.source, macro: $0.macro) }, required: required)
+            files.map { file in
+                guard let shape = shapes[file.path], let text = shape.text else { return Instrumenter.File(path: file.path, source: file.source, macro: file.macro) }
+                return Instrumenter.File(path: file.path, source: text, macro: file.macro, lineOneShift: shape.shift ?? 0)
+            }, required: required)
         skipped += program.skipped
         for (path, message) in skipped { logger.warning("debug session: \(path) is not loaded: \(message)") }
         self.skipped = skipped
@@ -126,6 +133,8 @@ public final class DebugSession: Sendable {
                 name: "debug:\(options.macro)", memoryLimit: options.memoryLimit, hardenBuiltins: false),
             logger: logger)
         engine.exceptionHandler = { _ in }
+        let resources = Self.normalized(options.directory) + "/resources"
+        engine.onLoopEventually { $0.resourcesDirectory = resources }
         engine.consoleHandler = { message in
             let category = message.level == .error || message.level == .warning ? "stderr" : "stdout"
             events(.output(DebugOutput(category: category, text: message.message + "\n")))
@@ -143,7 +152,11 @@ public final class DebugSession: Sendable {
         var target: MacroFunction?
         for (index, file) in program.files.enumerated() {
             do {
-                if let name = file.macro {
+                if var shape = shapes[file.path] {
+                    shape.text = program.code[index]
+                    let loaded = try Self.loadModuleFile(shape, path: file.path, macro: file.macro, source: files.first { $0.path == file.path }?.source ?? "", engine: engine)
+                    if file.macro == options.macro { target = loaded }
+                } else if let name = file.macro {
                     let loaded = try engine.setMethod(javascript: program.code[index], key: name, file: file.path, report: false)
                     if name == options.macro { target = loaded }
                 } else {

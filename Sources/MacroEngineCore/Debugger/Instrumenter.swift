@@ -14,6 +14,9 @@ enum Instrumenter {
         var source: String
         /// The macro it defines (names its function when that has no name of its own); nil for a lib file.
         var macro: String?
+        /// Columns a wrapper puts before the file's line 1 in ``source`` (a module's text, see
+        /// ``ModuleShape``); 0 for a file as on disk.
+        var lineOneShift = 0
     }
 
     /// Every file of a session, rewritten, with the tables that map hooks back to them.
@@ -70,11 +73,12 @@ enum Instrumenter {
             let index = kept.count
             let bases = "{\"site\":\(sites.count),\"fn\":\(functions.count),\"scope\":\(scopes.count)}"
             // Each argument protected as it is made: making the next one may collect it.
-            var arguments = RootedValues(context, capacity: 4)
+            var arguments = RootedValues(context, capacity: 5)
             arguments.append(withJSString(file.source) { JSValueMakeString(context, $0) })
             arguments.append(JSValueMakeNumber(context, Double(index)))
             arguments.append(withJSString(bases) { JSValueMakeFromJSONString(context, $0) } ?? JSValueMakeNull(context))
             arguments.append(file.macro.map { name in withJSString(name) { JSValueMakeString(context, $0) } } ?? JSValueMakeNull(context))
+            arguments.append(JSValueMakeNumber(context, Double(file.lineOneShift)))
             exception = nil
             let result = arguments.withArguments { JSObjectCallAsFunction(context, object, nil, $1, $0, &exception) }
             guard exception == nil, let result, let json = jsonText(result, context) else {

@@ -22,17 +22,20 @@
 enum InstrumenterScript {
     /// The JavaScript source: one function expression.
     static let source = #"""
-        (function (source, file, base, macroName) {
+        (function (source, file, base, macroName, headerShift) {
           "use strict";
           // A macro file is one function expression, evaluated as `(FILE\n)` (trailing blanks and
           // one `;` dropped, as the engine does): parsed the same way, so that `function () {}`
           // parses; positions on its first line are one column to the right, and are moved back.
-          var shift = 0;
+          var shift = 0, wrapped = false;
           if (macroName !== null && macroName !== undefined) {
             source = source.replace(/\s+$/, "").replace(/;$/, "");
             source = "(" + source + "\n)";
             shift = 1;
+            wrapped = true;
           }
+          // A module's text, as the engine wraps it: its line 1 is behind the wrapper's header.
+          shift += headerShift || 0;
           function column(loc) { return loc.column + 1 - (loc.line === 1 ? shift : 0); }
           var ast;
           try {
@@ -301,7 +304,7 @@ enum InstrumenterScript {
               }
             }
           }
-          var scriptStrict = !shift && hasUseStrict(ast.body);
+          var scriptStrict = !wrapped && hasUseStrict(ast.body);
           ast.body.forEach(function (s) { visit(s, { fn: -1, scope: -1, inTry: false, strict: scriptStrict, bare: false, plain: false, tail: false }); });
           edits.sort(function (a, b) { return a.pos - b.pos || a.seq - b.seq; });
           var out = "", at = 0, inserted = [];
@@ -314,7 +317,7 @@ enum InstrumenterScript {
           out += source.slice(at);
           // The macro's text as the engine evaluates it is `(CODE\n)`: `out` and `orig` are so, and
           // `code` is what goes between.
-          return { code: shift ? out.slice(1, out.length - 2) : out, out: out, orig: source, edits: inserted, sites: sites, functions: functions, scopes: scopes };
+          return { code: wrapped ? out.slice(1, out.length - 2) : out, out: out, orig: source, edits: inserted, sites: sites, functions: functions, scopes: scopes };
         })
         """#
 

@@ -207,7 +207,11 @@ public final class EngineOccupancy: Sendable {
 
     /// Names the file being evaluated at load (nil when done).
     func setLoading(_ file: String?, source: String = "") {
-        let hash = file == nil ? 0 : Quarantine.hash(Array(source.utf8))
+        setLoading(file, hash: file == nil ? 0 : Quarantine.hash(Array(source.utf8)))
+    }
+
+    /// ``setLoading(_:source:)`` with the content's hash known.
+    func setLoading(_ file: String?, hash: UInt64) {
         loading.locked { $0 = file.map { ($0, hash) } }
     }
 

@@ -127,6 +127,7 @@ public final class MacroEngine: Sendable {
             runtime.engine = unownedSelf
             try! unownedSelf.installTimers(runtime: runtime)
             try! unownedSelf.installConsole(runtime: runtime)
+            unownedSelf.installModuleNatives(runtime: runtime)
             // Last, once the engine's own helpers exist and before any macro or lib file runs.
             if configuration.hardenBuiltins { try! runtime.installLockdown() }
         }
@@ -447,16 +448,41 @@ public final class MacroEngine: Sendable {
             do {
                 try MacroName.validate(key, runtime: runtime)
                 let path = file ?? "\(key).js"
-                let function = try runtime.functionExpression(javascript, file: path, macro: key)
-                try runtime.defineMacroGlobal(key, function)
-                runtime.macroOwners[key] = CodeOwner(file: path, source: javascript, macro: key)
-                return MacroFunction(engine: self, object: function.objectRef!, runtime: runtime)
+                let made = try runtime.macroFunction(javascript, file: path, macro: key)
+                let function = MacroFunction(engine: self, object: made.function.objectRef!, runtime: runtime)
+                try self.install(function, key: key, file: path, javascript: javascript, imports: made.imports, runtime: runtime)
+                return function
             } catch var error as MacroError {
                 if error.macro == nil { error.macro = key }
                 if report { self.exceptionHandler(error) }
                 throw error
             }
         }
+    }
+
+    /// Makes macro `key`'s function from `javascript` without installing it (a module reload
+    /// prepares every dependent before it swaps any in); returns it and the paths it imports.
+    func prepareMethod(javascript: String, key: String, file: String) throws -> (function: MacroFunction, imports: [String]) {
+        try sync { runtime in
+            do {
+                let made = try runtime.macroFunction(javascript, file: file, macro: key)
+                return (MacroFunction(engine: self, object: made.function.objectRef!, runtime: runtime), made.imports)
+            } catch var error as MacroError {
+                if error.macro == nil { error.macro = key }
+                throw error
+            }
+        }
+    }
+
+    /// Makes `function` the live version of macro `key`: its global, its owner, its imports.
+    func install(_ function: MacroFunction, key: String, file: String, javascript: String, imports: [String], runtime: JSRuntime) throws {
+        guard let object = function.objectRef(in: runtime) else { throw MacroError(code: .io, message: "the function belongs to another engine", macro: key) }
+        try runtime.defineMacroGlobal(key, JSValue(object, in: runtime.context))
+        let owner = CodeOwner(file: file, source: javascript, macro: key)
+        // A handler registered by an older text of the file is that text's code: dropped.
+        if let previous = runtime.macroOwners[key], previous.hash != owner.hash { runtime.modules.dropHandler(of: file) }
+        runtime.macroOwners[key] = owner
+        runtime.modules.setImports(of: ModulePaths.normalized(file), imports)
     }
 
     /// Checks that `javascript` would load as a macro named `key` (valid name, parses, one function
@@ -527,6 +553,7 @@ public final class MacroEngine: Sendable {
         try sync { runtime in
             guard !runtime.isBuiltinGlobal(key) else { return }
             try runtime.removeMacroGlobal(key)
+            if let owner = runtime.macroOwners[key] { runtime.modules.forget(ModulePaths.normalized(owner.file)) }
         }
     }
 

@@ -90,6 +90,33 @@ public final class MacroMethod: Sendable {
         }
     }
 
+    /// A version made but not yet live (see ``prepare(javascript:)``).
+    struct Prepared: Sendable {
+        let javascript: String
+        let function: MacroFunction
+        let imports: [String]
+    }
+
+    /// Makes a version from `javascript` without making it live: a module reload prepares every
+    /// dependent, then ``commit(_:runtime:)``s them all or none.
+    func prepare(javascript: String) throws -> Prepared {
+        let made = try engine.prepareMethod(javascript: javascript, key: key, file: file)
+        return Prepared(javascript: javascript, function: made.function, imports: made.imports)
+    }
+
+    /// Makes a prepared version live (on the engine's loop); returns the new version number.
+    func commit(_ prepared: Prepared, runtime: JSRuntime) throws -> Int {
+        try engine.install(prepared.function, key: key, file: file, javascript: prepared.javascript, imports: prepared.imports, runtime: runtime)
+        return state.locked { state in
+            // A later text of the file that did not load stays the one reported.
+            if state.javascript == prepared.javascript { state.lastError = nil }
+            state.liveJavaScript = prepared.javascript
+            state.function = prepared.function
+            state.version += 1
+            return state.version
+        }
+    }
+
     /// Calls the live version. Throws its error, `.timeout`, or — when no version ever loaded —
     /// the load error.
     @discardableResult

@@ -26,7 +26,13 @@ extension MacroEngine {
             var out: [String: MacroValue] = [:]
             for name in Set(macros) {
                 let info = try runtime.call(describe.objectRef!, arguments: [runtime.context.string(name).ref], macro: nil)
-                out[name] = try runtime.macroValue(info)
+                var value = try runtime.macroValue(info)
+                // A macro file written as a module declares nothing global to the editor.
+                if let file = runtime.macroOwners[name]?.file, (runtime.lineOneShift[file] ?? 0) > 1, case .object(var fields) = value {
+                    fields["named"] = false
+                    value = .object(fields)
+                }
+                out[name] = value
             }
             return out
         }
@@ -66,15 +72,22 @@ extension MacroEngine {
             "  error(...data: any[]): void;",
             "  debug(...data: any[]): void;",
             "};",
+            "",
+            "// Modules and resources (docs/macros.md, \"Modules and resources\").",
+            "/** The data file `macros/resources/NAME` as it is now: a `.json` file parsed, any other as text. Throws when it is missing, unreadable, not UTF-8 or JSON, or outside the folder. */",
+            "declare function resource(name: string): any;",
+            "/** Registers this file's reload handler (one per file; registering again replaces it): called once after each reload of a module the file imports, and after a change of a resource its code read. */",
+            "declare function onReload(handler: (info: { module?: string; resource?: string; file: string; version: number }) => void): void;",
         ]
         lines += [
             "",
-            "// Not declared here: the functions and vars of macros/lib/*.js, and each macro written",
-            "// as `function NAME(...) {...}`; the editor reads them from the files (macros/jsconfig.json).",
+            "// Not declared here: the functions and vars of macros/lib/*.js scripts, and each macro",
+            "// written as `function NAME(...) {...}` in a script; the editor reads them from the files",
+            "// (macros/jsconfig.json). Modules are imported, not declared.",
         ]
         let anonymous = macros.sorted().filter { parameters[$0]?["named"] != true }
         if !anonymous.isEmpty {
-            lines += ["", "// Macros written as a bare `function(...) {...}` (macros/NAME.js)."]
+            lines += ["", "// Macros written as a bare `function(...) {...}` or as a module (macros/NAME.js): each is a global."]
             for name in anonymous { lines.append(Self.declaration(name, parameters[name] ?? .null)) }
         }
         return lines.joined(separator: "\n") + "\n"

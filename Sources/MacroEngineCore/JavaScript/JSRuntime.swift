@@ -21,8 +21,9 @@ final class JSRuntime {
     private var closed = false
     /// Names the engine's own globals had before any macro loaded, plus natives registered later.
     private(set) var builtinGlobals: Set<String> = []
-    /// Files evaluated as `(` + source: their line 1 is shifted right by one column.
-    var wrappedFiles: Set<String> = []
+    /// Files evaluated behind a wrapper on their line 1 (`(` before a macro's function, a
+    /// module's function header): how many columns their line 1 is shifted right.
+    var lineOneShift: [String: Int] = [:]
     /// The text last evaluated under each file name (a macro file's as wrapped), and the name
     /// its top-level function expression goes by (the macro's): where a stop happened is found
     /// in it (``stoppedLocation()``).
@@ -38,6 +39,12 @@ final class JSRuntime {
     /// an outermost entry (a call, a timer, a file's load), recorded in ``occupancy``, and
     /// inherited by the timers that code arms.
     var currentOwner: CodeOwner?
+    /// The ES modules, their imports and the reload handlers (``ModuleRegistry``).
+    lazy var modules = ModuleRegistry(context: context.ref)
+    /// The namespace maker of ``makeModule(path:source:shape:version:)``, made once, protected.
+    var namespaceMakerRef: JSObjectRef?
+    /// Where `resource(NAME)` reads from (the library's `resources` folder); nil: no resources.
+    var resourcesDirectory: String?
     /// acorn, in a context group of its own: checks a macro file's shape before it runs.
     var shapeCheck: ShapeCheck? = ShapeCheck()
     /// The owner of each live macro function, by macro name (set when a version goes live).
@@ -346,7 +353,7 @@ final class JSRuntime {
                 error.column = SyntaxErrorLocator.column(in: source, line: line, message: error.message) { prefix in
                     self.syntaxError(of: prefix)
                 }
-                if line == 1, let file, wrappedFiles.contains(file), let c = error.column { error.column = max(1, c - 1) }
+                if line == 1, let file, let shift = lineOneShift[file], let c = error.column { error.column = max(1, c - shift) }
             }
             throw error
         }
@@ -408,10 +415,8 @@ final class JSRuntime {
             (errorFile, line, column) = (top.file, top.line, top.column)
         }
         var errorColumn = column
-        if let errorFile, wrappedFiles.contains(errorFile) {
-            if line == 1, let c = column { errorColumn = max(1, c - 1) }
-            stack = stack.map { JSRuntime.unshiftLineOne(in: $0, file: errorFile) }
-        }
+        if let errorFile, let shift = lineOneShift[errorFile], line == 1, let c = column { errorColumn = max(1, c - shift) }
+        if !lineOneShift.isEmpty { stack = stack.map { JSRuntime.unshiftLineOne(in: $0, shifts: lineOneShift) } }
         return MacroError(
             code: name == "SyntaxError" ? .syntax : .threw,
             message: message.isUndefined ? exception.toString() : message.toString(),
@@ -433,8 +438,15 @@ final class JSRuntime {
         return nil
     }
 
-    /// Rewrites `file:1:N` to `file:1:N-1` in a stack (see ``wrappedFiles``).
-    static func unshiftLineOne(in stack: String, file: String) -> String {
+    /// Rewrites `file:1:N` to `file:1:N-SHIFT` in a stack for each file of `shifts` (see ``lineOneShift``).
+    static func unshiftLineOne(in stack: String, shifts: [String: Int]) -> String {
+        var stack = stack
+        for (file, shift) in shifts where stack.contains(file + ":1:") { stack = unshiftLineOne(in: stack, file: file, by: shift) }
+        return stack
+    }
+
+    /// Rewrites `file:1:N` to `file:1:N-shift` in a stack.
+    static func unshiftLineOne(in stack: String, file: String, by shift: Int) -> String {
         let marker = file + ":1:"
         guard stack.contains(marker) else { return stack }
         var out = ""
@@ -443,7 +455,7 @@ final class JSRuntime {
             out += rest[..<range.upperBound]
             rest = rest[range.upperBound...]
             let digits = rest.prefix(while: { $0.isNumber })
-            if let n = Int(digits) { out += String(max(1, n - 1)) } else { out += digits }
+            if let n = Int(digits) { out += String(max(1, n - shift)) } else { out += digits }
             rest = rest.dropFirst(digits.count)
         }
         return out + rest

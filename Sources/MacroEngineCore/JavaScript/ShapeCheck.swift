@@ -30,6 +30,7 @@ final class ShapeCheck {
     private var context: JSGlobalContextRef?
     private var check: JSObjectRef?
     private var locator: JSObjectRef?
+    private var analyzer: JSObjectRef?
 
     /// The parser's context (nil until acorn is loaded).
     var parserContext: JSGlobalContextRef? { context }
@@ -46,6 +47,21 @@ final class ShapeCheck {
         }
         JSValueProtect(context, object)
         locator = object
+        return object
+    }
+
+    /// ``ModuleShape/analyzer``, evaluated beside acorn on first use.
+    func loadedAnalyzer(file: String) throws -> JSObjectRef {
+        if let analyzer { return analyzer }
+        _ = try loaded(file: file)
+        guard let context else { throw MacroError(code: .io, message: "cannot read imports: no JavaScript context for the parser", file: file) }
+        var exception: JSValueRef?
+        let function = withJSString(ModuleShape.analyzer) { JSEvaluateScript(context, $0, nil, nil, 1, &exception) }
+        guard exception == nil, let function, let object = JSValueToObject(context, function, nil), JSObjectIsFunction(context, object) else {
+            throw MacroError(code: .io, message: "cannot read imports: the analyzer did not load (\(Self.string(exception, in: context) ?? "no function"))", file: file)
+        }
+        JSValueProtect(context, object)
+        analyzer = object
         return object
     }
 

@@ -88,10 +88,10 @@ extension JSRuntime {
             // The body an async function resumes in has no name of its own: the function's.
             if frames[0].function.isEmpty, let name = found.name { frames[0].function = name }
         }
-        // Macro files run as `(` + source: their line 1 is one column to the right.
+        // Macro files run as `(` + source, modules behind a header: their line 1 is to the right.
         for index in frames.indices {
-            if frames[index].line == 1, let file = frames[index].file, wrappedFiles.contains(file), let column = frames[index].column {
-                frames[index].column = max(1, column - 1)
+            if frames[index].line == 1, let file = frames[index].file, let shift = lineOneShift[file], let column = frames[index].column {
+                frames[index].column = max(1, column - shift)
             }
         }
         return (file, frames[0].line ?? line, frames[0].column, frames.map(\.stackLine).joined(separator: "\n"))

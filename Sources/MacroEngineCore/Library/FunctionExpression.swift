@@ -5,12 +5,44 @@ extension JSRuntime {
     /// one trailing `;` — and returns the function. Positions in errors are the file's own: the
     /// one-character wrapper on line 1 is taken back out of the column.
     func functionExpression(_ source: String, file: String, macro: String) throws -> JSValue {
+        try macroFunction(source, file: file, macro: macro).function
+    }
+
+    /// ``functionExpression(_:file:macro:)``, and the paths of the modules the file imports
+    /// (empty for a file without imports).
+    func macroFunction(_ source: String, file: String, macro: String) throws -> (function: JSValue, imports: [String]) {
+        if source.contains("import") || source.contains("export"), let shape = try shapeCheck?.moduleShape(of: source, kind: "macro", file: file) {
+            switch shape.kind {
+            case "error":
+                throw MacroError(code: .syntax, message: shape.message ?? "syntax error", macro: macro, file: file, line: shape.line, column: shape.column)
+            case "macro":
+                do {
+                    let made = try moduleMacroFunction(shape, source: source, file: file, macro: macro)
+                    let hidden = JSPropertyAttributes(kJSPropertyAttributeDontEnum | kJSPropertyAttributeReadOnly)
+                    withJSString("displayName") { key in
+                        JSObjectSetProperty(context.ref, made.function.objectRef!, key, context.string(macro).ref, hidden, nil)
+                    }
+                    return made
+                } catch var error as MacroError {
+                    if error.file == nil || error.file == "" { error.file = file }
+                    error.macro = macro
+                    if error.code == .timeout || error.code == .memoryLimit { error.message = Self.stoppedAtLoad(error) }
+                    throw error
+                }
+            default:
+                break
+            }
+        }
+        return (try scriptFunctionExpression(source, file: file, macro: macro), [])
+    }
+
+    private func scriptFunctionExpression(_ source: String, file: String, macro: String) throws -> JSValue {
         var trimmed = Substring(source)
         while let last = trimmed.last, last.isWhitespace { trimmed.removeLast() }
         var body = trimmed
         if body.last == ";" { body.removeLast() }
         let wrapped = "(" + body + "\n)"
-        wrappedFiles.insert(file)
+        lineOneShift[file] = 1
         do {
             try checkSyntax(wrapped, file: file)
             // Nothing of a file runs unless it is one function expression (its evaluation then
@@ -69,10 +101,15 @@ extension JSRuntime {
     /// Runs `body` (an evaluation of `file` at load) with the file named in ``occupancy``.
     /// The file is the owner of what its code runs and arms (``CodeOwner``).
     func loading<T>(_ file: String, source: String, macro: String? = nil, _ body: () throws -> T) throws -> T {
+        try loading(as: CodeOwner(file: file, source: source, macro: macro), body)
+    }
+
+    /// ``loading(_:source:macro:_:)`` for a known owner (a reload handler's file).
+    func loading<T>(as owner: CodeOwner, _ body: () throws -> T) throws -> T {
         let outermost = entryDepth == 0
-        if outermost { occupancy.setLoading(file, source: source) }
+        if outermost { occupancy.setLoading(owner.file, hash: owner.hash) }
         let previousOwner = currentOwner
-        if outermost { currentOwner = CodeOwner(file: file, source: source, macro: macro) }
+        if outermost { currentOwner = owner }
         defer {
             if outermost { occupancy.setLoading(nil) }
             currentOwner = previousOwner

@@ -15,9 +15,13 @@ public final class MacroLibrary: Sendable {
     public let directory: String
     /// The engine they are registered in.
     public let engine: MacroEngine
-    private let logger: Logger
-    private let state: Mutex<[String: Item]>
+    let logger: Logger
+    let state: Mutex<[String: Item]>
     private let quarantine = Mutex<Quarantine>(Quarantine())
+    /// How many changes of each resource were seen (``resourceChanged(_:)``).
+    let resourceVersions = Mutex<[String: Int]>([:])
+    /// The entry names of the lib files written as modules (as of the last lib reload).
+    let moduleNames = Mutex<Set<String>>([])
 
     /// Files not to evaluate while their content is what stalled the engine (see ``Quarantine``).
     public func setQuarantine(_ list: Quarantine) { quarantine.locked { $0 = list } }
@@ -60,7 +64,7 @@ public final class MacroLibrary: Sendable {
 
     /// Throws the quarantine error when `path` still holds the content that stalled the engine;
     /// lifts the quarantine when the content changed (a saved fix).
-    private func checkQuarantine(_ path: String, source: String, name: String) throws {
+    func checkQuarantine(_ path: String, source: String, name: String) throws {
         let verdict: (held: Quarantine.File?, lifted: Bool) = quarantine.locked { list in
             guard let file = list.files.first(where: { $0.path == path }) else { return (nil, false) }
             if let held = list.holds(path, content: source) { return (held, false) }
@@ -74,12 +78,16 @@ public final class MacroLibrary: Sendable {
 
     /// What changed in the library, for live reload notifications.
     public enum Change: Sendable, Equatable {
-        /// A new version of the macro is live.
-        case loaded(name: String, version: Int)
-        /// The file does not load (the previous version, if any, stays live).
-        case failed(name: String, error: MacroError)
+        /// A new version of the macro (or lib file) is live; `dependents` name the files that
+        /// went live with a module's new version (its importers).
+        case loaded(name: String, version: Int, dependents: [String])
+        /// The file does not load (the previous version, if any, stays live); for a module,
+        /// `dependents` name its importers, which keep their versions too.
+        case failed(name: String, error: MacroError, dependents: [String])
         /// The file is gone; so is the macro.
         case removed(name: String)
+        /// A file of `resources/` changed (`resources/NAME`); `version` counts its changes seen.
+        case resourceChanged(name: String, version: Int)
     }
 
     /// Called after each change (on the thread that made it).
@@ -87,13 +95,13 @@ public final class MacroLibrary: Sendable {
         observer.locked { $0 = body.map { CallbackBox($0) } }
     }
 
-    private func notify(_ change: Change) {
+    func notify(_ change: Change) {
         observer.locked { $0 }?.call(change)
     }
 
     /// A class, immutable (replaced whole): reading one out of the table under the lock, as
     /// every call does, is a retain, not a copy of the entry.
-    private final class Item: Sendable {
+    final class Item: Sendable {
         let entry: MacroEntry
         let method: MacroMethod?
 
@@ -109,7 +117,12 @@ public final class MacroLibrary: Sendable {
         self.engine = engine
         self.logger = logger
         self.state = Mutex([:])
+        let resources = "\(directory)/resources"
+        engine.onLoopEventually { $0.resourcesDirectory = resources }
     }
+
+    /// The data files macros read with `resource(NAME)`: `DIR/resources`.
+    public var resourcesDirectory: String { "\(directory)/resources" }
 
     /// True for files the library does not look at: hidden, editor temporaries, not `.js`.
     public static func isIgnored(_ filename: String) -> Bool {
@@ -154,11 +167,11 @@ public final class MacroLibrary: Sendable {
         libState.locked { Array($0.values) }.sorted { $0.name < $1.name }
     }
 
-    private let libState = Mutex<[String: MacroEntry]>([:])
-    private let libSources = Mutex<[String: String]>([:])
+    let libState = Mutex<[String: MacroEntry]>([:])
+    let libSources = Mutex<[String: String]>([:])
     /// The source each lib file's last evaluation ran, by path: what its live functions' lines
     /// refer to (a version with a syntax error is not evaluated). For the profiler.
-    private let libEvaluated = Mutex<[String: String]>([:])
+    let libEvaluated = Mutex<[String: String]>([:])
 
     /// The sources of the live macro and lib files, as `(path, source, macro name or nil for a
     /// lib file)`: the code JavaScriptCore runs under each path.
@@ -173,7 +186,12 @@ public final class MacroLibrary: Sendable {
     /// again.
     @discardableResult
     public func reloadLib() -> [MacroEntry] {
-        for file in libFiles() { loadLib(file: "\(libDirectory)/\(file)") }
+        var modules: [ModuleFile] = []
+        for file in libFiles() {
+            let path = "\(libDirectory)/\(file)"
+            if let module = moduleFile(at: path), isInside(path) { modules.append(module) } else { loadLib(file: path) }
+        }
+        applyModules(modules)
         let present = Set(libFiles().map { "lib/" + Self.macroName(forFile: $0) })
         for name in libState.locked({ Array($0.keys) }) where !present.contains(name) {
             libState.locked { _ = $0.removeValue(forKey: name) }
@@ -218,7 +236,7 @@ public final class MacroLibrary: Sendable {
             entry.error = MacroError(code: .io, message: "\(error)", macro: name, file: path)
         }
         libState.locked { $0[name] = entry }
-        if let error = entry.error { notify(.failed(name: name, error: error)) } else { loaded(name, entry.version) }
+        if let error = entry.error { notify(.failed(name: name, error: error, dependents: [])) } else { loaded(name, entry.version) }
         return entry
     }
 
@@ -240,9 +258,10 @@ public final class MacroLibrary: Sendable {
 
     /// Logs a version that went live ("loaded bump v3"; `debug` during the first full load,
     /// which logs a summary instead) and tells the observer.
-    private func loaded(_ name: String, _ version: Int) {
-        logger.log(level: startedUp.load(ordering: .relaxed) ? .info : .debug, "loaded \(name) v\(version)")
-        notify(.loaded(name: name, version: version))
+    func loaded(_ name: String, _ version: Int, dependents: [String] = []) {
+        let with = dependents.isEmpty ? "" : " with \(dependents.joined(separator: ", "))"
+        logger.log(level: startedUp.load(ordering: .relaxed) ? .info : .debug, "loaded \(name) v\(version)\(with)")
+        notify(.loaded(name: name, version: version, dependents: dependents))
     }
 
     /// Loads (or reloads) one file and returns its entry. `requireInsideDirectory: false` skips
@@ -250,6 +269,13 @@ public final class MacroLibrary: Sendable {
     /// `.js` is named by its base name without extension.
     @discardableResult
     public func load(file path: String, requireInsideDirectory: Bool = true) -> MacroEntry {
+        load(file: path, requireInsideDirectory: requireInsideDirectory, force: false)
+    }
+
+    /// ``load(file:requireInsideDirectory:)``; `force` loads the file again even when its content
+    /// is what was tried last (a module it imports may have come back).
+    @discardableResult
+    func load(file path: String, requireInsideDirectory: Bool = true, force: Bool) -> MacroEntry {
         let filename = (path as NSString).lastPathComponent
         let name = filename.hasSuffix(".js") ? Self.macroName(forFile: filename) : (filename as NSString).deletingPathExtension
         let existing = state.locked { $0[name] }
@@ -260,7 +286,8 @@ public final class MacroLibrary: Sendable {
             let source = try SourceFile.read(path, macro: name)
             try checkQuarantine(path, source: source, name: name)
             // The same content again (several events for one save): nothing to do.
-            if let existing, let method, method.javascript == source, existing.entry.file == path, existing.entry.error?.code != .quarantined, existing.entry.error?.code != .paused
+            if !force, let existing, let method, method.javascript == source, existing.entry.file == path, existing.entry.error?.code != .quarantined,
+                existing.entry.error?.code != .paused
             {
                 return existing.entry
             }
@@ -283,7 +310,7 @@ public final class MacroLibrary: Sendable {
         let item = Item(entry: entry, method: method)
         state.locked { $0[name] = item }
         if let error = entry.error {
-            notify(.failed(name: name, error: error))
+            notify(.failed(name: name, error: error, dependents: []))
         } else {
             loaded(name, entry.version)
         }
@@ -414,6 +441,13 @@ public final class MacroLibrary: Sendable {
             return .pending(engine.callFuture(function, arguments: arguments, deadline: deadline, callID: callID, explainer: self))
         }
         return engine.invokeOutcome(object, arguments: arguments, macro: function.name, budget: deadline, callID: callID, explainer: self, runtime: runtime)
+    }
+
+    /// True when `path`, symlinks followed, is inside the directory.
+    func isInside(_ path: String) -> Bool {
+        let resolved = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+        let root = URL(fileURLWithPath: directory).resolvingSymlinksInPath().path
+        return resolved.hasPrefix(root + "/")
     }
 
     private func checkLocation(_ path: String, name: String, requireInsideDirectory: Bool) throws {

@@ -21,7 +21,7 @@ const SVG = 'http://www.w3.org/2000/svg';
  * @typedef {{
  *   socket: WebSocket | null, nextId: number, online: boolean, retryMs: number, connects: number,
  *   pending: Map<number, { resolve: (result: any) => void, reject: (error: RPCError) => void }>,
- *   channels: Channel[], values: Record<string, number>, macros: MacroEntry[], libs?: MacroEntry[],
+ *   channels: Channel[], values: Record<string, number>, macros: MacroEntry[], libs?: MacroEntry[], resources?: MacroEntry[],
  *   sources: Map<string, { version: number, source: string }>, outcomes: Map<string, { kind: string, text: string }>,
  *   editor: MacroSourceEditor | null, current: string | null, draft?: boolean, nameMode?: string, opening?: number,
  *   config: DashboardConfig | null, statusAt: number, status: EngineStatus | null, pausedShown?: boolean,
@@ -311,8 +311,10 @@ async function loadMacros() {
   const list = await rpc('macro.list');
   // Lib files (macros/lib/*.js) are shared code, not macros: nothing to run, and the protocol
   // has no method to read or save them. They are listed apart, with their status.
-  app.macros = list.filter((entry) => entry.kind !== 'lib');
+  app.macros = list.filter((entry) => (entry.kind || 'macro') === 'macro');
   app.libs = list.filter((entry) => entry.kind === 'lib');
+  // Data files macros read with resource(NAME): listed, not run.
+  app.resources = list.filter((entry) => entry.kind === 'resource');
   await Promise.all(app.macros.map(async (entry) => {
     const known = app.sources.get(entry.name);
     if (known && known.version === entry.version) return;
@@ -350,8 +352,9 @@ function renderMacros() {
           element('button', { type: 'button', id: `edit-${entry.name}`, 'aria-label': `Edit ${entry.name}`, onclick: () => openMacro(entry.name, true) }, 'Edit'))),
       inputs.length ? element('div', { class: 'params' }, inputs) : null,
       entry.error ? element('p', { class: 'macro-error' },
-        `${entry.file}:${entry.error.line ?? '?'}:${entry.error.column ?? '?'}: ${entry.error.message}` +
+        `${entry.error.file || entry.file}:${entry.error.line ?? '?'}:${entry.error.column ?? '?'}: ${entry.error.message}` +
         ' (the previous version, if any, still runs)') : null,
+      links(entry),
       outcome);
     container.appendChild(item);
   }
@@ -361,13 +364,34 @@ function renderMacros() {
         element('span', { class: 'macro-name' }, entry.name),
         element('span', { class: 'badge' }, 'shared code'),
         entry.status === 'error' ? element('span', { class: 'badge error' }, 'broken') : null),
-      element('p', { class: 'muted lib-note' }, `${entry.file}: functions every macro can use; not a macro to run. Edit the file itself.`),
+      element('p', { class: 'muted lib-note' }, entry.module
+        ? `${entry.file}: a module; macros and modules import from it. Edit the file itself.`
+        : `${entry.file}: functions every macro can use; not a macro to run. Edit the file itself.`),
       entry.error ? element('p', { class: 'macro-error' },
-        `${entry.file}:${entry.error.line ?? '?'}:${entry.error.column ?? '?'}: ${entry.error.message}` +
-        ' (what its previous version defined stays)') : null));
+        `${entry.error.file || entry.file}:${entry.error.line ?? '?'}:${entry.error.column ?? '?'}: ${entry.error.message}` +
+        ' (what its previous version defined stays)') : null,
+      links(entry)));
+  }
+  for (const entry of app.resources || []) {
+    container.appendChild(element('li', { class: 'macro lib resource', 'data-resource': entry.name },
+      element('div', { class: 'macro-head' },
+        element('span', { class: 'macro-name' }, entry.name),
+        element('span', { class: 'badge' }, 'resource')),
+      element('p', { class: 'muted lib-note' }, `${entry.file} (${entry.size ?? 0} bytes): data macros read with resource("${entry.name.replace(/^resources\//, '')}"); each read sees the file as it is now.`)));
   }
   for (const [id, value] of typed) { const input = $input(id); if (input) input.value = value; }
   if (focused && $(focused)) $(focused).focus();
+}
+
+/**
+ * `imports lib/rings · imported by bump, fill` of an entry that has either, else null.
+ * @param {MacroEntry} entry
+ */
+function links(entry) {
+  const parts = [];
+  if (entry.imports && entry.imports.length) parts.push(`imports ${entry.imports.join(', ')}`);
+  if (entry.importers && entry.importers.length) parts.push(`imported by ${entry.importers.join(', ')}`);
+  return parts.length ? element('p', { class: 'muted links', 'data-links': entry.name }, parts.join(' · ')) : null;
 }
 
 /** @param {string} text JSON, or else a string */

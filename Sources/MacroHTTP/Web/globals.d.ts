@@ -8,12 +8,18 @@ interface Channel { name: string; min: number; max: number }
 interface DashboardConfig { channels: Channel[]; codemirror: boolean }
 
 /** Where a macro file failed to load. */
-interface LoadError { line?: number; column?: number; message: string }
+interface LoadError { line?: number; column?: number; message: string; file?: string }
 
-/** An entry of `macro.list`: a macro, or a lib file (`kind: 'lib'`). */
+/** An entry of `macro.list`: a macro, a lib file (`kind: 'lib'`) or a resource (`kind: 'resource'`). */
 interface MacroEntry {
   name: string; kind?: string; file: string; version: number; status: string;
   quarantined?: boolean; error?: LoadError | null;
+  /** The files it imports and the files that import it (entry names). */
+  imports?: string[]; importers?: string[];
+  /** A lib file written as an ES module (imported, not shared as globals). */
+  module?: boolean;
+  /** A resource's size in bytes. */
+  size?: number;
 }
 
 /** A JSON-RPC error (a rejected `rpc`), or a thrown `Error`: both have a message. */

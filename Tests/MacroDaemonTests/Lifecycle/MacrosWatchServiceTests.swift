@@ -50,7 +50,7 @@ struct MacrosWatchServiceTests {
 
         let loaded = StartGate()
         library.onChange { change in
-            if case .loaded(name: "two", _) = change { loaded.open() }
+            if case .loaded(name: "two", _, _) = change { loaded.open() }
         }
         _ = try directory.write("macros/two.js", "function two() { return 2 }")
         #expect(await loaded.wait())
