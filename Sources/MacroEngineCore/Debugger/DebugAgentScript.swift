@@ -1,5 +1,5 @@
 /// The debugger's side inside the session's engine: the hooks the instrumented code calls
-/// (`__dbg.e/l/t/h/s/r/x/c`), breakpoints, stepping, exception stops, and what a stopped session
+/// (`__dbg.e/l/t/h/s/r/x/w/c`), breakpoints, stepping, exception stops, and what a stopped session
 /// answers (stack, scopes, variables, evaluate, setVariable). It talks to Swift through one
 /// native, `native(op, text)`: `poll` (the configuration's version), `config`, `stopped` and
 /// `reply` (block for the next command), `resumed`, `output`, and `bounded` (call a function
@@ -160,6 +160,12 @@ enum DebugAgentScript {
             if (stopped || f.site < 0 || !firstSight(error)) return;
             refresh();
             if (catchAll || (catchUncaught && !caughtAbove(f))) stop("exception", f, exceptionInfo(error));
+          }
+          // A throw statement of a plain frame: unless a try of the frame's own catches it (its
+          // catch clause reports it), it leaves the frame, as a wrapped frame's catch would see.
+          function throwing(f, error) {
+            if (f.site >= 0 && !sites[f.site][4]) thrown(f, error);
+            return error;
           }
           function caught(f, error) {
             if (current !== f) settle(f);
@@ -365,7 +371,7 @@ enum DebugAgentScript {
             }
           }.toString;
           Object.defineProperty(Function.prototype, "toString", { value: toString, writable: true, enumerable: false, configurable: true });
-          return Object.freeze({ e: enter, l: leave, t: tail, s: suspend, r: resume, h: hook, x: thrown, c: caught, k: checkDeadline });
+          return Object.freeze({ e: enter, l: leave, t: tail, s: suspend, r: resume, h: hook, x: thrown, c: caught, w: throwing, k: checkDeadline });
         })
         """#
 }

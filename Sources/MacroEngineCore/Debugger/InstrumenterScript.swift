@@ -15,7 +15,8 @@
 ///   (`var x; function x(){}`, the same function declared twice). Each `return` then leaves the
 ///   frame (`return __dbg.l(__dbg_f, (value))`), one in tail position leaves it before the call
 ///   (`__dbg.t(__dbg_f); return f(...)`), and the end of the body leaves it; a frame an exception
-///   ends is found ended by the next hook of a caller.
+///   ends is found ended by the next hook of a caller. A `throw` of its own reports what it
+///   throws (`throw __dbg.w(__dbg_f, (value))`).
 ///
 /// The body of a `with` statement (and any function in it) is not instrumented: every name looked
 /// up there is first asked of the `with`'s object, which would see the agent's names.
@@ -208,6 +209,16 @@ enum InstrumenterScript {
                   if (!node.argument) { put(node.start, "__dbg.l(__dbg_f);"); return; }
                   if (ctx.tail && tailCall(node.argument)) { put(node.start, "__dbg.t(__dbg_f);"); break; }
                   put(node.argument.start, "__dbg.l(__dbg_f,(");
+                  visit(node.argument, ctx);
+                  put(node.argument.end, "))");
+                  return;
+                }
+                break;
+              case "ThrowStatement":
+                // A plain frame has no catch that sees an exception leave it: a throw of its own
+                // reports what it throws (one a native function throws is seen by a wrapped caller).
+                if (ctx.fn >= 0 && ctx.plain) {
+                  put(node.argument.start, "__dbg.w(__dbg_f,(");
                   visit(node.argument, ctx);
                   put(node.argument.end, "))");
                   return;

@@ -156,6 +156,26 @@ struct DebugFidelityTests {
         #expect(stacks == [["f:4", "guarded:8"]])
     }
 
+    @Test func anUncaughtThrowInAPlainFrameStopsWhereItIsThrown() async throws {
+        // `check` has a plain frame (a call in tail position, strict); its throw is uncaught.
+        let macro = "function thrower(n) {\n    \"use strict\";\n    function check(v) {\n        if (v > 2) throw new RangeError(\"too big\");\n        try { if (v > 1) throw new Error(\"caught\"); } catch (e) {}\n        return String(v);\n    }\n    function run(v) {\n        return check(v);\n    }\n    run(2);\n    return run(n);\n}\n"
+        let (session, events, _) = try Self.session(["thrower.js": macro], "thrower", [3])
+        session.setExceptionBreakpoints(all: false, uncaught: true)
+        session.start()
+        var iterator = events.makeAsyncIterator()
+        var stops: [String] = []
+        while let event = await iterator.next() {
+            if case .terminated(let outcome) = event {
+                #expect(outcome.error?.message == "too big")
+                break
+            }
+            guard case .stopped(let stop) = event else { continue }
+            stops.append("\(stop["reason"].stringValue ?? ""):\(stop["line"].intValue ?? 0):\(stop["text"].stringValue ?? "")")
+            try await session.request("continue")
+        }
+        #expect(stops == ["exception:4:RangeError: too big"])
+    }
+
     // MARK: 2. Declarations that a block would refuse
 
     @Test func aVarAndAFunctionOfTheSameNameAndDuplicateFunctionsAreDebugged() async throws {
