@@ -169,8 +169,9 @@ struct MacroLibraryTests {
 
     @Test func libFilesLoadFirstInNameOrderAndABrokenOneKeepsItsPreviousVersion() throws {
         let dir = TemporaryDirectory()
-        try dir.write("lib/b.js", "var order = (typeof order === 'undefined' ? [] : order).concat('b');\nfunction twice(x) { return x * 2 }")
-        try dir.write("lib/a.js", "var order = (typeof order === 'undefined' ? [] : order).concat('a');")
+        // b runs after a, so it reads a's global; each file's top-level names are its own.
+        try dir.write("lib/b.js", "var order = first.concat('b');\nfunction twice(x) { return x * 2 }")
+        try dir.write("lib/a.js", "var first = ['a'];")
         try dir.write("quad.js", "function(x) { return twice(twice(x)) }")
         try dir.write("alsoQuad.js", "function(x) { return twice(x) * 2 }")
         let (library, _, engine) = try library(dir)

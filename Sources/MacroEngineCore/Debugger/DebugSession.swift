@@ -160,7 +160,7 @@ public final class DebugSession: Sendable {
                     let loaded = try engine.setMethod(javascript: program.code[index], key: name, file: file.path, report: false)
                     if name == options.macro { target = loaded }
                 } else {
-                    try engine.evaluateLibrary(program.code[index], file: file.path)
+                    try engine.evaluateLibrary(program.code[index], file: file.path, shared: false)
                 }
             } catch let error as MacroError {
                 if file.macro == options.macro {

@@ -534,12 +534,31 @@ public final class MacroEngine: Sendable {
     /// Evaluates a lib file (a plain script whose top-level declarations every macro sees):
     /// syntax is checked first, so a broken file runs nothing and what its previous version
     /// defined stays. Runs under the time limit, as the file's own code (see ``CodeOwner``).
+    ///
+    /// Its top-level declarations become globals every macro reads and none can replace
+    /// (see `LibGlobals`); `shared: false` evaluates it as a plain script instead, whose
+    /// declarations are ordinary globals (a debug session's instrumented copy).
     public func evaluateLibrary(_ source: String, file: String) throws {
+        try evaluateLibrary(source, file: file, shared: true)
+    }
+
+    func evaluateLibrary(_ source: String, file: String, shared: Bool) throws {
         try sync { runtime in
             try runtime.checkSyntax(source, file: file)
+            let names = shared ? try runtime.shapeCheck?.topLevelNames(of: source, file: file) : nil
             do {
                 _ = try runtime.loading(file, source: source) {
-                    try self.enter(runtime, .script(macro: nil, timeLimit: nil)) { try runtime.evaluateRaw(source, file: file) }
+                    try self.enter(runtime, .script(macro: nil, timeLimit: nil)) {
+                        guard let names else { return try runtime.evaluateRaw(source, file: file) }
+                        let wrapped = JSRuntime.libScriptText(source, names: names)
+                        runtime.lineOneShift[file] = wrapped.shift
+                        let factory = try runtime.evaluateRaw(wrapped.text, file: file)
+                        guard let object = factory.objectRef else { throw MacroError(code: .threw, message: "a lib file's wrapper is not a function", file: file) }
+                        runtime.nameTopLevel(object)
+                        let getters = try runtime.call(object, arguments: [], macro: nil)
+                        try runtime.publishLibGlobals(file: file, getters: getters)
+                        return getters
+                    }
                 }
             } catch var error as MacroError where error.code == .timeout || error.code == .memoryLimit {
                 error.message = JSRuntime.stoppedAtLoad(error)

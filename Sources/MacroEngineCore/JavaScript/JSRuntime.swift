@@ -76,6 +76,8 @@ final class JSRuntime {
     /// The macro-global helpers (``defineMacroGlobal(_:_:)``), made once, kept protected.
     var macroGlobalDefineRef: JSObjectRef?
     var macroGlobalRemoveRef: JSObjectRef?
+    /// The lib-global helper (``publishLibGlobals(file:getters:)``), made once, kept protected.
+    var libGlobalDefineRef: JSObjectRef?
     /// The stack-trace limit's guard (``StackLimitGuard``).
     var stackLimit = StackLimitGuard()
     /// The call whose macro function the invoke helper is running (innermost; nil outside).

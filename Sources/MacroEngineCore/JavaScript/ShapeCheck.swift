@@ -31,6 +31,8 @@ final class ShapeCheck {
     private var check: JSObjectRef?
     private var locator: JSObjectRef?
     private var analyzer: JSObjectRef?
+    /// ``topLevelNamesScript``, made on first use.
+    var topLevelNamesRef: JSObjectRef?
 
     /// The parser's context (nil until acorn is loaded).
     var parserContext: JSGlobalContextRef? { context }
@@ -52,16 +54,21 @@ final class ShapeCheck {
 
     /// ``ModuleShape/analyzer``, evaluated beside acorn on first use.
     func loadedAnalyzer(file: String) throws -> JSObjectRef {
-        if let analyzer { return analyzer }
+        try loadedFunction(ModuleShape.analyzer, cache: &analyzer, file: file)
+    }
+
+    /// The function `script` evaluates to in acorn's context, made on first use and kept in `cache`.
+    func loadedFunction(_ script: String, cache: inout JSObjectRef?, file: String) throws -> JSObjectRef {
+        if let cache { return cache }
         _ = try loaded(file: file)
-        guard let context else { throw MacroError(code: .io, message: "cannot read imports: no JavaScript context for the parser", file: file) }
+        guard let context else { throw MacroError(code: .io, message: "cannot read the file: no JavaScript context for the parser", file: file) }
         var exception: JSValueRef?
-        let function = withJSString(ModuleShape.analyzer) { JSEvaluateScript(context, $0, nil, nil, 1, &exception) }
+        let function = withJSString(script) { JSEvaluateScript(context, $0, nil, nil, 1, &exception) }
         guard exception == nil, let function, let object = JSValueToObject(context, function, nil), JSObjectIsFunction(context, object) else {
-            throw MacroError(code: .io, message: "cannot read imports: the analyzer did not load (\(Self.string(exception, in: context) ?? "no function"))", file: file)
+            throw MacroError(code: .io, message: "cannot read the file: a parser helper did not load (\(Self.string(exception, in: context) ?? "no function"))", file: file)
         }
         JSValueProtect(context, object)
-        analyzer = object
+        cache = object
         return object
     }
 

@@ -80,8 +80,10 @@ extension JSRuntime {
         guard let raw = watchdog.firedStack else { return nil }
         var frames = raw.filter(\.isScript)
         guard let top = frames.first, let file = top.file, let line = top.line else { return nil }
+        // A lib or module file's top level runs as an anonymous wrapper named `global code`.
+        let function = top.function == "global code" && (lineOneShift[file] ?? 0) > 1 ? "" : top.function
         if raw.first == top, let column = top.column, let source = evaluatedSources[file],
-            let found = try? shapeCheck?.stoppedPosition(in: source.text, function: top.function, line: line, column: column, topName: source.topName)
+            let found = try? shapeCheck?.stoppedPosition(in: source.text, function: function, line: line, column: column, topName: source.topName)
         {
             frames[0].line = found.line
             frames[0].column = found.column

@@ -19,6 +19,7 @@ extension JSRuntime {
                 try engine.enter(self, .script(macro: nil, timeLimit: nil)) {
                     let factory = try evaluateRaw(text, file: path)
                     guard let object = factory.objectRef else { throw MacroError(code: .notAFunction, message: "a module's wrapper is not a function", file: path) }
+                    nameTopLevel(object)
                     return try arguments.withArguments { try call(object, arguments: UnsafeBufferPointer(start: $0, count: $1), macro: nil) }
                 }
             }
@@ -68,7 +69,11 @@ extension JSRuntime {
             }
             let spec = imports[index]
             guard let module = modules.module(at: paths[index]) else {
-                let reason = modules.unavailable[paths[index]] ?? "no module is loaded from \(paths[index])"
+                let path = paths[index]
+                let reason =
+                    modules.unavailable[path]
+                    ?? (FileManager.default.fileExists(atPath: path)
+                        ? "\(path) is not a module (modules are the .js files of lib/ with an import or export)" : "\(path) does not exist")
                 throw MacroError(code: .syntax, message: "cannot import '\(spec.specifier)': \(reason)", file: file, line: spec.line, column: spec.column)
             }
             guard let name = param.imported else {
