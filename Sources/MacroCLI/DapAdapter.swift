@@ -176,6 +176,7 @@ final class DapAdapter: Sendable {
             "stopOnEntry": .bool(arguments["stopOnEntry"].boolValue ?? false),
         ]
         if arguments["idleTimeoutMs"] != .undefined { params = params.with("idleTimeoutMs", arguments["idleTimeoutMs"]) }
+        if arguments["evaluateLimitMs"] != .undefined { params = params.with("evaluateLimitMs", arguments["evaluateLimitMs"]) }
         link.call(.debugStart, params) { [self] result in
             switch result {
             case .success(let value):

@@ -102,7 +102,7 @@ public enum RPCMethod: String, CaseIterable, Sendable {
         case .profile: Descriptor(params: ["name", "args", "runs", "timeoutMs"], lane: .engine, commit: .own)
         case .unquarantine: Descriptor(params: ["name"], lane: .engine, commit: .own)
         case .resume: Descriptor(params: [], lane: .engine, commit: .own)
-        case .debugStart: Descriptor(params: ["name", "args", "stopOnEntry", "idleTimeoutMs"], lane: .debug, commit: .own)
+        case .debugStart: Descriptor(params: ["name", "args", "stopOnEntry", "idleTimeoutMs", "evaluateLimitMs"], lane: .debug, commit: .own)
         case .debugList: Descriptor(params: [], lane: .debug, commit: .own)
         case .debugSetBreakpoints: Descriptor(params: ["session", "path", "breakpoints"], lane: .debug, commit: .own)
         case .debugSetExceptionBreakpoints: Descriptor(params: ["session", "all", "uncaught"], lane: .debug, commit: .own)

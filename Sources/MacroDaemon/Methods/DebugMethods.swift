@@ -12,7 +12,7 @@ import Synchronization
 /// started it, and ends when that connection closes; it counts against ``sessionLimit`` from the
 /// moment it is admitted, before its process starts.
 ///
-/// Requests: `debug.start {name, args?, stopOnEntry?, idleTimeoutMs?}` → `{session, files,
+/// Requests: `debug.start {name, args?, stopOnEntry?, idleTimeoutMs?, evaluateLimitMs?}` → `{session, files,
 /// skipped}`; `debug.setBreakpoints {session, path, breakpoints: [{line, column?, condition?,
 /// hitCondition?, logMessage?}]}`; `debug.setExceptionBreakpoints {session, all?, uncaught?}`;
 /// `debug.run {session}`; `debug.pause {session}`; `debug.list` (every open session); `debug.request {session, op, args?}` (a
@@ -115,6 +115,7 @@ final class DebugMethods: Sendable {
             values: Dictionary(uniqueKeysWithValues: model.committedValues.map { ($0.channel, $0.value) }),
             evalEnabled: engine.configuration.evalEnabled, quarantine: library.quarantineList)
         if let idle = params["idleTimeoutMs"].intValue, idle > 0 { options.idleTimeout = .milliseconds(idle) }
+        if let limit = params["evaluateLimitMs"].intValue, limit > 0 { options.evaluateLimit = .milliseconds(limit) }
         let id = nextID.add(1, ordering: .relaxed).newValue
         // Admitted, and counted, before anything starts: forty starts in one read make eight sessions.
         try sessions.withLock { sessions in

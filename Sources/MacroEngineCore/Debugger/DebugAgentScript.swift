@@ -1,13 +1,27 @@
 /// The debugger's side inside the session's engine: the hooks the instrumented code calls
-/// (`__dbg.e/l/h/s/r/x/c`), breakpoints, stepping, exception stops, and what a stopped session
+/// (`__dbg.e/l/t/h/s/r/x/w/c`), breakpoints, stepping, exception stops, and what a stopped session
 /// answers (stack, scopes, variables, evaluate, setVariable). It talks to Swift through one
 /// native, `native(op, text)`: `poll` (the configuration's version), `config`, `stopped` and
-/// `reply` (block for the next command), `resumed`, `output`.
+/// `reply` (block for the next command), `resumed`, `output`, and `bounded` (call a function
+/// under the evaluate's own time limit). It also replaces `Function.prototype.toString` with
+/// one that gives an instrumented function's original text (the session's engine is its own
+/// realm, in a process of its own).
 enum DebugAgentScript {
     /// The JavaScript source: one function expression.
     static let source = #"""
-        (function (native, sites, functions, scopes, files) {
+        (function (native, sites, functions, scopes, files, texts, agentName, evaluateLimit) {
           "use strict";
+          // A request while stopped ends at its deadline: the hooks of the user's functions it
+          // calls, and every loop and function of its own expression (k), throw past it.
+          var DateNow = Date.now, DateCtor = Date, requestDeadline = 0;
+          function checkDeadline() {
+            if (requestDeadline && apply(DateNow, DateCtor, []) > requestDeadline) {
+              throw new Error("this request was stopped after " + evaluateLimit + " ms (a debug session's evaluate limit)");
+            }
+          }
+          var apply = Reflect.apply, nativeToString = Function.prototype.toString;
+          var indexOf = String.prototype.indexOf, slice = String.prototype.slice, exec = RegExp.prototype.exec;
+          var marker = new RegExp(agentName + "\\.e\\((\\d+)\\)");
           var version = -1, breakpoints = Object.create(null), catchAll = false, catchUncaught = false;
           var pauseSerial = 0, entryPending = false;
           var mode = 0, stepFrame = null, current = null, nextFrameId = 1;
@@ -89,15 +103,31 @@ enum DebugAgentScript {
             current = f;
             return f;
           }
-          function leave(f) {
+          function leave(f, v) {
             f.done = true;
             if (current === f) current = f.parent;
+            return v;
+          }
+          // Before a call in tail position (a proper tail call): the frame is gone before the callee runs.
+          function tail(f) { leave(f); }
+          // f runs: the frames above it that neither returned nor wait at an await ended by an
+          // exception (a plain frame has no `finally` that would say so).
+          function settle(f) {
+            var p = current;
+            for (var q = p; q; q = q.parent) {
+              if (q !== f) continue;
+              for (; p !== f; p = p.parent) if (!p.suspended) p.done = true;
+              return;
+            }
           }
           function suspend(f, v) { f.suspended = true; return v; }
-          function resume(f, v) { f.suspended = false; current = f; return v; }
+          function resume(f, v) { if (current !== f) settle(f); f.suspended = false; f.done = false; current = f; return v; }
           function hook(f, site, ev) {
-            f.site = site; f.ev = ev; f.suspended = false; current = f;
-            if (stopped) return;
+            if (current !== f) settle(f);
+            // A frame that runs is not done: a generator's, which its caller's hook settled as
+            // ended at a yield, is back.
+            f.site = site; f.ev = ev; f.suspended = false; f.done = false; current = f;
+            if (stopped) { if (requestDeadline) checkDeadline(); return; }
             refresh();
             if (mode === -1) return stop("pause", f);
             if (entryPending) { entryPending = false; return stop("entry", f); }
@@ -131,7 +161,15 @@ enum DebugAgentScript {
             refresh();
             if (catchAll || (catchUncaught && !caughtAbove(f))) stop("exception", f, exceptionInfo(error));
           }
+          // A throw statement of a plain frame: unless a try of the frame's own catches it (its
+          // catch clause reports it), it leaves the frame, as a wrapped frame's catch would see.
+          function throwing(f, error) {
+            if (f.site >= 0 && !sites[f.site][4]) thrown(f, error);
+            return error;
+          }
           function caught(f, error) {
+            if (current !== f) settle(f);
+            f.done = false; current = f;
             if (stopped || f.site < 0 || !firstSight(error)) return;
             refresh();
             if (catchAll) stop("exception", f, exceptionInfo(error));
@@ -227,9 +265,14 @@ enum DebugAgentScript {
             });
             return { variables: out };
           }
+          // An expression of a request, with the deadline's checks in its loops and functions.
+          function bounded(expression) {
+            var code = native("instrument", String(expression));
+            return typeof code === "string" ? code : String(expression);
+          }
           function evaluate(args) {
             var f = args.frameId ? frameOf(args.frameId) : stopped.frames[0];
-            var d = describe(ev(f, args.expression));
+            var d = describe(ev(f, bounded(args.expression)));
             return d;
           }
           function setVariable(args) {
@@ -238,9 +281,9 @@ enum DebugAgentScript {
             var f = h.frame || stopped.frames[0];
             if (h.frame) {
               if (h.names.indexOf(args.name) < 0) throw new Error("no variable '" + args.name + "' in this scope");
-              return describe(ev(f, args.name + " = (" + args.value + ")"));
+              return describe(ev(f, bounded(args.name + " = (" + args.value + ")")));
             }
-            var v = ev(f, "(" + args.value + ")");
+            var v = ev(f, bounded("(" + args.value + ")"));
             h.object[args.name] = v;
             return describe(h.object[args.name]);
           }
@@ -267,18 +310,29 @@ enum DebugAgentScript {
                   native("resumed", "{}");
                   return;
                 }
+                // Each request runs under the evaluate's own time limit (a getter or an expression
+                // of the user's may not end): past it, this request fails and the session goes on.
                 var result;
+                requestDeadline = apply(DateNow, DateCtor, []) + evaluateLimit;
                 try {
-                  switch (c.op) {
-                    case "stackTrace": result = stackTrace(); break;
-                    case "scopes": result = scopesOf(c); break;
-                    case "variables": result = variables(c); break;
-                    case "evaluate": result = evaluate(c); break;
-                    case "setVariable": result = setVariable(c); break;
-                    default: throw new Error("unknown debugger command '" + c.op + "'");
-                  }
+                  result = native("bounded", function () {
+                    try {
+                      switch (c.op) {
+                        case "stackTrace": return stackTrace();
+                        case "scopes": return scopesOf(c);
+                        case "variables": return variables(c);
+                        case "evaluate": return evaluate(c);
+                        case "setVariable": return setVariable(c);
+                        default: throw new Error("unknown debugger command '" + c.op + "'");
+                      }
+                    } catch (e) {
+                      return { error: e instanceof Error ? String(e.name) + ": " + String(e.message) : text(e) };
+                    }
+                  });
                 } catch (e) {
-                  result = { error: e instanceof Error ? String(e.name) + ": " + String(e.message) : text(e) };
+                  result = { error: String(e && e.message) };
+                } finally {
+                  requestDeadline = 0;
                 }
                 command = native("reply", JSON.stringify(result));
               }
@@ -289,7 +343,35 @@ enum DebugAgentScript {
 
           Object.getOwnPropertyNames(globalThis).forEach(function (n) { builtin[n] = true; });
           delete builtin.progress;
-          return Object.freeze({ e: enter, l: leave, s: suspend, r: resume, h: hook, x: thrown, c: caught });
+
+          // toString: an instrumented function's text is found in the file JavaScriptCore holds
+          // (its own `__dbg.e(N)` names the file), and mapped back through the insertions.
+          function sourceOffset(t, x) {
+            var d = 0, e = t.edits;
+            for (var i = 0; i < e.length; i += 2) {
+              if (e[i] + e[i + 1] > x) break;
+              d += e[i + 1];
+            }
+            return x - d;
+          }
+          function originalText(s) {
+            var m = apply(exec, marker, [s]);
+            if (!m) return s;
+            var fn = functions[Number(m[1])];
+            var t = fn && texts[fn[3]];
+            if (!t) return s;
+            var at = apply(indexOf, t.out, [s]);
+            if (at < 0) return s;
+            return apply(slice, t.orig, [sourceOffset(t, at), sourceOffset(t, at + s.length)]);
+          }
+          var toString = {
+            toString() {
+              if (this === toString) return apply(nativeToString, nativeToString, []);
+              return originalText(apply(nativeToString, this, []));
+            }
+          }.toString;
+          Object.defineProperty(Function.prototype, "toString", { value: toString, writable: true, enumerable: false, configurable: true });
+          return Object.freeze({ e: enter, l: leave, t: tail, s: suspend, r: resume, h: hook, x: thrown, c: caught, w: throwing, k: checkDeadline });
         })
         """#
 }

@@ -46,13 +46,18 @@ public final class DebugSession: Sendable {
         public var evalEnabled: Bool
         /// The live engine's quarantine: a file it holds with the same content is not loaded.
         public var quarantine: Quarantine
+        /// How long one request to a stopped session (an `evaluate`, `variables` reading getters,
+        /// a `setVariable`) may run: past it, that request fails and the session stays stopped.
+        /// Not counted against ``timeLimit`` or ``callDeadline`` (the session is stopped).
+        public var evaluateLimit: Duration
 
         /// Creates options with the engine's defaults.
         public init(
             macro: String, arguments: [MacroValue] = [], directory: String, stopOnEntry: Bool = false,
             timeLimit: Duration = .seconds(5), callDeadline: Duration = .seconds(30), memoryLimit: Int? = 512 << 20,
             hardenBuiltins: Bool = true, channels: [ProgressChannel] = ProgressChannel.rings, values: [String: Double] = [:],
-            idleTimeout: Duration = .seconds(600), evalEnabled: Bool = false, quarantine: Quarantine = Quarantine()
+            idleTimeout: Duration = .seconds(600), evalEnabled: Bool = false, quarantine: Quarantine = Quarantine(),
+            evaluateLimit: Duration = .seconds(5)
         ) {
             self.macro = macro
             self.arguments = arguments
@@ -67,6 +72,7 @@ public final class DebugSession: Sendable {
             self.idleTimeout = idleTimeout
             self.evalEnabled = evalEnabled
             self.quarantine = quarantine
+            self.evaluateLimit = evaluateLimit
         }
     }
 
@@ -123,7 +129,8 @@ public final class DebugSession: Sendable {
         engine = MacroEngine(
             configuration: .init(
                 timeLimit: options.timeLimit, callDeadline: .seconds(366 * 86_400), evalEnabled: options.evalEnabled,
-                name: "debug:\(options.macro)", memoryLimit: options.memoryLimit, hardenBuiltins: options.hardenBuiltins),
+                // The built-ins are frozen by installAgent, once the agent has replaced toString.
+                name: "debug:\(options.macro)", memoryLimit: options.memoryLimit, hardenBuiltins: false),
             logger: logger)
         engine.exceptionHandler = { _ in }
         let resources = Self.normalized(options.directory) + "/resources"
@@ -140,7 +147,8 @@ public final class DebugSession: Sendable {
         budget = RunningBudget(options.callDeadline)
         try Self.installAgent(
             program, engine: engine, channel: channel, configuration: configuration,
-            budget: budget, idle: options.idleTimeout, callID: callID, events: events, logger: logger)
+            budget: budget, idle: options.idleTimeout, evaluateLimit: options.evaluateLimit, hardenBuiltins: options.hardenBuiltins,
+            callID: callID, events: events, logger: logger)
         var target: MacroFunction?
         for (index, file) in program.files.enumerated() {
             do {

@@ -177,6 +177,7 @@ extension DebugSession.Options {
             "macro": .string(macro), "arguments": .array(arguments), "directory": .string(directory), "stopOnEntry": .bool(stopOnEntry),
             "timeLimitNs": .number(Double(timeLimit.nanoseconds)), "callDeadlineNs": .number(Double(callDeadline.nanoseconds)),
             "hardenBuiltins": .bool(hardenBuiltins), "idleTimeoutNs": .number(Double(idleTimeout.nanoseconds)), "evalEnabled": .bool(evalEnabled),
+            "evaluateLimitNs": .number(Double(evaluateLimit.nanoseconds)),
             "channels": .array(
                 channels.map {
                     ["name": .string($0.name), "minimum": .number($0.minimum), "maximum": .number($0.maximum), "initial": .number($0.initial)]
@@ -196,6 +197,7 @@ extension DebugSession.Options {
         timeLimit = duration("timeLimitNs") ?? timeLimit
         callDeadline = duration("callDeadlineNs") ?? callDeadline
         idleTimeout = duration("idleTimeoutNs") ?? idleTimeout
+        evaluateLimit = duration("evaluateLimitNs") ?? evaluateLimit
         memoryLimit = json["memoryLimit"].doubleValue.map { Int($0) }
         hardenBuiltins = json["hardenBuiltins"].boolValue ?? true
         evalEnabled = json["evalEnabled"].boolValue ?? false

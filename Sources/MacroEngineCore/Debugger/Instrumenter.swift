@@ -30,14 +30,17 @@ enum Instrumenter {
         var files: [File]
         /// The files left out, each with its parse error at `line:column` (1-based).
         var skipped: [(path: String, message: String)]
-        /// The name of the agent's global (its native is this plus `_native`): `__dbg`, unless a
-        /// file mentions that name, then `__dbg` and a random suffix none mentions, so no
-        /// parameter, variable or macro of the user's can shadow or reach the agent by name.
+        /// The name of the agent's binding: `__dbg` and a random suffix that no file's text or
+        /// macro's name contains, so no parameter, variable or macro of the user's can shadow or
+        /// reach the agent by name (the hooks' own names, `NAME_f`, `NAME_e`, `NAME_x`, start with it).
         var agent: String
         /// The tables as JSON text (sites, functions, scopes), for ``DebugAgentScript``.
         var sitesJSON: String
         var functionsJSON: String
         var scopesJSON: String
+        /// Per file, for `Function.prototype.toString`: `{out, orig, edits}` (the text as the engine
+        /// holds it, the text it came from, and each insertion as offset and length in `out`).
+        var textsJSON: String
     }
 
     /// Instruments `files`. A file that does not parse is left out and listed in
@@ -64,7 +67,7 @@ enum Instrumenter {
             throw DebugError(.launchFailed, "cannot debug: \(path) did not load as acorn (\(text(exception, context) ?? "no parser"))")
         }
         var code: [String] = []
-        var sites: [MacroValue] = [], functions: [MacroValue] = [], scopes: [MacroValue] = []
+        var sites: [MacroValue] = [], functions: [MacroValue] = [], scopes: [MacroValue] = [], texts: [MacroValue] = []
         var kept: [File] = [], skipped: [(path: String, message: String)] = []
         for file in files {
             let index = kept.count
@@ -93,21 +96,48 @@ enum Instrumenter {
             sites += value["sites"].arrayValue ?? []
             functions += value["functions"].arrayValue ?? []
             scopes += value["scopes"].arrayValue ?? []
+            texts.append(["out": value["out"], "orig": value["orig"], "edits": value["edits"]])
         }
         let map = SourceMap(files: kept.map(\.path), sites: sites, functions: functions)
         return Program(
             code: code, map: map, files: kept, skipped: skipped, agent: agent,
             sitesJSON: MacroValue.array(sites).jsonText(pretty: false),
             functionsJSON: MacroValue.array(functions).jsonText(pretty: false),
-            scopesJSON: MacroValue.array(scopes).jsonText(pretty: false))
+            scopesJSON: MacroValue.array(scopes).jsonText(pretty: false),
+            textsJSON: MacroValue.array(texts).jsonText(pretty: false))
     }
 
-    /// `__dbg`, or `__dbg` and a random suffix when a file's text or a macro's name has it.
+    /// `expression` with a check of the request's deadline in every loop and function of its
+    /// own (``InstrumenterScript/expressionSource``); nil when it does not parse (the engine then
+    /// reports the error) or acorn is missing. An expression with neither a loop nor a function
+    /// is returned as it is, without loading the parser.
+    static func instrumentExpression(_ expression: String, agent: String) -> String? {
+        guard expression.range(of: #"\b(for|while|do|function)\b|=>"#, options: .regularExpression) != nil else { return expression }
+        guard let data = FileManager.default.contents(atPath: ShapeCheck.acornPath), let acorn = String(data: data, encoding: .utf8) else { return nil }
+        let group = JSContextGroupCreate()
+        defer { JSContextGroupRelease(group) }
+        guard let context = JSGlobalContextCreateInGroup(group, nil) else { return nil }
+        defer { JSGlobalContextRelease(context) }
+        var exception: JSValueRef?
+        _ = withJSString(acorn) { JSEvaluateScript(context, $0, nil, nil, 1, &exception) }
+        guard exception == nil, let function = withJSString(InstrumenterScript.expressionSource, { JSEvaluateScript(context, $0, nil, nil, 1, &exception) }),
+            exception == nil, let object = JSValueToObject(context, function, nil)
+        else { return nil }
+        var arguments = RootedValues(context, capacity: 2)
+        arguments.append(withJSString(expression) { JSValueMakeString(context, $0) })
+        arguments.append(withJSString(agent) { JSValueMakeString(context, $0) })
+        let result = arguments.withArguments { JSObjectCallAsFunction(context, object, nil, $1, $0, &exception) }
+        guard exception == nil, let result else { return nil }
+        return text(result, context)
+    }
+
+    /// `__dbg` and a random suffix that no file's text or macro's name has: never `__dbg` itself,
+    /// which code could name without writing it (`globalThis["__" + "dbg"]`).
     static func agentName(for files: [File]) -> String {
-        var name = "__dbg"
-        while files.contains(where: { $0.source.contains(name) || ($0.macro ?? "").hasPrefix(name) }) {
+        var name: String
+        repeat {
             name = "__dbg" + String(UInt64.random(in: 1 ... .max), radix: 36)
-        }
+        } while files.contains(where: { $0.source.contains(name) || ($0.macro ?? "").hasPrefix(name) })
         return name
     }
 

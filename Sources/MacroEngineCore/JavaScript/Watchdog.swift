@@ -78,6 +78,25 @@ final class Watchdog {
         deadline = deadline + .nanoseconds(duration.nanoseconds)
     }
 
+    /// Runs `body` (a nested call into JavaScript, from a native of the running entry) under a
+    /// deadline of its own, `limit` from now: a debug session's request while it is stopped. When
+    /// `body` ends in time, the entry's deadline is put back. A stop cannot be undone within the
+    /// entry (JavaScriptCore keeps its termination request until the entry ends): past `limit`,
+    /// the entry ends too. Returns what `body` returned, and whether it timed out.
+    func bounded<T>(_ limit: Duration, _ body: () -> T) -> (T, timedOut: Bool) {
+        let saved = deadline
+        let before = fired
+        deadline = .now() + .nanoseconds(limit.nanoseconds)
+        rearm(min(Double(limit.nanoseconds) / 1e9, Self.tick))
+        let result = body()
+        if before == nil, fired == .timeout { return (result, true) }
+        deadline = saved
+        if fired == nil, deadline != .distantFuture {
+            rearm(min(Self.tick, max(0, Double((deadline - .now()).nanoseconds) / 1e9)))
+        }
+        return (result, false)
+    }
+
     /// The shortest limit ever armed: JavaScriptCore 2.50.6 aborts in its trap-signal thread when
     /// a limit of microseconds is re-armed from the callback (shared/notes/jsc-runaways.md), so
     /// the last tick before a deadline may overshoot it by up to this much.

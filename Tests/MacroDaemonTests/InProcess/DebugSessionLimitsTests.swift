@@ -117,6 +117,33 @@ struct DebugSessionLimitsTests {
         #expect(try await client.call(.call, ["name": "bump", "args": [1]], id: 99)["result"] == 1)
     }
 
+    /// Through macrod and the worker: an endless evaluate while stopped fails alone at
+    /// `evaluateLimitMs`, and the stopped session answers the next request and runs on.
+    @Test func anEndlessEvaluateFailsAtItsOwnLimitAndTheSessionGoesOn() async throws {
+        let (service, directory) = try Self.service(["bump.js": Self.bump])
+        let client = try await service.connect()
+        defer { withExtendedLifetime(directory) {} }
+        let started = try await client.call(.debugStart, ["name": "bump", "args": [2], "stopOnEntry": true, "evaluateLimitMs": 1000], id: 1)
+        let session = MacroValue.number(Double(try #require(started["result"]["session"].intValue, "\(started)")))
+        try await client.request(.debugRun, ["session": session], id: 2)
+        var stopped = false, ran = false
+        while !stopped || !ran {
+            let message = try await client.next()
+            if message["method"] == "debug.stopped" { stopped = true } else if message["id"] == 2 { ran = true }
+        }
+        let endless = try await client.call(.debugRequest, ["session": session, "op": "evaluate", "args": ["expression": "for (;;) {}"]], id: 3)
+        #expect(endless["error"]["message"] == "Error: this request was stopped after 1000 ms (a debug session's evaluate limit)", "\(endless)")
+        let after = try await client.call(.debugRequest, ["session": session, "op": "evaluate", "args": ["expression": "by + 1"]], id: 4)
+        #expect(after["result"]["value"] == "3", "\(after)")
+        try await client.request(.debugRequest, ["session": session, "op": "continue"], id: 5)
+        var terminated: MacroValue?
+        while terminated == nil {
+            let message = try await client.next()
+            if message["method"] == "debug.terminated" { terminated = message["params"] }
+        }
+        #expect(terminated?["result"] == 2, "\(String(describing: terminated))")
+    }
+
     @Test func fortyStartsInOneWriteAdmitTheSessionLimit() async throws {
         let (service, directory) = try Self.service(["bump.js": Self.bump])
         let client = try await service.connect()

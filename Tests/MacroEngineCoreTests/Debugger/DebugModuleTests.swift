@@ -34,4 +34,17 @@ struct DebugModuleTests {
         try await h.session.request("continue")
         #expect(try await h.outcome().result == 6)
     }
+
+    @Test func aModulesTailRecursion200000DeepRunsAndItsToStringIsTheOriginal() async throws {
+        let h = try DebugHarness()
+        try h.directory.write("lib/deep.js", "export function down(n) { return n === 0 ? \"done\" : down(n - 1); }\n")
+        try h.directory.write("measure.js", "import { down } from \"./lib/deep.js\";\nexport default function () {\n    return [down(200000), down.toString()];\n}\n")
+        try h.launch("measure") { $0.timeLimit = .seconds(60) }
+        #expect(h.session.skipped.isEmpty)
+        h.session.start()
+        let outcome = try await h.outcome()
+        #expect(outcome.error == nil, "\(outcome.error?.message ?? "")")
+        #expect(outcome.result?[0] == "done")
+        #expect(outcome.result?[1] == "function down(n) { return n === 0 ? \"done\" : down(n - 1); }", "\(String(describing: outcome.result))")
+    }
 }

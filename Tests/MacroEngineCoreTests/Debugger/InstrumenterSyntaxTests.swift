@@ -62,14 +62,22 @@ struct InstrumenterSyntaxTests {
         }
         """#
 
-    @Test func aMacroUsingMostOfTheLanguageMeansTheSameInASession() async throws {
+    /// The kitchen with a function declared twice at the top of its body: its frame is plain
+    /// (no `try` around the body), and it means the same.
+    static let plainKitchen = kitchen.replacingOccurrences(
+        of: "    const out = [];\n", with: "    const out = [];\n    function twice() { return 1; }\n    function twice() { return 2; }\n")
+
+    @Test(arguments: [false, true])
+    func aMacroUsingMostOfTheLanguageMeansTheSameInASession(plainFrame: Bool) async throws {
         let dir = TemporaryDirectory(prefix: "macro-debug-syntax")
-        try dir.write("kitchen.js", Self.kitchen)
+        let source = plainFrame ? Self.plainKitchen : Self.kitchen
+        #expect(source.contains("twice") == plainFrame)
+        try dir.write("kitchen.js", source)
         var logger = Logger(label: "syntax")
         logger.logLevel = .critical
         let input: MacroValue = ["a": 1, "b": [7, 8, 9], "c": true, "d": false]
         let plain = MacroEngine(logger: logger)
-        try plain.setMethod(javascript: Self.kitchen, key: "kitchen", file: dir.url("kitchen.js"))
+        try plain.setMethod(javascript: source, key: "kitchen", file: dir.url("kitchen.js"))
         let expected = try await plain.callFuture("kitchen", arguments: [input]).get()
 
         let (stream, continuation) = AsyncStream<DebugEvent>.makeStream()
