@@ -217,7 +217,7 @@ struct ModuleTests {
         let extra = try #require(library.entry(named: "extra")?.error)
         #expect(extra.line == 2)
         #expect(extra.column == 1)
-        #expect(extra.message.hasPrefix("a macro file holds its imports and one function"))
+        #expect(extra.message.hasPrefix("a macro file holds its imports, one function"))
         let anon = try #require(library.entry(named: "anon")?.error)
         #expect(anon.line == 2)
         #expect(anon.message.contains("one named function"))

@@ -486,7 +486,12 @@ public final class MacroEngine: Sendable {
         if let previous = runtime.macroOwners[key], previous.hash != owner.hash { runtime.modules.dropHandler(of: file) }
         runtime.macroOwners[key] = owner
         runtime.modules.setImports(of: ModulePaths.normalized(file), imports)
+        runtime.modules.installTriggers(of: ModulePaths.normalized(file))
     }
+
+    /// The macro whose code is running, on the engine's loop (nil elsewhere, or for code no
+    /// macro owns).
+    var runningMacro: String? { eventLoop.inEventLoop ? runtime.value.currentOwner?.macro : nil }
 
     /// Checks that `javascript` would load as a macro named `key` (valid name, parses, one function
     /// expression) without registering anything. Throws the error `setMethod` would.

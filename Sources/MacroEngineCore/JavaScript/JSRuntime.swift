@@ -43,6 +43,8 @@ final class JSRuntime {
     lazy var modules = ModuleRegistry(context: context.ref)
     /// The namespace maker of ``makeModule(path:source:shape:version:)``, made once, protected.
     var namespaceMakerRef: JSObjectRef?
+    /// The progress channels of the models added (what a `watch` trigger may name).
+    var progressChannels: [String] = []
     /// Where `resource(NAME)` reads from (the library's `resources` folder); nil: no resources.
     var resourcesDirectory: String?
     /// acorn, in a context group of its own: checks a macro file's shape before it runs.

@@ -17,7 +17,9 @@ extension JSRuntime {
                 throw MacroError(code: .syntax, message: shape.message ?? "syntax error", macro: macro, file: file, line: shape.line, column: shape.column)
             case "macro":
                 do {
+                    let declaration = try triggerDeclaration(shape, file: file, macro: macro)
                     let made = try moduleMacroFunction(shape, source: source, file: file, macro: macro)
+                    modules.madeTriggers[ModulePaths.normalized(file)] = declaration
                     let hidden = JSPropertyAttributes(kJSPropertyAttributeDontEnum | kJSPropertyAttributeReadOnly)
                     withJSString("displayName") { key in
                         JSObjectSetProperty(context.ref, made.function.objectRef!, key, context.string(macro).ref, hidden, nil)
@@ -33,7 +35,23 @@ extension JSRuntime {
                 break
             }
         }
-        return (try scriptFunctionExpression(source, file: file, macro: macro), [])
+        let function = try scriptFunctionExpression(source, file: file, macro: macro)
+        modules.madeTriggers[ModulePaths.normalized(file)] = nil
+        return (function, [])
+    }
+
+    /// The triggers a macro file declares (`export const triggers`, `mode`), nil for none;
+    /// throws `.syntax` at the declaration for one that is not valid.
+    private func triggerDeclaration(_ shape: ModuleShape, file: String, macro: String) throws -> TriggerDeclaration? {
+        guard shape.triggers != nil || shape.mode != nil else { return nil }
+        func parse(_ text: String?) throws -> MacroValue? {
+            guard let text else { return nil }
+            return try JSONParser.parse(text)
+        }
+        let declaration = try TriggerDeclaration.read(
+            triggers: try parse(shape.triggers), mode: try parse(shape.mode), channels: progressChannels, file: file, macro: macro,
+            at: (shape.dataLine ?? 1, shape.dataColumn ?? 1))
+        return declaration.triggers.isEmpty && shape.mode == nil ? nil : declaration
     }
 
     private func scriptFunctionExpression(_ source: String, file: String, macro: String) throws -> JSValue {

@@ -154,6 +154,7 @@ extension MacroLibrary {
             logger.warning("a reload handler failed after \(file.name) v\(version): \(error)")
             engine.exceptionHandler(error)
         }
+        triggers.modulesReloaded(macroVersions.map(\.0), module: file.name)
         return true
     }
 

@@ -111,12 +111,29 @@ public final class MacroLibrary: Sendable {
         }
     }
 
-    /// Creates a library for `directory`; nothing is loaded until ``reload()``.
-    public init(directory: String, engine: MacroEngine, logger: Logger) {
+    /// What runs the macros by themselves (their declared triggers); armed by
+    /// ``TriggerScheduler/activate(observing:owner:)``.
+    public let triggers: TriggerScheduler
+
+    /// Creates a library for `directory`; nothing is loaded until ``reload()``. `triggerClock`
+    /// (default: the engine's loop) times the triggers; `triggerLedger` is the file where the
+    /// last fires of schedules with `missed: "once"` are kept.
+    public init(directory: String, engine: MacroEngine, logger: Logger, triggerClock: (any TriggerClock)? = nil, triggerLedger: String? = nil) {
         self.directory = directory
         self.engine = engine
         self.logger = logger
         self.state = Mutex([:])
+        let box = WeakLibrary()
+        triggers = TriggerScheduler(
+            clock: triggerClock ?? LoopTriggerClock(loop: engine.eventLoop), logger: logger, ledgerPath: triggerLedger,
+            reserveCallID: { [weak engine] in engine?.reserveCallID() ?? 0 },
+            perform: { [loop = engine.eventLoop] body in loop.execute(body) },
+            run: { name, event, id in
+                guard let library = box.library else { return engine.eventLoop.makeFailedFuture(MacroError.engineGone) }
+                return library.callFuture(name, arguments: [event], callID: id)
+            },
+            cancel: { [weak engine] id in _ = engine?.cancel(call: id) })
+        box.library = self
         let resources = "\(directory)/resources"
         engine.onLoopEventually { $0.resourcesDirectory = resources }
     }
@@ -309,6 +326,7 @@ public final class MacroLibrary: Sendable {
         }
         let item = Item(entry: entry, method: method)
         state.locked { $0[name] = item }
+        updateTriggers(name, file: path, error: entry.error, live: method?.isLoaded ?? false)
         if let error = entry.error {
             notify(.failed(name: name, error: error, dependents: []))
         } else {
@@ -319,6 +337,7 @@ public final class MacroLibrary: Sendable {
 
     /// Removes a macro (its file is gone): the global is deleted.
     public func remove(_ name: String) {
+        triggers.set(name, nil)
         let removed = state.locked { $0.removeValue(forKey: name) }
         if removed?.method != nil { try? engine.removeMethod(key: name) }
         if removed != nil { notify(.removed(name: name)) }
@@ -466,5 +485,40 @@ public final class MacroLibrary: Sendable {
         guard resolved.hasPrefix(root + "/") else {
             throw MacroError(code: .io, message: "the file is a symlink to \(resolved), outside the macros directory; skipped", macro: name, file: path)
         }
+    }
+}
+
+/// The library, weakly, for the scheduler's runs (made before the library is whole).
+private final class WeakLibrary: Sendable {
+    private let reference = Mutex<WeakReference?>(nil)
+    private struct WeakReference: Sendable { weak var value: MacroLibrary? }
+
+    var library: MacroLibrary? {
+        get { reference.withLock { $0?.value } }
+        set { reference.withLock { $0 = WeakReference(value: newValue) } }
+    }
+}
+
+extension MacroLibrary {
+    /// After a load of macro `name`: its live version's triggers are armed; a file that does
+    /// not load (or is quarantined) pauses them until it does.
+    func updateTriggers(_ name: String, file: String, error: MacroError?, live: Bool) {
+        let path = ModulePaths.normalized(file)
+        if live, let declaration = try? engine.sync({ runtime in runtime.modules.triggers[path] }) {
+            triggers.set(name, declaration)
+        } else if live {
+            triggers.set(name, nil)
+        }
+        triggers.pause(name, reason: error.map { $0.code == .quarantined ? "quarantined: \($0.message)" : "its file does not load: \($0.headline)" })
+    }
+}
+
+extension MacroLibrary {
+    /// Arms the macros' triggers and watches `model` (its committed changes fire `watch`
+    /// triggers; a change made by a macro's own code does not fire that macro's watchers).
+    public func activateTriggers(observing model: ProgressModel?) {
+        let engine = engine
+        let loop = engine.eventLoop
+        triggers.activate(observing: model, owner: { engine.runningMacro }, later: { body in loop.execute(body) })
     }
 }

@@ -51,6 +51,16 @@ final class ModuleRegistry {
     private var stagedHandlers: [String: Handler] = [:]
     /// Why a path has no module to import (missing, a script, broken), set by the library.
     var unavailable: [String: String] = [:]
+    /// The triggers each live macro file declares (a file with none is absent), and those of
+    /// the last version made, until it is installed.
+    private(set) var triggers: [String: TriggerDeclaration] = [:]
+    var madeTriggers: [String: TriggerDeclaration] = [:]
+
+    /// Makes the triggers of `file`'s last made version its live ones.
+    func installTriggers(of file: String) {
+        triggers[file] = madeTriggers.removeValue(forKey: file)
+    }
+
     /// The files whose code read each resource, by resource name.
     var resourceReaders: [String: Set<String>] = [:]
 

@@ -28,6 +28,12 @@ struct ModuleShape: Decodable, Sendable, Equatable {
     var params: [Param]?
     /// The names the module exports (`default` included), in source order.
     var exports: [String]?
+    /// A macro's `export const triggers` and `export const mode`, as JSON text, and where the
+    /// first of them is declared.
+    var triggers: String?
+    var mode: String?
+    var dataLine: Int?
+    var dataColumn: Int?
     /// For `error`: what is wrong, and where (1-based).
     var message: String?
     var line: Int?
@@ -104,6 +110,32 @@ struct ModuleShape: Decodable, Sendable, Equatable {
           function nameOf(node) { return node.type === "Identifier" ? node.name : String(node.value); }
           function where(node) { return { line: node.loc.start.line, column: node.loc.start.column + 1 }; }
           var imports = [], params = [], getters = [], stars = [], exported = [], others = [], generated = 0, defaultExport = null;
+          var data = {}, bad = null;
+          function literal(node) {
+            if (!node) throw null;
+            switch (node.type) {
+              case "Literal":
+                if (node.regex || typeof node.value === "bigint") throw node;
+                return node.value;
+              case "ArrayExpression":
+                return node.elements.map(function (e) { if (!e || e.type === "SpreadElement") throw (e || node); return literal(e); });
+              case "ObjectExpression":
+                var out = {};
+                node.properties.forEach(function (p) {
+                  if (p.type !== "Property" || p.computed || p.kind !== "init" || p.method || p.shorthand) throw p;
+                  out[p.key.type === "Identifier" ? p.key.name : String(p.key.value)] = literal(p.value);
+                });
+                return out;
+              case "TemplateLiteral":
+                if (node.expressions.length) throw node;
+                return node.quasis[0].value.cooked;
+              case "UnaryExpression":
+                if (node.operator === "-" && node.argument.type === "Literal" && typeof node.argument.value === "number") return -node.argument.value;
+                throw node;
+              default:
+                throw node;
+            }
+          }
           function importOf(literal) { var at = where(literal); imports.push({ specifier: literal.value, line: at.line, column: at.column }); return imports.length - 1; }
           function param(name, module, imported, node) { var at = where(node); params.push({ name: name, module: module, imported: imported, line: at.line, column: at.column }); }
           function fresh() { return "__macroengine_m" + (generated++); }
@@ -132,6 +164,19 @@ struct ModuleShape: Decodable, Sendable, Equatable {
                 blank(node.start, node.end);
                 break;
               case "ExportNamedDeclaration":
+                var d0 = node.declaration && node.declaration.type === "VariableDeclaration" && node.declaration.declarations.length === 1 ? node.declaration.declarations[0] : null;
+                if (kind === "macro" && d0 && d0.id.type === "Identifier" && (d0.id.name === "triggers" || d0.id.name === "mode")) {
+                  // Data the engine reads without running anything: a literal, or refused where it is not.
+                  if (node.declaration.kind !== "const") return (bad = failure("`export const " + d0.id.name + "` must be a const", where(node).line, where(node).column));
+                  try {
+                    data[d0.id.name] = { value: literal(d0.init), line: where(node).line, column: where(node).column };
+                  } catch (at) {
+                    var spot = at && at.loc ? where(at) : where(node);
+                    return (bad = failure("`export const " + d0.id.name + "` must be a literal (arrays, objects, strings, numbers, true, false, null): this part would need code to run", spot.line, spot.column));
+                  }
+                  blank(node.start, node.end);
+                  break;
+                }
                 if (node.declaration) {
                   blank(node.start, node.declaration.start);
                   declared(node.declaration, []).forEach(function (n) { exportGetter(n, n); });
@@ -183,6 +228,7 @@ struct ModuleShape: Decodable, Sendable, Equatable {
                 others.push(node);
             }
           });
+          if (bad) return bad;
           var names = params.map(function (p) { return p.name; }).join(",");
           var header, trailer;
           if (kind === "macro") {
@@ -198,7 +244,7 @@ struct ModuleShape: Decodable, Sendable, Equatable {
               var bad = defaultExport && !isFunction(defaultExport.declaration) ? defaultExport.declaration :
                 (defaultExport ? body[0] : body.filter(function (s) { return s !== named; })[0]);
               var at = bad ? where(bad) : { line: 1, column: 1 };
-              return failure("a macro file holds its imports and one function (`function NAME(...) {...}` or `export default function (...) {...}`), nothing else, so that loading it runs none of its code; this one has " +
+              return failure("a macro file holds its imports, one function (`function NAME(...) {...}` or `export default function (...) {...}`) and optionally `export const triggers` and `mode`, nothing else, so that loading it runs none of its code; this one has " +
                 (bad ? (defaultExport && bad === defaultExport.declaration ? "a default export that is not a function" : (what[bad.type] || bad.type) + " more") : "no function") +
                 " (move shared code to a module in lib/)", at.line, at.column);
             }
@@ -210,7 +256,10 @@ struct ModuleShape: Decodable, Sendable, Equatable {
             trailer = "\nreturn [{" + getters.join(",") + "},[" + stars.join(",") + "]];\n})";
           }
           return JSON.stringify({ kind: kind === "macro" ? "macro" : "module", text: header + chars.join("") + trailer, shift: header.length,
-                                  imports: imports, params: params, exports: exported });
+                                  imports: imports, params: params, exports: exported,
+                                  triggers: data.triggers ? JSON.stringify(data.triggers.value) : undefined,
+                                  mode: data.mode ? JSON.stringify(data.mode.value) : undefined,
+                                  dataLine: (data.triggers || data.mode || {}).line, dataColumn: (data.triggers || data.mode || {}).column });
         })
         """#
 }

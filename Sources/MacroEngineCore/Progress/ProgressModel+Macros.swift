@@ -26,6 +26,7 @@ extension MacroEngine {
     /// Defines the read-only global `progress`: a sealed object with one accessor per channel.
     func installProgressObject(model: ProgressModel) throws {
         try sync { runtime in
+            runtime.progressChannels += model.channels.map(\.name)
             let context = runtime.context
             // One getter and one setter per channel: no channel name to convert on each access.
             let makeArray = JSObjectMakeArray(context.ref, 0, nil, nil)!
