@@ -260,7 +260,9 @@ struct BenchCommand: ParsableCommand {
         let moduleReload = try measureModuleReload(macrod: macrod, saves: saves)
         report.row("module edit p50 (macro unchanged)", ours: moduleReload.p50, anchor: nil, unit: "ms", lowerIsBetter: true, target: nil, absoluteTarget: 20)
         report.row("module edit p99 (macro unchanged)", ours: moduleReload.p99, anchor: nil, unit: "ms", lowerIsBetter: true, target: nil, absoluteTarget: 50)
-        report.note("A module edit: lib/reloadmod.js (`export const V = N`) is saved; `usesmod.js` imports V and is not saved; timed from the write to the first call of usesmod returning N.")
+        report.note(
+            "A module edit: lib/reloadmod.js (`export const V = N`) is saved; `usesmod.js` imports V and is not saved; timed from the write to the first call of usesmod returning N."
+        )
 
         // 5. CLI, whole process.
         report.section("5. CLI, whole process (median of \(cliRuns) runs)")

@@ -1,7 +1,8 @@
 import Foundation
-@testable import MacroEngineCore
 import MacroTestSupport
 import Testing
+
+@testable import MacroEngineCore
 
 /// Modules and resources used the way a hostile or careless user would.
 @Suite("Modules, hostile")

@@ -1,8 +1,9 @@
 import Foundation
-@testable import MacroEngineCore
 import MacroTestSupport
 import Synchronization
 import Testing
+
+@testable import MacroEngineCore
 
 /// ES modules in lib/: imports, the atomic reload of a module with its importers, reload
 /// handlers, `dispose`, and the errors of a broken module at their file:line:column.
@@ -69,7 +70,8 @@ struct ModuleTests {
         #expect(library.entry(named: "use")?.status == .ok)
         #expect(try library.call("use") == [7, 8, 9, 7])
         // Namespaces are frozen.
-        try dir.write("poke.js", "import * as b from './lib/b.js';\nfunction poke() { 'use strict'; try { b.sum = 1; return 'changed'; } catch (e) { return e.constructor.name; } }\n")
+        try dir.write(
+            "poke.js", "import * as b from './lib/b.js';\nfunction poke() { 'use strict'; try { b.sum = 1; return 'changed'; } catch (e) { return e.constructor.name; } }\n")
         library.refresh(filename: "poke.js")
         #expect(try library.call("poke") == "TypeError")
         _ = engine
@@ -88,7 +90,10 @@ struct ModuleTests {
         let cases: [(String, String, Int, Int, String)] = [
             ("export function double(x) { return x * ; }\n", "lib/rings.js", 1, 40, "Unexpected token"),
             ("export function halve(x) { return x / 2; }\n", "lib/user.js", 1, 10, "'./rings.js' has no export named 'double' (it exports: halve)"),
-            ("import { quad } from './user.js';\nexport function double(x) { return quad(x); }\n", "lib/rings.js", 1, 22, "import cycle: lib/rings.js → lib/user.js → lib/rings.js"),
+            (
+                "import { quad } from './user.js';\nexport function double(x) { return quad(x); }\n", "lib/rings.js", 1, 22,
+                "import cycle: lib/rings.js → lib/user.js → lib/rings.js"
+            ),
             ("export function double(x) { return x; }\nthrow new RangeError('at load');\n", "lib/rings.js", 2, 21, "at load"),
             ("export function double(x) { return x; }\nfor (;;) {}\n", "lib/rings.js", 2, 1, "stopped while loading"),
         ]
@@ -152,7 +157,8 @@ struct ModuleTests {
             """)
         try dir.write(
             "lib/watcher.js",
-            "import { version } from './ticker.js';\nonReload((info) => { globalThis.heard = (globalThis.heard || []).concat([info.module + ' v' + info.version]); });\nexport const seen = version;\n")
+            "import { version } from './ticker.js';\nonReload((info) => { globalThis.heard = (globalThis.heard || []).concat([info.module + ' v' + info.version]); });\nexport const seen = version;\n"
+        )
         try dir.write("probe.js", "function probe() { return [globalThis.heard || [], globalThis.disposed || 0]; }")
         let (library, engine) = try library(dir)
         try library.reload()
@@ -183,7 +189,8 @@ struct ModuleTests {
         #expect(try library.call("read", arguments: ["sub/cfg.json"]) == ["speed": 3, "names": ["a"]])
         try dir.write("resources/words.txt", "gamma")
         #expect(try library.call("read", arguments: ["words.txt"]) == "gamma")
-        #expect(try library.call("read", arguments: ["../outside.txt"]) == "resource('../outside.txt'): '..' is not allowed: resources are read from inside the resources folder only")
+        #expect(
+            try library.call("read", arguments: ["../outside.txt"]) == "resource('../outside.txt'): '..' is not allowed: resources are read from inside the resources folder only")
         let absolute = try library.call("read", arguments: [.string(dir.url("outside.txt"))])
         #expect(absolute.stringValue?.contains("an absolute path is not allowed") == true)
         let link = try library.call("read", arguments: ["link.txt"])

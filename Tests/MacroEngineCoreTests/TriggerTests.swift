@@ -1,8 +1,9 @@
 import Foundation
-@testable import MacroEngineCore
 import MacroTestSupport
 import Synchronization
 import Testing
+
+@testable import MacroEngineCore
 
 /// Triggers: schedules on an injected clock, watchers, run modes, pauses, the missed-run policy.
 @Suite("Triggers")
@@ -89,7 +90,8 @@ struct TriggerTests {
         let dir = TemporaryDirectory()
         try dir.write(
             "echo.js",
-            "export const triggers = [{ watch: \"inner\" }];\nexport const mode = { mode: \"queued\", max: 100 };\nexport default function echo(event) { progress.inner += 1; return [event.old, event.new]; }\n")
+            "export const triggers = [{ watch: \"inner\" }];\nexport const mode = { mode: \"queued\", max: 100 };\nexport default function echo(event) { progress.inner += 1; return [event.old, event.new]; }\n"
+        )
         try dir.write("set.js", "function set(v) { progress.inner = v; }")
         let clock = ManualTriggerClock(start: Self.start)
         let (library, _, model) = try library(dir, clock: clock)
@@ -194,7 +196,8 @@ struct TriggerTests {
     @Test func afterARestartAMissedScheduleRunsOnceOrIsSkipped() throws {
         let dir = TemporaryDirectory()
         let ledger = dir.url("triggers.json")
-        try dir.write("once.js", "export const triggers = [{ every: \"10s\", missed: \"once\" }];\nexport default function once(e) { progress.inner += 1; return e.missed === true; }\n")
+        try dir.write(
+            "once.js", "export const triggers = [{ every: \"10s\", missed: \"once\" }];\nexport default function once(e) { progress.inner += 1; return e.missed === true; }\n")
         try dir.write("skip.js", "export const triggers = [{ every: \"10s\" }];\nexport default function skip(e) { progress.outer += 1; }\n")
         let clock = ManualTriggerClock(start: Self.start)
         do {

@@ -109,7 +109,8 @@ extension MacroLibrary {
             var error = (error as? MacroError) ?? MacroError(code: .io, message: "\(error)", file: file.path)
             if error.file == nil { error.file = file.path }
             if registry.live[file.path] == nil {
-                registry.unavailable[file.path] = "\(relative(file.path)) does not load (\(relative(error.file ?? file.path))\(error.line.map { ":\($0)" } ?? "")\(error.column.map { ":\($0)" } ?? ""): \(error.message))"
+                registry.unavailable[file.path] =
+                    "\(relative(file.path)) does not load (\(relative(error.file ?? file.path))\(error.line.map { ":\($0)" } ?? "")\(error.column.map { ":\($0)" } ?? ""): \(error.message))"
             }
             fail(file, error: error, dependents: dependents)
             return false
@@ -245,10 +246,11 @@ extension MacroLibrary {
         }
         let path = "\(resourcesDirectory)/\(name)"
         let info: MacroValue = ["resource": .string(name), "file": .string(path), "version": .number(Double(version))]
-        let errors = (try? engine.sync { runtime -> [MacroError] in
-            let readers = runtime.modules.resourceReaders[Resources.key(name)] ?? []
-            return runtime.runReloadHandlers(of: readers.sorted().map(ModulePaths.normalized), info: info)
-        }) ?? []
+        let errors =
+            (try? engine.sync { runtime -> [MacroError] in
+                let readers = runtime.modules.resourceReaders[Resources.key(name)] ?? []
+                return runtime.runReloadHandlers(of: readers.sorted().map(ModulePaths.normalized), info: info)
+            }) ?? []
         for error in errors {
             logger.warning("a reload handler failed after resources/\(name) changed: \(error)")
             engine.exceptionHandler(error)

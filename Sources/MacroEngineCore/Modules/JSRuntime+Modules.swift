@@ -24,7 +24,8 @@ extension JSRuntime {
                 }
             }
         } catch var error as MacroError where error.code == .timeout || error.code == .memoryLimit {
-            error.message = JSRuntime.stoppedAtLoad(error).replacingOccurrences(of: "a macro file should only define its function", with: "a module's top level runs once per version")
+            error.message = JSRuntime.stoppedAtLoad(error).replacingOccurrences(
+                of: "a macro file should only define its function", with: "a module's top level runs once per version")
             throw error
         }
         let namespace = try call(try namespaceMaker(), arguments: [pair.ref], macro: nil)
@@ -51,7 +52,8 @@ extension JSRuntime {
         }
         evaluatedSources[file] = (text, macro)
         guard value.isFunction else {
-            throw MacroError(code: .notAFunction, message: "the macro file's default export is \(value.typeDescription), not a function", macro: macro, file: file, line: 1, column: 1)
+            throw MacroError(
+                code: .notAFunction, message: "the macro file's default export is \(value.typeDescription), not a function", macro: macro, file: file, line: 1, column: 1)
         }
         return (value, imports)
     }

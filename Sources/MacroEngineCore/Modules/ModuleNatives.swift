@@ -4,34 +4,38 @@ import Foundation
 extension MacroEngine {
     /// Installs `onReload(handler)` and `resource(name)`. Called once from init, on the loop.
     func installModuleNatives(runtime: JSRuntime) {
-        runtime.defineNativeGlobal("onReload", fast: { [weak self] arguments in
-            guard let self else { throw MacroError.engineGone }
-            let runtime = self.runtime.value
-            guard let handler = arguments.first, let object = handler.objectRef, JSObjectIsFunction(runtime.context.ref, object) else {
-                throw MacroError.typeError("onReload(handler): handler must be a function")
-            }
-            guard let owner = runtime.currentOwner else {
-                throw MacroError.typeError("onReload(handler) registers a handler for the macro or module whose code calls it; here no file's code is running")
-            }
-            runtime.modules.setHandler(ModuleRegistry.Handler(function: object, owner: owner))
-            return runtime.context.undefined
-        })
-        runtime.defineNativeGlobal("resource", fast: { [weak self] arguments in
-            guard let self else { throw MacroError.engineGone }
-            let runtime = self.runtime.value
-            guard let name = arguments.first?.string else {
-                throw MacroError.typeError("resource(name): name must be a string, such as \"words.txt\"")
-            }
-            guard let directory = runtime.resourcesDirectory else {
-                throw MacroError(code: .io, message: "resource('\(name)'): this engine has no macros directory, so no resources folder")
-            }
-            let value = try Resources.read(name, in: directory)
-            if let file = runtime.currentOwner?.file { runtime.modules.resourceReaders[Resources.key(name), default: []].insert(file) }
-            switch value {
-            case .text(let text): return runtime.context.string(text)
-            case .json(let json): return try runtime.jsValue(json)
-            }
-        })
+        runtime.defineNativeGlobal(
+            "onReload",
+            fast: { [weak self] arguments in
+                guard let self else { throw MacroError.engineGone }
+                let runtime = self.runtime.value
+                guard let handler = arguments.first, let object = handler.objectRef, JSObjectIsFunction(runtime.context.ref, object) else {
+                    throw MacroError.typeError("onReload(handler): handler must be a function")
+                }
+                guard let owner = runtime.currentOwner else {
+                    throw MacroError.typeError("onReload(handler) registers a handler for the macro or module whose code calls it; here no file's code is running")
+                }
+                runtime.modules.setHandler(ModuleRegistry.Handler(function: object, owner: owner))
+                return runtime.context.undefined
+            })
+        runtime.defineNativeGlobal(
+            "resource",
+            fast: { [weak self] arguments in
+                guard let self else { throw MacroError.engineGone }
+                let runtime = self.runtime.value
+                guard let name = arguments.first?.string else {
+                    throw MacroError.typeError("resource(name): name must be a string, such as \"words.txt\"")
+                }
+                guard let directory = runtime.resourcesDirectory else {
+                    throw MacroError(code: .io, message: "resource('\(name)'): this engine has no macros directory, so no resources folder")
+                }
+                let value = try Resources.read(name, in: directory)
+                if let file = runtime.currentOwner?.file { runtime.modules.resourceReaders[Resources.key(name), default: []].insert(file) }
+                switch value {
+                case .text(let text): return runtime.context.string(text)
+                case .json(let json): return try runtime.jsValue(json)
+                }
+            })
     }
 }
 

@@ -14,7 +14,8 @@ enum ModulePaths {
         }
         guard specifier.hasSuffix(".js") else {
             throw MacroError(
-                code: .syntax, message: "cannot import '\(specifier)': name the module's file with its .js extension, as in './lib/\((specifier as NSString).lastPathComponent).js'",
+                code: .syntax,
+                message: "cannot import '\(specifier)': name the module's file with its .js extension, as in './lib/\((specifier as NSString).lastPathComponent).js'",
                 file: file, line: line, column: column)
         }
         let directory = (file as NSString).deletingLastPathComponent

@@ -77,7 +77,9 @@ public struct CronSchedule: Sendable, Equatable {
         let previousWall = previous.map { calendar.dateComponents([.year, .month, .day, .hour, .minute], from: $0) }
         for _ in 0..<(366 * 5) {
             let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .weekday], from: start)
-            guard let year = parts.year, let month = parts.month, let day = parts.day, let hour = parts.hour, let minute = parts.minute, let weekday = parts.weekday else { return nil }
+            guard let year = parts.year, let month = parts.month, let day = parts.day, let hour = parts.hour, let minute = parts.minute, let weekday = parts.weekday else {
+                return nil
+            }
             if months.contains(month), dayMatches(day: day, weekday: weekday - 1) {
                 for h in hours.sorted() where h >= hour {
                     for m in minutes.sorted() where h > hour || m >= minute {

@@ -24,8 +24,10 @@ public struct LoopTriggerClock: TriggerClock {
     /// A clock whose timers run on `loop`.
     public init(loop: any EventLoop) { self.loop = loop }
 
+    /// The system's wall clock.
     public var now: Date { Date() }
 
+    /// A task on the loop, `delay` from now.
     public func schedule(after delay: Duration, _ body: @escaping @Sendable () -> Void) -> any TriggerTimer {
         let task = loop.scheduleTask(in: .nanoseconds(max(0, delay.nanoseconds))) { body() }
         return LoopTimer(task: task)
@@ -51,11 +53,13 @@ public final class ManualTriggerClock: TriggerClock {
     /// A clock showing `start`.
     public init(start: Date) { state = Mutex((start, [], 0)) }
 
+    /// What the clock shows.
     public var now: Date { state.withLock { $0.now } }
 
     /// How many timers are waiting.
     public var pendingCount: Int { state.withLock { $0.pending.count } }
 
+    /// Waits until ``advance(by:)`` moves the clock past `delay` from now.
     public func schedule(after delay: Duration, _ body: @escaping @Sendable () -> Void) -> any TriggerTimer {
         let id = state.withLock { state -> Int in
             state.next += 1
@@ -73,7 +77,10 @@ public final class ManualTriggerClock: TriggerClock {
         let end = now.addingTimeInterval(interval.seconds)
         while true {
             let due = state.withLock { state -> Pending? in
-                guard let index = state.pending.indices.min(by: { state.pending[$0].due < state.pending[$1].due || (state.pending[$0].due == state.pending[$1].due && state.pending[$0].id < state.pending[$1].id) }),
+                guard
+                    let index = state.pending.indices.min(by: {
+                        state.pending[$0].due < state.pending[$1].due || (state.pending[$0].due == state.pending[$1].due && state.pending[$0].id < state.pending[$1].id)
+                    }),
                     state.pending[index].due <= end
                 else { return nil }
                 let pending = state.pending.remove(at: index)

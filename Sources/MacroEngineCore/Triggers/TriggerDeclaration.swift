@@ -79,7 +79,9 @@ public struct TriggerDeclaration: Sendable, Equatable {
 
     /// Reads the two literals (either may be absent); throws `.syntax` at `line:column` of the
     /// declaration, naming the bad entry. `channels` are the progress model's channel names.
-    public static func read(triggers: MacroValue?, mode: MacroValue?, channels: [String], file: String, macro: String, at position: (line: Int, column: Int)) throws -> TriggerDeclaration {
+    public static func read(
+        triggers: MacroValue?, mode: MacroValue?, channels: [String], file: String, macro: String, at position: (line: Int, column: Int)
+    ) throws -> TriggerDeclaration {
         func fail(_ message: String) -> MacroError {
             MacroError(code: .syntax, message: message, macro: macro, file: file, line: position.line, column: position.column)
         }
@@ -128,7 +130,8 @@ public struct TriggerDeclaration: Sendable, Equatable {
         guard case .object(let fields) = item else { throw CronError("a trigger is an object, such as { every: \"5s\" }") }
         let kinds = ["every", "cron", "watch", "on"].filter { fields[$0] != nil }
         guard kinds.count == 1, let kind = kinds.first else {
-            throw CronError(kinds.isEmpty ? "a trigger has one of every, cron, watch or on" : "a trigger has one of every, cron, watch or on, not \(kinds.joined(separator: " and "))")
+            throw CronError(
+                kinds.isEmpty ? "a trigger has one of every, cron, watch or on" : "a trigger has one of every, cron, watch or on, not \(kinds.joined(separator: " and "))")
         }
         let allowed: Set<String> =
             switch kind {
@@ -157,7 +160,9 @@ public struct TriggerDeclaration: Sendable, Equatable {
             let schedule = try CronSchedule(text)
             var zone = TimeZone.current
             if let name = fields["tz"] {
-                guard let text = name.stringValue, let found = TimeZone(identifier: text) else { throw CronError("tz \(name.jsonText(pretty: false)) is not a time zone, such as \"Europe/Paris\"") }
+                guard let text = name.stringValue, let found = TimeZone(identifier: text) else {
+                    throw CronError("tz \(name.jsonText(pretty: false)) is not a time zone, such as \"Europe/Paris\"")
+                }
                 zone = found
             }
             return Trigger(kind: .cron(schedule, timeZone: zone), runMissed: runMissed, spec: item)

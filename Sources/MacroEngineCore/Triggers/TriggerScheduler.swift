@@ -203,11 +203,13 @@ public final class TriggerScheduler: Sendable {
     }
 
     private func scheduleFired(_ macro: String, _ index: Int, at scheduled: Date) {
-        guard let trigger = state.withLock({ state -> TriggerDeclaration.Trigger? in
-            guard let armed = state[macro], armed.declaration.triggers.indices.contains(index) else { return nil }
-            if case .cron = armed.declaration.triggers[index].kind { state[macro]?.lastCron[index] = scheduled }
-            return armed.declaration.triggers[index]
-        }) else { return }
+        guard
+            let trigger = state.withLock({ state -> TriggerDeclaration.Trigger? in
+                guard let armed = state[macro], armed.declaration.triggers.indices.contains(index) else { return nil }
+                if case .cron = armed.declaration.triggers[index].kind { state[macro]?.lastCron[index] = scheduled }
+                return armed.declaration.triggers[index]
+            })
+        else { return }
         if trigger.runMissed {
             ledger.withLock { $0["\(macro)#\(index)"] = scheduled.timeIntervalSince1970 }
             saveLedger()
@@ -280,7 +282,8 @@ public final class TriggerScheduler: Sendable {
     private func debounced(_ macro: String, _ index: Int, channel: String) {
         guard let pending = state.withLock({ $0[macro]?.debounce.removeValue(forKey: index) }) else { return }
         let seq = sequence.load(ordering: .relaxed)
-        _ = fire(macro, event: ["kind": "watch", "channel": .string(channel), "old": .number(pending.old), "new": .number(pending.new), "seq": .number(Double(seq))], trigger: index)
+        _ = fire(
+            macro, event: ["kind": "watch", "channel": .string(channel), "old": .number(pending.old), "new": .number(pending.new), "seq": .number(Double(seq))], trigger: index)
     }
 
     private func matching(_ test: (TriggerDeclaration.Trigger.Kind) -> Bool) -> [(String, Int)] {
@@ -365,7 +368,8 @@ public final class TriggerScheduler: Sendable {
         tell(.started(macro: macro, call: id, event: event))
         perform { [run] in
             run(macro, event, id).whenComplete { [weak self] result in
-                self?.finished(macro, id: id, kind: kind, started: started, result: result.mapError { ($0 as? MacroError) ?? MacroError(code: .threw, message: "\($0)", macro: macro) })
+                self?.finished(
+                    macro, id: id, kind: kind, started: started, result: result.mapError { ($0 as? MacroError) ?? MacroError(code: .threw, message: "\($0)", macro: macro) })
             }
         }
         return id

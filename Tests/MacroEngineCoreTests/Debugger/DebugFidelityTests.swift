@@ -50,7 +50,9 @@ struct DebugFidelityTests {
     }
 
     /// The macro's outcome in a debug session on `files`, run without stopping.
-    private static func debugged(_ files: [String: String], _ macro: String, _ arguments: [MacroValue] = []) async throws -> (
+    private static func debugged(
+        _ files: [String: String], _ macro: String, _ arguments: [MacroValue] = []
+    ) async throws -> (
         outcome: DebugOutcome?, skipped: [String]
     ) {
         let (session, events, _) = try session(files, macro, arguments)
@@ -60,7 +62,9 @@ struct DebugFidelityTests {
     }
 
     /// Both outcomes agree, and the live one is `expected`.
-    private static func expectSame(_ files: [String: String], _ macro: String, _ expected: MacroValue, sourceLocation: SourceLocation = #_sourceLocation)
+    private static func expectSame(
+        _ files: [String: String], _ macro: String, _ expected: MacroValue, sourceLocation: SourceLocation = #_sourceLocation
+    )
         async throws
     {
         let live = await live(files, macro)
@@ -75,7 +79,8 @@ struct DebugFidelityTests {
 
     @Test func strictTailRecursion200000DeepRunsInASession() async throws {
         let lib = "\"use strict\";\nfunction down(n) { return n === 0 ? 0 : down(n - 1); }\nconst arrowDown = (n) => n === 0 ? \"done\" : arrowDown(n - 1);\n"
-        let macro = "function deep() {\n    \"use strict\";\n    function f(n, acc) {\n        if (n === 0) return acc;\n        return f(n - 1, acc + 1);\n    }\n    class C { static m(n) { return n === 0 ? \"class\" : C.m(n - 1); } }\n    return [down(200000), arrowDown(200000), f(200000, 0), C.m(200000)];\n}\n"
+        let macro =
+            "function deep() {\n    \"use strict\";\n    function f(n, acc) {\n        if (n === 0) return acc;\n        return f(n - 1, acc + 1);\n    }\n    class C { static m(n) { return n === 0 ? \"class\" : C.m(n - 1); } }\n    return [down(200000), arrowDown(200000), f(200000, 0), C.m(200000)];\n}\n"
         let files = ["lib/tail.js": lib, "deep.js": macro]
         let clock = ContinuousClock()
         var start = clock.now
@@ -115,7 +120,9 @@ struct DebugFidelityTests {
     }
 
     /// The stack traces at each stop of a session run to its end (continuing after each).
-    private static func stacks(_ files: [String: String], _ macro: String, file: String, lines: [Int]) async throws -> (
+    private static func stacks(
+        _ files: [String: String], _ macro: String, file: String, lines: [Int]
+    ) async throws -> (
         stacks: [[String]], outcome: DebugOutcome?
     ) {
         let (session, events, directory) = try Self.session(files, macro)
@@ -134,7 +141,8 @@ struct DebugFidelityTests {
     }
 
     @Test func aGeneratorResumedAfterItsCallerRanIsStillOnTheStack() async throws {
-        let macro = "function gens() {\n    function* g() {\n        yield 1;\n        yield 2;\n    }\n    const it = g();\n    it.next();\n    const a = 1;\n    it.next();\n    return a;\n}\n"
+        let macro =
+            "function gens() {\n    function* g() {\n        yield 1;\n        yield 2;\n    }\n    const it = g();\n    it.next();\n    const a = 1;\n    it.next();\n    return a;\n}\n"
         let (stacks, outcome) = try await Self.stacks(["gens.js": macro], "gens", file: "gens.js", lines: [4])
         #expect(outcome?.result == 1)
         #expect(stacks == [["g:4", "gens:9"]])
@@ -143,14 +151,16 @@ struct DebugFidelityTests {
     @Test func aPlainFrameEndedByAnExceptionLeavesTheStack() async throws {
         // `helper` has a plain frame (a var and a function of the same name); it throws, and the
         // caller that catches it stops with its own frame on top.
-        let macro = "function catches() {\n    function helper() {\n        var x;\n        function x() {}\n        null.boom;\n    }\n    try {\n        helper();\n    } catch (e) {\n        const caught = 1;\n    }\n    return 2;\n}\n"
+        let macro =
+            "function catches() {\n    function helper() {\n        var x;\n        function x() {}\n        null.boom;\n    }\n    try {\n        helper();\n    } catch (e) {\n        const caught = 1;\n    }\n    return 2;\n}\n"
         let (stacks, outcome) = try await Self.stacks(["catches.js": macro], "catches", file: "catches.js", lines: [10, 12])
         #expect(outcome?.result == 2)
         #expect(stacks == [["catches:10"], ["catches:12"]])
     }
 
     @Test func aReturnInsideATryIsNoTailCallAndKeepsItsCaller() async throws {
-        let macro = "function guarded() {\n    \"use strict\"; let n = 1;\n    function f(x) {\n        return x * 2;\n    }\n    if (n > 1) return f(n);\n    try {\n        return f(n);\n    } finally {\n        n = 0;\n    }\n}\n"
+        let macro =
+            "function guarded() {\n    \"use strict\"; let n = 1;\n    function f(x) {\n        return x * 2;\n    }\n    if (n > 1) return f(n);\n    try {\n        return f(n);\n    } finally {\n        n = 0;\n    }\n}\n"
         let (stacks, outcome) = try await Self.stacks(["guarded.js": macro], "guarded", file: "guarded.js", lines: [4])
         #expect(outcome?.result == 2)
         #expect(stacks == [["f:4", "guarded:8"]])
@@ -158,7 +168,8 @@ struct DebugFidelityTests {
 
     @Test func anUncaughtThrowInAPlainFrameStopsWhereItIsThrown() async throws {
         // `check` has a plain frame (a call in tail position, strict); its throw is uncaught.
-        let macro = "function thrower(n) {\n    \"use strict\";\n    function check(v) {\n        if (v > 2) throw new RangeError(\"too big\");\n        try { if (v > 1) throw new Error(\"caught\"); } catch (e) {}\n        return String(v);\n    }\n    function run(v) {\n        return check(v);\n    }\n    run(2);\n    return run(n);\n}\n"
+        let macro =
+            "function thrower(n) {\n    \"use strict\";\n    function check(v) {\n        if (v > 2) throw new RangeError(\"too big\");\n        try { if (v > 1) throw new Error(\"caught\"); } catch (e) {}\n        return String(v);\n    }\n    function run(v) {\n        return check(v);\n    }\n    run(2);\n    return run(n);\n}\n"
         let (session, events, _) = try Self.session(["thrower.js": macro], "thrower", [3])
         session.setExceptionBreakpoints(all: false, uncaught: true)
         session.start()
@@ -179,7 +190,8 @@ struct DebugFidelityTests {
     // MARK: 2. Declarations that a block would refuse
 
     @Test func aVarAndAFunctionOfTheSameNameAndDuplicateFunctionsAreDebugged() async throws {
-        let lib = "function shapes() {\n    var x;\n    function x() { return 1; }\n    function g() { return 'first'; }\n    function g() { return 'second'; }\n    return typeof x + ' ' + g();\n}\n"
+        let lib =
+            "function shapes() {\n    var x;\n    function x() { return 1; }\n    function g() { return 'first'; }\n    function g() { return 'second'; }\n    return typeof x + ' ' + g();\n}\n"
         let macro = "function dup() {\n    var y = 2;\n    function y() {}\n    function h() { return 1; }\n    function h() { return 2; }\n    return [shapes(), y, h()];\n}\n"
         try await Self.expectSame(["lib/shapes.js": lib, "dup.js": macro], "dup", ["function second", 2, 2])
     }
@@ -187,7 +199,8 @@ struct DebugFidelityTests {
     // MARK: 3. toString
 
     @Test func toStringShowsTheOriginalSource() async throws {
-        let lib = "function helper(a, b = () => 1) {\n    // a comment\n    return a + b();\n}\nclass Box { constructor(v) { this.v = v; } get twice() { return this.v * 2; } static make() { return new Box(1); } }\n"
+        let lib =
+            "function helper(a, b = () => 1) {\n    // a comment\n    return a + b();\n}\nclass Box { constructor(v) { this.v = v; } get twice() { return this.v * 2; } static make() { return new Box(1); } }\n"
         let macro = """
             async function show() {
                 const arrow = (x) => x * 2;
