@@ -95,6 +95,8 @@ public final class MacroDaemon: Service, Sendable {
         services.append(watch)
         services.append(busy)
         services.append(EventLoopsService(loops))
+        // After the loops: stopped before them, so no trigger is armed on a loop that is gone.
+        services.append(TriggersService(library: environment.library, model: environment.model))
         services.append(FsyncTimerService(loop: environment.engine.eventLoop, period: config.fsync == .interval ? config.fsyncInterval : nil) { host.syncIfNeeded() })
         services.append(StateSaveService(host: host, model: environment.model, socketPath: socketPath, logger: logger), startingAfter: listener)
         services.append(DashboardService(frontends: frontends, host: host, channels: config.channels, handover: handover, recovery: recovery))

@@ -29,6 +29,8 @@ public enum RPCMethod: String, CaseIterable, Sendable {
     case profile = "macro.profile"
     case unquarantine = "macro.unquarantine"
     case resume = "engine.resume"
+    case trigger = "macro.trigger"
+    case triggers = "macro.triggers"
     case debugStart = "debug.start"
     case debugList = "debug.list"
     case debugSetBreakpoints = "debug.setBreakpoints"
@@ -102,6 +104,8 @@ public enum RPCMethod: String, CaseIterable, Sendable {
         case .profile: Descriptor(params: ["name", "args", "runs", "timeoutMs"], lane: .engine, commit: .own)
         case .unquarantine: Descriptor(params: ["name"], lane: .engine, commit: .own)
         case .resume: Descriptor(params: [], lane: .engine, commit: .own)
+        case .trigger: Descriptor(params: ["name", "event"], lane: .engine, commit: .own)
+        case .triggers: Descriptor(params: ["name"], lane: .engine, commit: .deferrable)
         case .debugStart: Descriptor(params: ["name", "args", "stopOnEntry", "idleTimeoutMs", "evaluateLimitMs"], lane: .debug, commit: .own)
         case .debugList: Descriptor(params: [], lane: .debug, commit: .own)
         case .debugSetBreakpoints: Descriptor(params: ["session", "path", "breakpoints"], lane: .debug, commit: .own)
@@ -172,6 +176,10 @@ public protocol RPCMethodHandlers {
     func unquarantine(_ request: Request) throws -> Reply
     /// `engine.resume`
     func resume(_ request: Request) throws -> Reply
+    /// `macro.trigger`
+    func trigger(_ request: Request) throws -> Reply
+    /// `macro.triggers`
+    func triggers(_ request: Request) throws -> Reply
 }
 
 extension RPCMethod {
@@ -198,6 +206,8 @@ extension RPCMethod {
         case .profile: try handlers.profile(request)
         case .unquarantine: try handlers.unquarantine(request)
         case .resume: try handlers.resume(request)
+        case .trigger: try handlers.trigger(request)
+        case .triggers: try handlers.triggers(request)
         case .running, .cancel, .debugStart, .debugList, .debugSetBreakpoints, .debugSetExceptionBreakpoints, .debugRun, .debugPause,
             .debugRequest, .debugTerminate:
             nil
@@ -217,6 +227,8 @@ public enum RPCNotification: String, CaseIterable, Sendable {
     case failed = "macro.failed"
     /// `{"name"}` (subscription `macros`): a macro file was removed.
     case removed = "macro.removed"
+    /// `{"name", "kind", "call", "event"}` (subscription `macros`): a trigger started a run.
+    case triggered = "macro.triggered"
     /// A debug session stopped (breakpoint, step, exception, pause, entry), to its connection.
     case debugStopped = "debug.stopped"
     /// A debug session's console output, to its connection.

@@ -11,6 +11,20 @@ enum LibraryEvents {
         let record = { @Sendable (body: @escaping @Sendable (StatisticsTable) -> Void) in
             if loop.inEventLoop { body(statistics.value) } else { loop.execute { body(statistics.value) } }
         }
+        library.triggers.onEvent { [hub] event in
+            switch event {
+            case .started(let macro, let call, let payload):
+                record { $0.started(call, macro: macro) }
+                hub.publish(
+                    .macros, RPCNotification.triggered.rawValue,
+                    ["name": .string(macro), "kind": .string(payload["kind"].stringValue ?? "manual"), "call": .number(Double(call)), "event": payload])
+            case .finished(let macro, let call, _, let milliseconds, let result):
+                let failure: (any Error)? = if case .failure(let error) = result { error } else { nil }
+                record { $0.finished(call, macro: macro, nanoseconds: UInt64(max(0, milliseconds * 1e6)), failure: failure) }
+            case .dropped:
+                break
+            }
+        }
         library.onChange { [hub] change in
             switch change {
             case .loaded(let name, let version, let dependents):

@@ -31,7 +31,8 @@ public struct EngineEnvironment {
         model = ProgressModel(channels: config.channels)
         try engine.add(model)
         store = StateStore(path: config.resolvedStateFile)
-        library = MacroLibrary(directory: config.macrosDirectory, engine: engine, logger: logger)
+        library = MacroLibrary(
+            directory: config.macrosDirectory, engine: engine, logger: logger, triggerLedger: config.resolvedStateFile + ".triggers.json")
     }
 
     /// Restores the model's saved values (see ``StateStore/restore(into:warnings:)``).

@@ -164,6 +164,7 @@ public final class TriggerScheduler: Sendable {
     // MARK: Schedules
 
     private func arm(_ macro: String, _ index: Int, _ trigger: TriggerDeclaration.Trigger, catchingUp: Bool) {
+        guard active.load(ordering: .relaxed) else { return }
         let now = clock.now
         let key = "\(macro)#\(index)"
         let next: Date
