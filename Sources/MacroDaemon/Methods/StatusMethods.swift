@@ -31,6 +31,13 @@ extension EngineMethods {
         fields["quarantined"] = quarantineJSON()
         fields["javascript"] = engine.pausedReason == nil ? "running" : "paused"
         fields["paused"] = engine.pausedReason.map { .string($0) } ?? .null
+        let triggers = library.triggers.status()
+        fields["triggers"] = [
+            "macros": .number(Double(triggers.count)),
+            "paused": .number(Double(triggers.filter { $0["paused"] != .null }.count)),
+            "fired": .number(triggers.reduce(0) { $0 + ($1["fired"].doubleValue ?? 0) }),
+            "dropped": .number(triggers.reduce(0) { $0 + ($1["dropped"].doubleValue ?? 0) }),
+        ]
         return .value(.object(fields))
     }
 

@@ -69,6 +69,23 @@ package final class EngineMetrics: Sendable {
             handler: registry.makeCounter(descriptor: Self.reloads, labels: [("result", "failed")]), factory: factory)
     }
 
+    static var triggerFires: MetricNameDescriptor {
+        descriptor("trigger_fires", "total", "Runs started by triggers (and macro.trigger) by macro and trigger kind: every, cron, watch, start, reload, manual.")
+    }
+    static var triggerDropped: MetricNameDescriptor {
+        descriptor("trigger_dropped", "total", "Trigger fires that started no run, by macro: the run mode dropped them, or the macro's triggers were paused.")
+    }
+
+    /// Counts a run `macro`'s trigger of `kind` started.
+    func triggerFired(macro: String, kind: String) {
+        registry.makeCounter(descriptor: Self.triggerFires, labels: [("macro", macro), ("kind", kind)]).increment()
+    }
+
+    /// Counts a fire of `macro`'s triggers that started nothing.
+    func triggerDropped(macro: String) {
+        registry.makeCounter(descriptor: Self.triggerDropped, labels: [("macro", macro)]).increment()
+    }
+
     /// The counter of `macro`'s calls that ended with `outcome` (made once; the caller keeps it).
     func callCounter(macro: String, outcome: CallOutcome) -> CoreMetrics.Counter {
         let labels = [("macro", macro), ("outcome", outcome.rawValue)]

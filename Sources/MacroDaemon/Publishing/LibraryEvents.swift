@@ -14,15 +14,18 @@ enum LibraryEvents {
         library.triggers.onEvent { [hub] event in
             switch event {
             case .started(let macro, let call, let payload):
-                record { $0.started(call, macro: macro) }
+                record { table in
+                    table.started(call, macro: macro)
+                    table.metrics.triggerFired(macro: macro, kind: payload["kind"].stringValue ?? "manual")
+                }
                 hub.publish(
                     .macros, RPCNotification.triggered.rawValue,
                     ["name": .string(macro), "kind": .string(payload["kind"].stringValue ?? "manual"), "call": .number(Double(call)), "event": payload])
             case .finished(let macro, let call, _, let milliseconds, let result):
                 let failure: (any Error)? = if case .failure(let error) = result { error } else { nil }
                 record { $0.finished(call, macro: macro, nanoseconds: UInt64(max(0, milliseconds * 1e6)), failure: failure) }
-            case .dropped:
-                break
+            case .dropped(let macro, _, _):
+                record { $0.metrics.triggerDropped(macro: macro) }
             }
         }
         library.onChange { [hub] change in
