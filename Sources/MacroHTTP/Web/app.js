@@ -22,6 +22,7 @@ const SVG = 'http://www.w3.org/2000/svg';
  *   socket: WebSocket | null, nextId: number, online: boolean, retryMs: number, connects: number,
  *   pending: Map<number, { resolve: (result: any) => void, reject: (error: RPCError) => void }>,
  *   channels: Channel[], values: Record<string, number>, macros: MacroEntry[], libs?: MacroEntry[], resources?: MacroEntry[],
+ *   triggers?: Map<string, TriggerStatus>,
  *   sources: Map<string, { version: number, source: string }>, outcomes: Map<string, { kind: string, text: string }>,
  *   editor: MacroSourceEditor | null, current: string | null, draft?: boolean, nameMode?: string, opening?: number,
  *   config: DashboardConfig | null, statusAt: number, status: EngineStatus | null, pausedShown?: boolean,
@@ -315,6 +316,10 @@ async function loadMacros() {
   app.libs = list.filter((entry) => entry.kind === 'lib');
   // Data files macros read with resource(NAME): listed, not run.
   app.resources = list.filter((entry) => entry.kind === 'resource');
+  // What each macro's triggers are doing (macros without triggers are not listed).
+  try {
+    app.triggers = new Map((await rpc('macro.triggers')).map((entry) => [entry.name, entry]));
+  } catch (error) { app.triggers = new Map(); }
   await Promise.all(app.macros.map(async (entry) => {
     const known = app.sources.get(entry.name);
     if (known && known.version === entry.version) return;
@@ -355,6 +360,7 @@ function renderMacros() {
         `${entry.error.file || entry.file}:${entry.error.line ?? '?'}:${entry.error.column ?? '?'}: ${entry.error.message}` +
         ' (the previous version, if any, still runs)') : null,
       links(entry),
+      triggerLine(app.triggers && app.triggers.get(entry.name)),
       outcome);
     container.appendChild(item);
   }
@@ -392,6 +398,22 @@ function links(entry) {
   if (entry.imports && entry.imports.length) parts.push(`imports ${entry.imports.join(', ')}`);
   if (entry.importers && entry.importers.length) parts.push(`imported by ${entry.importers.join(', ')}`);
   return parts.length ? element('p', { class: 'muted links', 'data-links': entry.name }, parts.join(' · ')) : null;
+}
+
+/**
+ * `every "5s", next 10:05:00 · fired 3, dropped 1 · last run ok` of a macro's triggers, else null.
+ * @param {TriggerStatus | undefined} status
+ */
+function triggerLine(status) {
+  if (!status) return null;
+  const specs = status.triggers.map((trigger) => {
+    const next = trigger.next ? `, next ${new Date(trigger.next).toLocaleTimeString()}` : '';
+    return `${JSON.stringify(trigger.spec)}${next}`;
+  });
+  const last = status.lastRun ? ` · last run ${status.lastRun.ok ? 'ok' : 'failed'}: ${status.lastRun.result}` : '';
+  const paused = status.paused ? ` · paused: ${status.paused}` : '';
+  return element('p', { class: 'muted triggers', 'data-triggers': status.name },
+    `triggers (${status.mode.mode}): ${specs.join('; ')} · fired ${status.fired}, dropped ${status.dropped}, failed ${status.failed}${last}${paused}`);
 }
 
 /** @param {string} text JSON, or else a string */

@@ -22,6 +22,14 @@ interface MacroEntry {
   size?: number;
 }
 
+/** An entry of `macro.triggers`: a macro's triggers and what they did. */
+interface TriggerStatus {
+  name: string; mode: { mode: string; max?: number }; paused: string | null;
+  running: number; queued: number; fired: number; dropped: number; failed: number;
+  lastRun: { at: string; ms: number; ok: boolean; result: string } | null;
+  triggers: { kind: string; spec: unknown; next: string | null; fired: number }[];
+}
+
 /** A JSON-RPC error (a rejected `rpc`), or a thrown `Error`: both have a message. */
 interface RPCError {
   code?: number; message: string;
@@ -57,6 +65,7 @@ interface RPCResults {
   'progress.get': Record<string, number>;
   'log.recent': LogRecord[];
   'macro.list': MacroEntry[];
+  'macro.triggers': TriggerStatus[];
   'macro.source': { source: string };
   'macro.call': unknown;
   'macro.save': { file: string; version: number };
