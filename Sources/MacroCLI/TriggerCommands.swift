@@ -70,14 +70,18 @@ struct Triggers: ParsableCommand {
                 let mode = entry["mode"]["mode"].stringValue ?? "single"
                 let bound = entry["mode"]["max"].intValue.map { " max \($0)" } ?? ""
                 let paused = entry["paused"].stringValue.map { "  PAUSED: \($0)" } ?? ""
-                print("\(entry["name"].stringValue ?? "")  mode \(mode)\(bound)  fired \(entry["fired"].intValue ?? 0), dropped \(entry["dropped"].intValue ?? 0), failed \(entry["failed"].intValue ?? 0)\(paused)")
+                print(
+                    "\(entry["name"].stringValue ?? "")  mode \(mode)\(bound)  fired \(entry["fired"].intValue ?? 0), dropped \(entry["dropped"].intValue ?? 0), failed \(entry["failed"].intValue ?? 0)\(paused)"
+                )
                 for trigger in entry["triggers"].arrayValue ?? [] {
                     let next = trigger["next"].stringValue.map { "  next \($0)" } ?? ""
                     print("  \(trigger["spec"].jsonText(pretty: false))\(next)")
                 }
                 let last = entry["lastRun"]
                 if let at = last["at"].stringValue {
-                    print("  last run \(at), \(last["ms"].doubleValue.map { MacroValue.formatNumber($0) } ?? "?") ms, \(last["ok"] == true ? "ok" : "failed"): \(last["result"].stringValue ?? "")")
+                    print(
+                        "  last run \(at), \(last["ms"].doubleValue.map { MacroValue.formatNumber($0) } ?? "?") ms, \(last["ok"] == true ? "ok" : "failed"): \(last["result"].stringValue ?? "")"
+                    )
                 }
             }
         } catch let error as RPCError { throw DaemonLink.report(error) }

@@ -264,6 +264,32 @@ struct BenchCommand: ParsableCommand {
             "A module edit: lib/reloadmod.js (`export const V = N`) is saved; `usesmod.js` imports V and is not saved; timed from the write to the first call of usesmod returning N."
         )
 
+        // 9. Triggers: an idle daemon with 100 scheduled macros, and a watcher on the call path.
+        let idleBefore = try idleCost(macrod.child, seconds: 3)
+        let scheduled = try scheduleMacros(macrod, count: 100)
+        let idleAfter = try idleCost(macrod.child, seconds: 3)
+        let plainCalls = try runLoad(path: macrod.socketPath, wire: ours, clients: 1, callsPerClient: calls, server: macrod.child)
+        try "export const triggers = [{ watch: \"inner\", above: 100 }];\nexport default function watcher(event) {}\n".write(
+            toFile: "\(macrod.macrosDirectory)/watcher.js", atomically: true, encoding: .utf8)
+        try waitForTriggers(macrod, count: scheduled + 1)
+        let watchedCalls = try runLoad(path: macrod.socketPath, wire: ours, clients: 1, callsPerClient: calls, server: macrod.child)
+        report.section("9. Triggers: idle cost of 100 scheduled macros; a watcher on the call path (\(calls) calls, 1 client)")
+        report.row(
+            "idle wake-ups/s, 100 scheduled macros vs none", ours: idleAfter.wakeups, anchor: idleBefore.wakeups, unit: "/s", lowerIsBetter: true, target: nil,
+            absoluteTarget: 25)
+        report.row(
+            "idle CPU %, 100 scheduled macros vs none", ours: idleAfter.cpuPercent, anchor: idleBefore.cpuPercent, unit: "%", lowerIsBetter: true, target: nil,
+            absoluteTarget: 1)
+        report.row(
+            "calls/s with a watcher on the channel vs without", ours: watchedCalls.callsPerSecond, anchor: plainCalls.callsPerSecond, unit: "/s",
+            lowerIsBetter: false, target: 0.95)
+        report.row(
+            "server CPU per call with a watcher vs without", ours: watchedCalls.serverCPUMicros, anchor: plainCalls.serverCPUMicros, unit: "us",
+            lowerIsBetter: true, target: 1.05)
+        report.note(
+            "The 100 macros declare `cron: \"0 0 1 1 *\"` (armed, not due in the window); the watcher watches `inner`, which every call of `add` changes, with a threshold it never passes, so the cost is the watcher's check on each committed change, not a run."
+        )
+
         // 5. CLI, whole process.
         report.section("5. CLI, whole process (median of \(cliRuns) runs)")
         let macroRemote = try medianRun("\(binaries)/macro", ["run", "add", "0.5", "--socket", macrod.socketPath])
@@ -331,6 +357,40 @@ struct BenchCommand: ParsableCommand {
         var times = try reloadTimes(macrod: macrod, saves: saves, file: "lib/reloadmod.js", macro: "usesmod") { "export const V = \($0);\n" }
         times.sort()
         return (times[times.count / 2], times[min(times.count - 1, Int(Double(times.count) * 0.99))])
+    }
+
+    /// Wake-ups (context switches) per second and CPU percent of `server` over `seconds` of idle.
+    private func idleCost(_ server: Child, seconds: Double) throws -> (wakeups: Double, cpuPercent: Double) {
+        let (cpu, switches) = (server.cpuSeconds, server.contextSwitches)
+        let start = monotonicSeconds()
+        usleep(useconds_t(seconds * 1_000_000))
+        let elapsed = monotonicSeconds() - start
+        return ((server.contextSwitches - switches) / elapsed, (server.cpuSeconds - cpu) / elapsed * 100)
+    }
+
+    /// Writes `count` macros with a schedule that is not due in the bench's window; returns how
+    /// many macros have triggers once they are armed.
+    private func scheduleMacros(_ macrod: Macrod, count: Int) throws -> Int {
+        for index in 0..<count {
+            try "export const triggers = [{ cron: \"0 0 1 1 *\" }];\nexport default function s\(index)() {}\n".write(
+                toFile: "\(macrod.macrosDirectory)/s\(index).js", atomically: true, encoding: .utf8)
+        }
+        try waitForTriggers(macrod, count: count)
+        return count
+    }
+
+    /// Waits until macrod reports `count` macros with triggers (at most 10 s).
+    private func waitForTriggers(_ macrod: Macrod, count: Int) throws {
+        let socket = try BlockingSocket(path: macrod.socketPath)
+        let request = Array("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"engine.status\"}\n".utf8)
+        let start = monotonicSeconds()
+        while monotonicSeconds() - start < 10 {
+            try socket.send(request)
+            let reply = String(decoding: try socket.receive(BlockingSocket.line), as: UTF8.self)
+            if reply.contains("\"triggers\":{\"macros\":\(count),") { return }
+            usleep(20_000)
+        }
+        throw BenchError("macrod did not arm the triggers of \(count) macros within 10 s")
     }
 
     private func medianRun(_ executable: String, _ arguments: [String]) throws -> (seconds: Double, peakMiB: Double) {

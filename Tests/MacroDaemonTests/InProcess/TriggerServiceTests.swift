@@ -13,7 +13,8 @@ struct TriggerServiceTests {
     @Test func aTriggerFiredByHandRunsNotifiesAndCounts() async throws {
         let directory = TemporaryDirectory(prefix: "in-process")
         try FileManager.default.createDirectory(atPath: directory.url("macros"), withIntermediateDirectories: true)
-        try directory.write("macros/tick.js", "export const triggers = [{ every: \"1h\" }];\nexport default function tick(event) { progress.inner += event.by || 1; return event.kind; }\n")
+        try directory.write(
+            "macros/tick.js", "export const triggers = [{ every: \"1h\" }];\nexport default function tick(event) { progress.inner += event.by || 1; return event.kind; }\n")
         try directory.write("macros/plain.js", "function plain() { return 1; }")
         let config = MacroConfig(macrosDirectory: directory.url("macros"), stateFile: directory.url("state.json"))
         let service = try InProcessService(config: config)
