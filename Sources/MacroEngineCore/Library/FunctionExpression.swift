@@ -40,6 +40,13 @@ extension JSRuntime {
         return (function, [])
     }
 
+    /// The triggers `source` (a macro file) declares, read without running anything; nil for
+    /// none, or for a file that does not parse.
+    func declaredTriggers(in source: String, file: String, macro: String) -> TriggerDeclaration? {
+        guard source.contains("export"), let shape = try? shapeCheck?.moduleShape(of: source, kind: "macro", file: file), shape.kind == "macro" else { return nil }
+        return try? triggerDeclaration(shape, file: file, macro: macro)
+    }
+
     /// The triggers a macro file declares (`export const triggers`, `mode`), nil for none;
     /// throws `.syntax` at the declaration for one that is not valid.
     private func triggerDeclaration(_ shape: ModuleShape, file: String, macro: String) throws -> TriggerDeclaration? {

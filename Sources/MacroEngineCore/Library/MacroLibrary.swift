@@ -508,6 +508,11 @@ extension MacroLibrary {
             triggers.set(name, declaration)
         } else if live {
             triggers.set(name, nil)
+        } else if error != nil, let source = try? SourceFile.read(file, macro: name),
+            let declaration = try? engine.sync({ runtime in runtime.declaredTriggers(in: source, file: file, macro: name) })
+        {
+            // Never live (quarantined from the start, say): its triggers are listed, paused.
+            triggers.set(name, declaration)
         }
         triggers.pause(name, reason: error.map { $0.code == .quarantined ? "quarantined: \($0.message)" : "its file does not load: \($0.headline)" })
     }
