@@ -51,6 +51,10 @@ package struct List: ParsableCommand {
             if let links = Self.links(entry) {
                 line += "\n" + String(repeating: " ", count: width + statusWidth + 4) + links
             }
+            if let triggers = entry["triggers"].arrayValue, !triggers.isEmpty {
+                let mode = entry["mode"]["mode"].stringValue.map { " (\($0))" } ?? ""
+                line += "\n" + String(repeating: " ", count: width + statusWidth + 4) + "triggers\(mode): " + triggers.map { $0.jsonText(pretty: false) }.joined(separator: ", ")
+            }
             print(line)
         }
     }

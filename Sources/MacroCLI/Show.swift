@@ -47,8 +47,9 @@ struct Show: ParsableCommand {
         }
         if options.json {
             var fields: OrderedFields = ["name": .string(name), "file": .string(file), "source": .string(source)]
-            if entry["imports"] != .null { fields["imports"] = entry["imports"] }
-            if entry["importers"] != .null { fields["importers"] = entry["importers"] }
+            if !entry["imports"].isNullish { fields["imports"] = entry["imports"] }
+            if !entry["importers"].isNullish { fields["importers"] = entry["importers"] }
+            if !entry["triggers"].isNullish { fields["triggers"] = entry["triggers"] }
             Console.printJSON(.object(fields))
         } else {
             if let links = List.links(entry) { FileHandle.standardError.write(Data("\(name): \(links)\n".utf8)) }

@@ -286,7 +286,14 @@ extension MacroLibrary {
             if !edges.importers.isEmpty { fields["importers"] = .array(edges.importers.map { .string($0) }) }
             return .object(fields)
         }
-        let macros = entries.map { with($0.listJSON(kind: "macro"), $0.name) }
+        let declared = Dictionary(triggers.status().map { ($0["name"].stringValue ?? "", $0) }, uniquingKeysWith: { a, _ in a })
+        let macros = entries.map { entry -> MacroValue in
+            let value = with(entry.listJSON(kind: "macro"), entry.name)
+            guard let status = declared[entry.name], case .object(var fields) = value else { return value }
+            fields["triggers"] = .array((status["triggers"].arrayValue ?? []).map { $0["spec"] })
+            fields["mode"] = status["mode"]
+            return .object(fields)
+        }
         let modules = moduleNames.withLock { $0 }
         let libs = libEntries.map { entry -> MacroValue in
             let value = with(entry.listJSON(kind: "lib"), entry.name)
