@@ -84,7 +84,7 @@ public enum RPCMethod: String, CaseIterable, Sendable {
     /// The table: one line per method.
     public var descriptor: Descriptor {
         switch self {
-        case .call: Descriptor(params: ["name", "args", "timeoutMs", "announce"], lane: .engine, commit: .deferrable)
+        case .call: Descriptor(params: ["name", "args", "timeoutMs", "announce", "console"], lane: .engine, commit: .deferrable)
         case .list: Descriptor(params: [], lane: .engine, commit: .deferrable)
         case .source: Descriptor(params: ["name"], lane: .engine, commit: .deferrable)
         case .save: Descriptor(params: ["name", "source"], lane: .engine, commit: .own)

@@ -22,8 +22,17 @@ extension EngineMethods {
             }
         default: throw params.invalid("announce", "must be true or false")
         }
+        // `console: false`: no `macro.console` notification on this connection for this call (a
+        // generic JSON-RPC client may take any message with an id for its reply); the lines
+        // still go to the log.
+        let wantsConsole: Bool
+        switch params.value["console"] {
+        case .undefined, .bool(true): wantsConsole = true
+        case .bool(false): wantsConsole = false
+        default: throw params.invalid("console", "must be true or false")
+        }
         // The file does not load but an earlier version does: it runs, and the caller is told.
-        if let id, let callID, let entry = library.entry(named: name), entry.status == .error, entry.version > 0,
+        if wantsConsole, let id, let callID, let entry = library.entry(named: name), entry.status == .error, entry.version > 0,
             entry.error?.code != .quarantined, let error = entry.error
         {
             let message = "\(error.location.map { "\($0): " } ?? "")\(error.headline); the file does not load, so version \(entry.version), the last that did, runs"
@@ -32,7 +41,7 @@ extension EngineMethods {
         counters.countCall()
         let start = NIODeadline.now().uptimeNanoseconds
         statistics.value.started(callID ?? 0, macro: name)
-        let route = id.flatMap { id in callID.map { consoleRoutes.open(call: $0, to: connection, id: id) } }
+        let route = wantsConsole ? id.flatMap { id in callID.map { consoleRoutes.open(call: $0, to: connection, id: id) } } : nil
         let outcome = library.callOutcome(name, arguments: arguments, deadline: deadline, callID: callID)
         return .call(outcome, CallRecord(name: name, callID: callID, start: start, route: route))
     }

@@ -47,3 +47,22 @@ struct TriggerServiceTests {
         #expect(engineStatus == ["macros": 1, "paused": 0, "fired": 1, "dropped": 0])
     }
 }
+
+/// `macro.call {console: false}`: a generic JSON-RPC client gets only its reply.
+@Suite("macro.call without console notifications")
+struct CallConsoleOptionTests {
+    @Test func consoleFalseSendsOnlyTheReply() async throws {
+        let directory = TemporaryDirectory(prefix: "in-process")
+        try FileManager.default.createDirectory(atPath: directory.url("macros"), withIntermediateDirectories: true)
+        try directory.write("macros/talk.js", "function talk() { console.log('hello'); return 1; }")
+        let service = try InProcessService(config: MacroConfig(macrosDirectory: directory.url("macros"), stateFile: directory.url("state.json")))
+        let client = try await service.connect()
+        try await client.request(.call, ["name": "talk"], id: 1)
+        #expect(try await client.next()["method"] == "macro.console")
+        #expect(try await client.next()["result"] == 1)
+        // The very next message after this request is its reply.
+        try await client.request(.call, ["name": "talk", "console": false], id: 2)
+        #expect(try await client.next() == ["jsonrpc": "2.0", "id": 2, "result": 1])
+        #expect(try await client.call(.call, ["name": "talk", "console": "no"], id: 3)["error"]["code"] == .number(Double(RPCError.invalidParams)))
+    }
+}
