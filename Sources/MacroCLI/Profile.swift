@@ -19,6 +19,10 @@ package struct Profile: ParsableCommand {
         discussion: """
             Runs the macro N times, one after the other, in the daemon, or in this process with \
             --local (or when no daemon answers; the progress values it changes are then not saved). \
+            In the daemon the runs are real calls: what they change in the progress values is \
+            kept, as after N `macro run`s (the debugger, by contrast, works on a copy). \
+            JavaScriptCore samples about once a millisecond of JavaScript: a macro that runs for \
+            microseconds needs thousands of runs to show up (0 samples exits 65 and says how many). \
             Frames are `function (file:line)` for every function of a macro or lib file (the file \
             relative to the macros directory, the line where the function is defined), built-ins \
             and native functions by name (`map`, `sqrt`, `setInnerProgress`); the engine's own \
@@ -88,7 +92,15 @@ package struct Profile: ParsableCommand {
         // Samples JavaScriptCore drew above a caller that was not calling (a stale frame): left out.
         let dropped = result["dropped"].intValue ?? 0
         let note = dropped > 0 ? " (\(dropped) more left out: JavaScriptCore could not place them)" : ""
-        Console.error("\(result["samples"].intValue ?? 0) samples of \(runs) run(s) written to \(path)\(note)")
+        let samples = result["samples"].intValue ?? 0
+        Console.error("\(samples) samples of \(runs) run(s) written to \(path)\(note)")
+        if samples == 0 {
+            // About one sample per millisecond of JavaScript: these runs took less than one in all.
+            let more = min(ProfileLimits.maximumRuns, max(runs * 100, 1000))
+            throw Failure(
+                exit: 65, kind: "threw",
+                message: "no samples: \(runs) run(s) of \(name) took less than the sampler's millisecond in all; try --runs \(more) (at most \(ProfileLimits.maximumRuns))")
+        }
     }
 
     /// Writes `text` to `path` with open(2)/write(2), so a failure names its reason as the

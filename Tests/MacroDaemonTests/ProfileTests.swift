@@ -69,6 +69,15 @@ struct ProfileTests {
         #expect(widest.value * 2 > total(folded), "\(folded)")
     }
 
+    @Test func aRunTooShortForTheSamplerSaysHowManyRunsWouldDo() throws {
+        let dir = TemporaryDirectory(prefix: "profile")
+        try dir.write("macros/quick.js", "function quick() { return 1; }")
+        let output = dir.url("quick.folded")
+        let result = try BinaryRunner.macro("profile", "quick", "--runs", "1", "--local", "--macros", dir.url("macros"), "--format", "folded", "--output", output)
+        #expect(result.status == 65, "\(result)")
+        #expect(result.stderr.hasSuffix("no samples: 1 run(s) of quick took less than the sampler's millisecond in all; try --runs 1000 (at most 100000)\n"), "\(result)")
+    }
+
     @Test func theHotFunctionOfALibFileIsTheWidestFrame() throws {
         let daemon = try DaemonProcess(files: Self.files)
         let output = daemon.dir.url("heavy.folded")
