@@ -148,14 +148,20 @@ public final class TriggerScheduler: Sendable {
 
     /// Pauses `macro`'s triggers (`reason`, for display) or, with nil, resumes them.
     public func pause(_ macro: String, reason: String?) {
-        let resumed = state.withLock { state -> Bool in
-            guard var armed = state[macro] else { return false }
+        // Told when it changes, and only for a macro that has triggers.
+        let change = state.withLock { state -> (was: String?, now: String?)? in
+            guard var armed = state[macro], !armed.declaration.triggers.isEmpty, armed.pausedReason != reason else { return nil }
             let was = armed.pausedReason
             armed.pausedReason = reason
             state[macro] = armed
-            return was != nil && reason == nil
+            return (was, reason)
         }
-        if resumed { logger.info("triggers of \(macro) resume") } else if let reason { logger.notice("triggers of \(macro) pause: \(reason)") }
+        guard let change else { return }
+        if change.now == nil {
+            logger.info("triggers of \(macro) resume")
+        } else if change.was == nil {
+            logger.notice("triggers of \(macro) pause: \(change.now?.split(separator: ":").first.map(String.init) ?? "") (macro triggers says why)")
+        }
     }
 
     /// The macros that have triggers.
