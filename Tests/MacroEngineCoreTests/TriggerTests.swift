@@ -108,6 +108,32 @@ struct TriggerTests {
         #expect(library.triggers.totals("echo")?.fired == 2)
     }
 
+    @Test func aDebouncedWatcherRunsOnceForABurstWithItsFirstOldAndLastNewValue() throws {
+        let dir = TemporaryDirectory()
+        try dir.write("calm.js", "export const triggers = [{ watch: \"middle\", debounce: \"250ms\" }];\nexport default function calm(event) { return [event.old, event.new]; }\n")
+        try dir.write("set.js", "function set(v) { progress.middle = v; }")
+        let clock = ManualTriggerClock(start: Self.start)
+        let (library, engine, model) = try library(dir, clock: clock)
+        try library.reload()
+        let runs = Runs(library.triggers)
+        library.activateTriggers(observing: model)
+        for value in [1, 2, 3] {
+            try library.call("set", arguments: [.number(Double(value))])
+            // The change reaches the scheduler after its turn, on the engine's loop.
+            _ = try engine.evaluate("0")
+            clock.advance(by: .milliseconds(100))
+        }
+        #expect(runs.finished.isEmpty)
+        clock.advance(by: .milliseconds(200))
+        runs.waitFinished(1)
+        #expect(runs.finished.map { try? $0.result.get() } == [[0, 3]])
+        // JavaScript paused (the restart budget spent): fires are dropped, counted.
+        engine.pauseJavaScript(reason: "test")
+        _ = try? library.call("set", arguments: [5])
+        #expect(library.triggers.fire("calm", event: ["kind": "every"]) == .dropped(reason: "paused: JavaScript is paused (test)"))
+        engine.resumeJavaScript()
+    }
+
     /// A burst of 100 fires while the first run waits (on a gate the test opens).
     func burst(mode: String) throws -> (fired: Int, dropped: Int, failed: Int, completed: Int, results: [String]) {
         let dir = TemporaryDirectory()

@@ -128,6 +128,7 @@ public final class MacroLibrary: Sendable {
             clock: triggerClock ?? LoopTriggerClock(loop: engine.eventLoop), logger: logger, ledgerPath: triggerLedger,
             reserveCallID: { [weak engine] in engine?.reserveCallID() ?? 0 },
             perform: { [loop = engine.eventLoop] body in loop.execute(body) },
+            javascriptPaused: { [weak engine] in engine?.pausedReason },
             run: { name, event, id in
                 guard let library = box.library else { return engine.eventLoop.makeFailedFuture(MacroError.engineGone) }
                 return library.callFuture(name, arguments: [event], callID: id)

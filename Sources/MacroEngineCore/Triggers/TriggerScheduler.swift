@@ -55,6 +55,8 @@ public final class TriggerScheduler: Sendable {
     private let run: @Sendable (String, MacroValue, Int) -> EventLoopFuture<MacroValue>
     private let cancel: @Sendable (Int) -> Void
     private let reserveCallID: @Sendable () -> Int
+    /// Why JavaScript is paused (the engine's restart budget ran out), nil while it runs.
+    private let javascriptPaused: @Sendable () -> String?
     /// Where runs start and cancels land, in order (the engine's loop): a cancel of a run that
     /// was just started then finds it.
     private let perform: @Sendable (@escaping @Sendable () -> Void) -> Void
@@ -77,9 +79,11 @@ public final class TriggerScheduler: Sendable {
     public init(
         clock: any TriggerClock, logger: Logger, ledgerPath: String? = nil, reserveCallID: @escaping @Sendable () -> Int,
         perform: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void = { $0() },
+        javascriptPaused: @escaping @Sendable () -> String? = { nil },
         run: @escaping @Sendable (String, MacroValue, Int) -> EventLoopFuture<MacroValue>, cancel: @escaping @Sendable (Int) -> Void
     ) {
         self.perform = perform
+        self.javascriptPaused = javascriptPaused
         self.clock = clock
         self.logger = logger
         self.run = run
@@ -314,12 +318,17 @@ public final class TriggerScheduler: Sendable {
         }
         let kind = event["kind"].stringValue ?? "manual"
         let now = clock.now
+        let scriptPause = kind == "manual" ? nil : javascriptPaused()
         let decision = state.withLock { state -> Decision in
             var armed = state[macro] ?? Armed(declaration: TriggerDeclaration(triggers: [], mode: .single))
             defer { state[macro] = armed }
             if let reason = armed.pausedReason, kind != "manual" {
                 armed.dropped += 1
                 return .dropped("paused: \(reason)")
+            }
+            if let scriptPause {
+                armed.dropped += 1
+                return .dropped("paused: JavaScript is paused (\(scriptPause))")
             }
             if kind == "watch" {
                 if let until = armed.watchPausedUntil, now < until {
