@@ -97,7 +97,7 @@ struct ConformanceTests {
     static let positional: [(String, String, String)] = [
         ("progress.get", "[1]", "Invalid params: progress.get takes no params (send none, {} or [])"),
         ("macro.list", #"["bump"]"#, "Invalid params: macro.list takes no params (send none, {} or [])"),
-        ("macro.call", #"["bump", ["inner", 1]]"#, "Invalid params: macro.call takes named params (an object with name, args, timeoutMs, announce), not an array"),
+        ("macro.call", #"["bump", ["inner", 1]]"#, "Invalid params: macro.call takes named params (an object with name, args, timeoutMs, announce, console), not an array"),
         ("macro.save", #"["x", "function() {}"]"#, "Invalid params: macro.save takes named params (an object with name, source), not an array"),
         ("progress.set", "[5]", #"Invalid params: progress.set takes named params (an object such as {"inner": 5}), not an array"#),
         ("macro.cancel", "[1]", "Invalid params: macro.cancel takes named params (an object with call), not an array"),
@@ -115,8 +115,8 @@ struct ConformanceTests {
 
     /// Every method that checks its keys, with otherwise valid params plus one unknown key.
     static let unknownKeys: [(String, MacroValue, String)] = [
-        ("macro.call", ["name": "bump", "argz": [1]], "unknown param 'argz' (macro.call takes name, args, timeoutMs, announce)"),
-        ("macro.call", ["name": "bump", "args": ["inner", 1], "timeout": 5], "unknown param 'timeout' (macro.call takes name, args, timeoutMs, announce)"),
+        ("macro.call", ["name": "bump", "argz": [1]], "unknown param 'argz' (macro.call takes name, args, timeoutMs, announce, console)"),
+        ("macro.call", ["name": "bump", "args": ["inner", 1], "timeout": 5], "unknown param 'timeout' (macro.call takes name, args, timeoutMs, announce, console)"),
         ("macro.list", ["verbose": true], "unknown param 'verbose' (macro.list takes no params)"),
         ("macro.source", ["name": "bump", "file": "x"], "unknown param 'file' (macro.source takes name)"),
         ("macro.save", ["name": "other", "source": "function() {}", "mode": 420], "unknown param 'mode' (macro.save takes name, source)"),

@@ -24,7 +24,7 @@ struct ThirdPartyClientTests {
                 "1152921504606846976 result 2",
                 "1152921504606846977 result 1",
                 "7 error -32601 Method not found: no.such",
-                "8 error -32602 Invalid params: unknown param 'argz' (macro.call takes name, args, timeoutMs, announce)",
+                "8 error -32602 Invalid params: unknown param 'argz' (macro.call takes name, args, timeoutMs, announce, console)",
                 "9007199254740993 result 4",
                 "time_ns result 3",
             ])
