@@ -76,7 +76,10 @@ import Testing
     @Test func onlyModelOnlyMethodsDeferTheirCommit() {
         let deferring = RPCMethod.allCases.filter(\.defersCommit).map(\.rawValue).sorted()
         #expect(
-            deferring == ["engine.status", "log.recent", "macro.call", "macro.check", "macro.list", "macro.running", "macro.source", "macro.triggers", "macro.types", "progress.get", "progress.set"])
+            deferring == [
+                "engine.status", "log.recent", "macro.call", "macro.check", "macro.list", "macro.running", "macro.source", "macro.triggers", "macro.types", "progress.get",
+                "progress.set",
+            ])
     }
 
     @Test func aCommitIsDeferredAtMost32BatchesInARow() {
