@@ -71,6 +71,9 @@ public final class TriggerScheduler: Sendable {
     /// in-process loads the same files and must not start schedules).
     private let active = Atomic<Bool>(false)
     private let observer = Mutex<(model: ProgressModel, token: ProgressObserverToken)?>(nil)
+    /// How many `watch` triggers are declared: with none, a committed change costs the call
+    /// path one atomic load, not a task on the loop.
+    private let watchers = Atomic<Int>(0)
 
     /// A watcher that fires more than this many times in one second pauses for a second.
     public static let watchRateLimit = 20
@@ -120,6 +123,7 @@ public final class TriggerScheduler: Sendable {
             state[macro] = armed
             return previous
         }
+        countWatchers()
         if let old { for timer in old.timers.values { timer.cancel() }; for pending in old.debounce.values { pending.timer.cancel() } }
         guard let declaration, active.load(ordering: .relaxed) else { return }
         for (index, trigger) in declaration.triggers.enumerated() { arm(macro, index, trigger, catchingUp: true) }
@@ -137,8 +141,8 @@ public final class TriggerScheduler: Sendable {
             // Told inside the turn that made the change (as it commits): who made it is read
             // now; the runs start after the turn.
             let token = model.addObserver { [weak self] change in
+                guard let scheduler = self, scheduler.watchers.load(ordering: .relaxed) > 0 else { return }
                 let by = owner()
-                guard let scheduler = self else { return }
                 later { scheduler.progressChanged(channel: change.channel, old: change.oldValue, new: change.newValue, owner: by) }
             }
             observer.withLock { $0 = (model, token) }
@@ -148,6 +152,15 @@ public final class TriggerScheduler: Sendable {
             for (index, trigger) in declaration.triggers.enumerated() { arm(macro, index, trigger, catchingUp: true) }
         }
         engineStarted()
+    }
+
+    private func countWatchers() {
+        let count = state.withLock { state in
+            state.values.reduce(0) { total, armed in
+                total + armed.declaration.triggers.filter { if case .watch = $0.kind { true } else { false } }.count
+            }
+        }
+        watchers.store(count, ordering: .relaxed)
     }
 
     /// Pauses `macro`'s triggers (`reason`, for display) or, with nil, resumes them.

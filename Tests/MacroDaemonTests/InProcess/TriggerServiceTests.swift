@@ -30,6 +30,9 @@ struct TriggerServiceTests {
         #expect(reply["result"] == ["name": "tick", "outcome": "started", "call": .number(Double(call))])
         #expect(note["method"] == "macro.triggered")
         #expect(note["params"] == ["name": "tick", "kind": "manual", "call": .number(Double(call)), "event": ["by": 3, "kind": "manual"]])
+        // The run starts as a task on the engine's loop after the reply; a request on the engine
+        // lane runs after it.
+        _ = try await client.call(.call, ["name": "plain"], id: 30)
         #expect(try await client.call(.progressGet, id: 3)["result"]["inner"] == 3)
         let status = try await client.call(.triggers, id: 4)["result"]
         #expect(status.arrayValue?.count == 1)
