@@ -72,7 +72,7 @@ public final class MacroDaemon: Service, Sendable {
             config: config, name: "macrod", eventLoop: config.ioThread == .engine ? loops.next() : nil, logger: logger)
         restoreState(environment)
         let host = EngineHost(
-            engine: environment.engine, model: environment.model, library: environment.library, store: environment.store, hub: hub,
+            environment: environment, hub: hub,
             settings: .init(
                 engineEval: config.engineEval, queueLimit: config.queueLimit, socket: socketPath, fsync: config.fsync,
                 newFileMode: FileMode.newFile(umask: userUmask)),

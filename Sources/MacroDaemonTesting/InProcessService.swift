@@ -23,8 +23,7 @@ package final class InProcessService {
     ) throws {
         environment = try EngineEnvironment(config: config, name: "in-process", logger: logger)
         host = EngineHost(
-            engine: environment.engine, model: environment.model, library: environment.library, store: environment.store,
-            hub: NotificationHub(), settings: HostSettings(queueLimit: queueLimit, socket: "in-process"), version: "test",
+            environment: environment, hub: NotificationHub(), settings: HostSettings(queueLimit: queueLimit, socket: "in-process"), version: "test",
             logger: logger)
         pipeline = ClientPipeline(host: host, allowedUIDs: [], maxLineBytes: maxLineBytes, maxInFlight: maxInFlight, logger: logger)
         _ = try environment.library.reload()

@@ -31,6 +31,10 @@ public enum RPCMethod: String, CaseIterable, Sendable {
     case resume = "engine.resume"
     case trigger = "macro.trigger"
     case triggers = "macro.triggers"
+    case storeGet = "store.get"
+    case storeSet = "store.set"
+    case storeDelete = "store.delete"
+    case storeList = "store.list"
     case debugStart = "debug.start"
     case debugList = "debug.list"
     case debugSetBreakpoints = "debug.setBreakpoints"
@@ -106,6 +110,11 @@ public enum RPCMethod: String, CaseIterable, Sendable {
         case .resume: Descriptor(params: [], lane: .engine, commit: .own)
         case .trigger: Descriptor(params: ["name", "event"], lane: .engine, commit: .own)
         case .triggers: Descriptor(params: ["name"], lane: .engine, commit: .deferrable)
+        case .storeGet: Descriptor(params: ["name", "key"], lane: .engine, commit: .deferrable)
+        // A store is in memory, journaled like the model: a restart rolls back what the journal lacks.
+        case .storeSet: Descriptor(params: ["name", "key", "value"], lane: .engine, commit: .deferrable)
+        case .storeDelete: Descriptor(params: ["name", "key"], lane: .engine, commit: .deferrable)
+        case .storeList: Descriptor(params: [], lane: .engine, commit: .deferrable)
         case .debugStart: Descriptor(params: ["name", "args", "stopOnEntry", "idleTimeoutMs", "evaluateLimitMs"], lane: .debug, commit: .own)
         case .debugList: Descriptor(params: [], lane: .debug, commit: .own)
         case .debugSetBreakpoints: Descriptor(params: ["session", "path", "breakpoints"], lane: .debug, commit: .own)
@@ -180,6 +189,14 @@ public protocol RPCMethodHandlers {
     func trigger(_ request: Request) throws -> Reply
     /// `macro.triggers`
     func triggers(_ request: Request) throws -> Reply
+    /// `store.get`
+    func storeGet(_ request: Request) throws -> Reply
+    /// `store.set`
+    func storeSet(_ request: Request) throws -> Reply
+    /// `store.delete`
+    func storeDelete(_ request: Request) throws -> Reply
+    /// `store.list`
+    func storeList(_ request: Request) throws -> Reply
 }
 
 extension RPCMethod {
@@ -208,6 +225,10 @@ extension RPCMethod {
         case .resume: try handlers.resume(request)
         case .trigger: try handlers.trigger(request)
         case .triggers: try handlers.triggers(request)
+        case .storeGet: try handlers.storeGet(request)
+        case .storeSet: try handlers.storeSet(request)
+        case .storeDelete: try handlers.storeDelete(request)
+        case .storeList: try handlers.storeList(request)
         case .running, .cancel, .debugStart, .debugList, .debugSetBreakpoints, .debugSetExceptionBreakpoints, .debugRun, .debugPause,
             .debugRequest, .debugTerminate:
             nil

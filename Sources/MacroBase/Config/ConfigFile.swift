@@ -31,7 +31,7 @@ struct ConfigFile: Decodable {
         "call_deadline_ms", "fsync", "fsync_interval_ms", "memory_limit_mb", "io_thread",
         "connection_in_flight", "connection_buffer_bytes",
         "harden_builtins", "stall_grace_ms", "stall_quarantine",
-        "http", "http_allow_remote", "log_format",
+        "http", "http_allow_remote", "log_format", "store_limit_bytes",
     ]
     var macrosDir: String?
     var stateFile: String?
@@ -58,6 +58,7 @@ struct ConfigFile: Decodable {
     var http: String?
     var httpAllowRemote: Bool?
     var logFormat: String?
+    var storeLimitBytes: Int?
 
     enum CodingKeys: String, CodingKey {
         case macrosDir = "macros_dir", stateFile = "state_file", timeLimitMs = "time_limit_ms"
@@ -69,6 +70,7 @@ struct ConfigFile: Decodable {
         case connectionInFlight = "connection_in_flight", connectionBufferBytes = "connection_buffer_bytes"
         case hardenBuiltins = "harden_builtins", stallGraceMs = "stall_grace_ms", stallQuarantine = "stall_quarantine"
         case http, httpAllowRemote = "http_allow_remote", logFormat = "log_format"
+        case storeLimitBytes = "store_limit_bytes"
     }
 
     init(from decoder: any Decoder) throws {
@@ -98,6 +100,7 @@ struct ConfigFile: Decodable {
         connectionBufferBytes = try c.decodeIfPresent(Int.self, forKey: .connectionBufferBytes)
         http = try c.decodeIfPresent(String.self, forKey: .http)
         httpAllowRemote = try c.decodeIfPresent(Bool.self, forKey: .httpAllowRemote)
+        storeLimitBytes = try c.decodeIfPresent(Int.self, forKey: .storeLimitBytes)
         logFormat = try c.decodeIfPresent(String.self, forKey: .logFormat)
     }
 
@@ -224,6 +227,12 @@ struct ConfigFile: Decodable {
             config.http = address
         }
         if let httpAllowRemote { config.httpAllowRemote = httpAllowRemote }
+        if let storeLimitBytes {
+            guard (1024...1_073_741_824).contains(storeLimitBytes) else {
+                throw ConfigError(code: .invalidValue, file: file, key: "store_limit_bytes", message: "must be between 1024 and 1073741824, got \(storeLimitBytes)")
+            }
+            config.storeLimitBytes = storeLimitBytes
+        }
         if let engineEval { config.engineEval = engineEval }
         if let queueLimit {
             guard (1...1_000_000).contains(queueLimit) else {

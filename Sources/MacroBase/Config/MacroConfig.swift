@@ -84,6 +84,9 @@ public struct MacroConfig: Sendable, Equatable {
     public var http: HTTPAddress?
     /// Whether the dashboard may listen on an address other than loopback (`http_allow_remote`, false).
     public var httpAllowRemote: Bool = false
+    /// The most one macro's `store` may hold: the UTF-8 bytes of its keys and of their values'
+    /// JSON text (`store_limit_bytes`, 1 MiB).
+    public var storeLimitBytes: Int = 1 << 20
 
     /// The built-in defaults: `./macros`, the three rings (inner, middle, outer), 5 s, `info`.
     public init(

@@ -25,10 +25,8 @@ package final class EngineHost: Sendable {
     /// The settings (``HostSettings``), under the name the daemon builds them with.
     typealias Settings = HostSettings
 
-    package init(
-        engine: MacroEngine, model: ProgressModel, library: MacroLibrary, store: StateStore, hub: NotificationHub,
-        settings: HostSettings, version: String, logger: Logger
-    ) {
+    package init(environment: EngineEnvironment, hub: NotificationHub, settings: HostSettings, version: String, logger: Logger) {
+        let engine = environment.engine, model = environment.model, library = environment.library
         self.engine = engine
         self.hub = hub
         self.library = library
@@ -40,8 +38,8 @@ package final class EngineHost: Sendable {
         let counters = RequestCounters(), inFlight = InFlightRequests()
         let laneState = NIOLoopBoundBox.makeBoxSendingValue(
             EngineLane.State(outbox: ReplyOutbox(inFlight: inFlight, counters: counters, logger: logger)), as: EngineLane.State.self, eventLoop: loop)
-        let persistence = StatePersistence(store: store, model: model, settings: settings, logger: logger)
-        let publisher = ProgressPublisher(model: model, hub: hub, persistence: persistence, laneState: laneState)
+        let persistence = StatePersistence(environment: environment, settings: settings, logger: logger)
+        let publisher = ProgressPublisher(model: model, store: environment.macroStore, hub: hub, persistence: persistence, laneState: laneState)
         let methods = EngineMethods(
             engine: engine, model: model, library: library, hub: hub, settings: settings, counters: counters,
             publisher: publisher, persistence: persistence, statistics: statistics, consoleRoutes: consoleRoutes, version: version)
