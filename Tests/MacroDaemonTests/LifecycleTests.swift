@@ -60,6 +60,23 @@ struct DaemonLifecycleTests {
         #expect(try next.client().call("progress.get")["inner"] == 0)
     }
 
+    /// Issue #36: what a macro counted in its store survives `kill -9`: every answered call's
+    /// change was journaled before its reply left.
+    @Test func aStoreSurvivesKill9() throws {
+        let daemon = try DaemonProcess(files: [
+            "counter.js": #"function counter() { const n = (store.get("count") ?? 0) + 1; store.set("count", n); return n }"#
+        ])
+        let client = try daemon.client()
+        for expected in 1...3 { #expect(try client.call("macro.call", ["name": "counter"]) == .number(Double(expected))) }
+        daemon.stop(signal: SIGKILL)
+        let next = try DaemonProcess(dir: daemon.dir)
+        #expect(try next.client().call("macro.call", ["name": "counter"]) == 4)
+        // A clean stop folds the journal into the snapshot.
+        #expect(next.stop() == 0)
+        #expect(try daemon.dir.read("state.json.store.json") == "{\"version\":1,\"stores\":{\n\"counter\":{\"count\":4}}}\n")
+        #expect(!FileManager.default.fileExists(atPath: daemon.dir.url("state.json.store.journal")))
+    }
+
     @Test func aFileThatIsNotASocketIsLeftAlone() throws {
         let dir = TemporaryDirectory(prefix: "macrod")
         let path = try dir.write("macrod.sock", "precious")
