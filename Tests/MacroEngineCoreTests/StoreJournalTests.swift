@@ -16,6 +16,7 @@ struct StoreJournalTests {
         let directory = TemporaryDirectory(prefix: "store-journal")
         let journal = StoreJournal(stateFile: directory.url("state.json"))
         let store = MacroStore()
+        store.recordChanges()
         try journal.append(
             try Self.changes(store) {
                 try $0.set("a", "k", json: "1"); try $0.set("a", "j", json: #"{"x":[1,2]}"#)
@@ -24,7 +25,7 @@ struct StoreJournalTests {
             try Self.changes(store) {
                 try $0.set("a", "k", json: "2"); $0.delete("a", "j"); try $0.set("b", "q", json: #""é""#)
             }, store: store, durable: true)
-        #expect(try directory.read("state.json.store.journal") == #"[["a","k",1],["a","j",{"x":[1,2]}]]"# + "\n" + #"[["a","k",2],["a","j"],["b","q","é"]]"# + "\n")
+        #expect(try directory.read("state.json.store.journal") == #"[["a","j",{"x":[1,2]}],["a","k",1]]"# + "\n" + #"[["a","j"],["a","k",2],["b","q","é"]]"# + "\n")
         var warnings: [StateWarning] = []
         #expect(StoreJournal(stateFile: directory.url("state.json")).load(warnings: &warnings) == ["a": ["k": "2"], "b": ["q": #""é""#]])
         #expect(warnings.isEmpty)
@@ -57,6 +58,7 @@ struct StoreJournalTests {
         let directory = TemporaryDirectory(prefix: "store-journal")
         let journal = StoreJournal(stateFile: directory.url("state.json"))
         let store = MacroStore()
+        store.recordChanges()
         try journal.append(try Self.changes(store) { try $0.set("m", "k", json: "[1]") }, store: store, durable: false)
         try journal.close(saving: store.all)
         #expect(!FileManager.default.fileExists(atPath: directory.url("state.json.store.journal")))
@@ -69,6 +71,7 @@ struct StoreJournalTests {
         let directory = TemporaryDirectory(prefix: "store-journal")
         let journal = StoreJournal(stateFile: directory.url("state.json"))
         let store = MacroStore()
+        store.recordChanges()
         let big = "\"" + String(repeating: "x", count: 100_000) + "\""
         for i in 0..<12 {
             try journal.append(try Self.changes(store) { try $0.set("m", "k\(i % 3)", json: big) }, store: store, durable: false)
@@ -88,6 +91,7 @@ struct StoreJournalTests {
         #expect(StoreJournal(stateFile: directory.url("state.json")).load(warnings: &warnings) == [:])
         #expect(warnings.map(\.code) == [.journalUnreadable])
         let store = MacroStore()
+        store.recordChanges()
         #expect(throws: MacroError.self) {
             try StoreJournal(stateFile: directory.url("state.json")).append([StoreChange(macro: "a", key: "k", json: "2")], store: store, durable: false)
         }

@@ -11,6 +11,7 @@ struct StoreTests {
     private static func engine(_ macros: String, limit: Int = MacroStore.defaultLimit) throws -> (MacroEngine, MacroStore, ProgressModel) {
         let (engine, model, _) = try makeEngine(timeLimit: .milliseconds(300))
         let store = MacroStore(limit: limit)
+        store.recordChanges()
         try engine.add(store)
         try engine.evaluate(macros)
         return (engine, store, model)
@@ -27,7 +28,29 @@ struct StoreTests {
         #expect(try engine.call("counter") == 2)
         #expect(try engine.call("counter") == 3)
         #expect(store.json("counter", "count") == "3")
-        #expect(store.takeUnjournaled() == (1...3).map { StoreChange(macro: "counter", key: "count", json: "\($0)") })
+        // One change per key waits for the journal: its latest value.
+        #expect(store.takeUnjournaled() == [StoreChange(macro: "counter", key: "count", json: "3")])
+        #expect(store.takeUnjournaled().isEmpty)
+    }
+
+    /// An endless loop of writes keeps one entry per key for its turn: it cannot grow the
+    /// engine's memory outside the JavaScript heap's limit before the watchdog stops it.
+    @Test func aTurnThatWritesInALoopKeepsOneEntryPerKeyAndRollsBackWhole() throws {
+        let (engine, store, _) = try Self.engine(
+            "function churn() { store.set('kept', 'before'); for (let i = 0; ; i++) { store.set('n', i); store.set('tmp' + i, i); store.delete('tmp' + i); store.delete('kept') } }"
+        )
+        try store.set("churn", "kept", json: "\"start\"")
+        _ = store.takeUnjournaled()
+        let error = try #require(throws: MacroError.self) { try engine.call("churn") }
+        #expect(error.code == .timeout)
+        #expect(store.entries("churn") == ["kept": "\"start\""])
+        #expect(store.takeUnjournaled().isEmpty)
+    }
+
+    @Test func aKeyATurnCreatesAndDeletesIsNoChange() throws {
+        let (engine, store, _) = try Self.engine("function flicker() { store.set('a', 1); store.delete('a'); store.set('b', 2); store.set('b', 3) }")
+        _ = try engine.call("flicker")
+        #expect(store.takeUnjournaled() == [StoreChange(macro: "flicker", key: "b", json: "3")])
     }
 
     @Test func aCallThatThrowsLeavesNoStoreChange() throws {

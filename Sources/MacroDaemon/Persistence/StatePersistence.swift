@@ -28,6 +28,7 @@ final class StatePersistence: Sendable {
         storeJournal = environment.storeJournal
         model = environment.model
         macroStore = environment.macroStore
+        macroStore.recordChanges()
         self.settings = settings
         self.logger = logger
     }

@@ -21,8 +21,8 @@ public struct StoreChange: Sendable, Hashable {
 /// What macros remember between calls: one key-value store per macro, values kept as JSON text.
 /// It is engine state that changes atomically with JavaScript turns, as the progress model does
 /// (a ``TurnParticipant``): a turn that throws, is cancelled or times out leaves no change. The
-/// committed changes wait in order for the daemon's group commit to journal them
-/// (``takeUnjournaled()``), so a store change is on disk before the reply that follows it leaves.
+/// committed changes wait for the daemon's group commit to journal them (``takeUnjournaled()``,
+/// each key's latest value), so a store change is on disk before the reply that follows it leaves.
 /// Each macro's store holds at most ``limit`` bytes (its keys' and values' UTF-8 bytes); a `set`
 /// that would pass it is refused whole. Thread-safe; the engine calls it on its loop.
 public final class MacroStore: Sendable {
@@ -39,16 +39,25 @@ public final class MacroStore: Sendable {
         var bytes = 0
     }
 
+    /// A key of one macro's store.
+    struct Key: Hashable {
+        var macro: String
+        var key: String
+    }
+
     private struct State {
         var stores: [String: Entries] = [:]
         var limit: Int
         var inTurn = false
-        /// What the open turn replaced, oldest first: undone in reverse by a rollback.
-        var undo: [StoreChange] = []
-        /// The open turn's changes, in order.
-        var turn: [StoreChange] = []
-        /// Committed changes not yet journaled, in order.
-        var unjournaled: [StoreChange] = []
+        /// The open turn's keys, each with its value when the turn first touched it (nil: not
+        /// set): a rollback writes these back, a commit journals the keys whose value differs.
+        /// One entry per key, however often the turn writes it (a key the turn created and
+        /// deleted is dropped), so an endless loop of writes cannot grow it.
+        var turnStart: [Key: String?] = [:]
+        /// Whether committed changes are kept for a journal (macrod: ``takeUnjournaled()``).
+        var records = false
+        /// Committed changes not yet journaled: each key's latest value (nil: deleted).
+        var unjournaled: [Key: String?] = [:]
     }
 
     /// An empty store whose macros may hold `limit` bytes each.
@@ -182,12 +191,16 @@ public final class MacroStore: Sendable {
 
     private static func apply(_ state: inout State, _ change: StoreChange, old: String?) {
         write(&state.stores, change)
-        let undo = StoreChange(macro: change.macro, key: change.key, json: old)
+        let key = Key(macro: change.macro, key: change.key)
         if state.inTurn {
-            state.undo.append(undo)
-            state.turn.append(change)
-        } else {
-            state.unjournaled.append(change)
+            if let index = state.turnStart.index(forKey: key) {
+                // Created by this turn and deleted again: no change at all.
+                if state.turnStart.values[index] == nil, change.json == nil { state.turnStart.remove(at: index) }
+            } else {
+                state.turnStart.updateValue(old, forKey: key)
+            }
+        } else if state.records {
+            state.unjournaled.updateValue(change.json, forKey: key)
         }
     }
 
@@ -209,11 +222,20 @@ public final class MacroStore: Sendable {
     /// Whether committed changes wait to be journaled.
     public var hasUnjournaled: Bool { state.withLock { !$0.unjournaled.isEmpty } }
 
-    /// The committed changes since the last call, in order; the caller journals them.
+    /// Keeps committed changes for ``takeUnjournaled()`` from now on (macrod's journal); without
+    /// it (`macro --local`, which saves the whole store at the end) none are kept.
+    public func recordChanges() {
+        state.withLock { $0.records = true }
+    }
+
+    /// The committed changes since the last call, one per key (its latest value), ordered by
+    /// macro and key; the caller journals them.
     public func takeUnjournaled() -> [StoreChange] {
         state.withLock { state in
+            guard !state.unjournaled.isEmpty else { return [] }
             defer { state.unjournaled.removeAll(keepingCapacity: true) }
-            return state.unjournaled
+            return state.unjournaled.map { StoreChange(macro: $0.key.macro, key: $0.key.key, json: $0.value) }
+                .sorted { ($0.macro, $0.key) < ($1.macro, $1.key) }
         }
     }
 
@@ -238,25 +260,28 @@ extension MacroStore: TurnParticipant {
         state.withLock { $0.inTurn = true }
     }
 
-    /// The turn succeeded: its changes wait for the journal.
+    /// The turn succeeded: the keys whose value it changed wait for the journal.
     public func commitTurn() {
         state.withLock { state in
             state.inTurn = false
-            guard !state.turn.isEmpty else { return }
-            state.unjournaled += state.turn
-            state.turn.removeAll(keepingCapacity: true)
-            state.undo.removeAll(keepingCapacity: true)
+            guard !state.turnStart.isEmpty else { return }
+            if state.records {
+                for (key, old) in state.turnStart {
+                    let now = state.stores[key.macro]?.values[key.key]
+                    if now != old { state.unjournaled.updateValue(now, forKey: key) }
+                }
+            }
+            state.turnStart.removeAll(keepingCapacity: true)
         }
     }
 
-    /// The turn failed: its changes are undone, newest first.
+    /// The turn failed: every key it touched gets its value from the turn's start back.
     public func rollbackTurn() {
         state.withLock { state in
             state.inTurn = false
-            guard !state.undo.isEmpty else { return }
-            for undo in state.undo.reversed() { Self.write(&state.stores, undo) }
-            state.turn.removeAll(keepingCapacity: true)
-            state.undo.removeAll(keepingCapacity: true)
+            guard !state.turnStart.isEmpty else { return }
+            for (key, old) in state.turnStart { Self.write(&state.stores, StoreChange(macro: key.macro, key: key.key, json: old)) }
+            state.turnStart.removeAll(keepingCapacity: true)
         }
     }
 }
