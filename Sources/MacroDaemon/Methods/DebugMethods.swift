@@ -26,6 +26,8 @@ final class DebugMethods: Sendable {
     private let engine: MacroEngine
     private let model: ProgressModel
     private let library: MacroLibrary
+    /// The live stores: a session starts with a copy of its macro's.
+    private let store: MacroStore
     private let logger: Logger
     private let worker: String
     private let sessions = Mutex<[Int: Owned]>([:])
@@ -38,7 +40,10 @@ final class DebugMethods: Sendable {
         var process: DebugProcess?
     }
 
-    init(engine: MacroEngine, model: ProgressModel, library: MacroLibrary, logger: Logger, worker: String = DebugMethods.workerExecutable) {
+    init(
+        engine: MacroEngine, model: ProgressModel, library: MacroLibrary, store: MacroStore, logger: Logger, worker: String = DebugMethods.workerExecutable
+    ) {
+        self.store = store
         self.engine = engine
         self.model = model
         self.library = library
@@ -114,6 +119,7 @@ final class DebugMethods: Sendable {
             hardenBuiltins: engine.configuration.hardenBuiltins, channels: model.channels,
             values: Dictionary(uniqueKeysWithValues: model.committedValues.map { ($0.channel, $0.value) }),
             evalEnabled: engine.configuration.evalEnabled, quarantine: library.quarantineList)
+        options.store = store.committedEntries(name)
         if let idle = params["idleTimeoutMs"].intValue, idle > 0 { options.idleTimeout = .milliseconds(idle) }
         if let limit = params["evaluateLimitMs"].intValue, limit > 0 { options.evaluateLimit = .milliseconds(limit) }
         let id = nextID.add(1, ordering: .relaxed).newValue

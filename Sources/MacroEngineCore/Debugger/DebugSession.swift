@@ -39,6 +39,9 @@ public final class DebugSession: Sendable {
         public var channels: [ProgressChannel]
         /// The channels' values at launch, by name (the session's copy).
         public var values: [String: Double]
+        /// The macro's store at launch, key: JSON text (the session's copy; nothing it writes
+        /// reaches the live store).
+        public var store: [String: String] = [:]
         /// A session stopped this long without a request ends.
         public var idleTimeout: Duration
         /// Whether the macro's own code may use `eval` and `new Function`, as in the live engine
@@ -143,6 +146,10 @@ public final class DebugSession: Sendable {
         model.restore(options.values)
         initialValues = model.values
         try engine.add(model)
+        // The macro's store as it was at launch; no limit here: the live one refuses what passes it.
+        let store = MacroStore(limit: .max)
+        store.restore([options.macro: options.store])
+        try engine.add(store)
         callID = engine.reserveCallID()
         budget = RunningBudget(options.callDeadline)
         try Self.installAgent(

@@ -91,6 +91,16 @@ public final class MacroStore: Sendable {
         state.withLock { $0.stores[macro]?.values ?? [:] }
     }
 
+    /// `macro`'s entries as of the last committed turn (during a turn, as it began): what
+    /// another thread may read while JavaScript runs, never a half-done turn.
+    public func committedEntries(_ macro: String) -> [String: String] {
+        state.withLock { state in
+            var values = state.stores[macro]?.values ?? [:]
+            for (key, old) in state.turnStart where key.macro == macro { values[key.key] = old }
+            return values
+        }
+    }
+
     /// The bytes `macro`'s store holds.
     public func bytes(_ macro: String) -> Int {
         state.withLock { $0.stores[macro]?.bytes ?? 0 }
