@@ -132,5 +132,7 @@ public final class MacroDaemon: Service, Sendable {
             logger.error("cannot read the state file: \(error); starting from the defaults")
         }
         for warning in warnings { logger.warning("\(warning.message)") }
+        let (_, skipped) = environment.runs.load(from: environment.runsPath)
+        if skipped > 0 { logger.warning("\(environment.runsPath): \(skipped) run record(s) could not be read; skipped") }
     }
 }

@@ -35,6 +35,8 @@ public enum RPCMethod: String, CaseIterable, Sendable {
     case storeSet = "store.set"
     case storeDelete = "store.delete"
     case storeList = "store.list"
+    case runList = "run.list"
+    case runGet = "run.get"
     case debugStart = "debug.start"
     case debugList = "debug.list"
     case debugSetBreakpoints = "debug.setBreakpoints"
@@ -115,6 +117,8 @@ public enum RPCMethod: String, CaseIterable, Sendable {
         case .storeSet: Descriptor(params: ["name", "key", "value"], lane: .engine, commit: .deferrable)
         case .storeDelete: Descriptor(params: ["name", "key"], lane: .engine, commit: .deferrable)
         case .storeList: Descriptor(params: [], lane: .engine, commit: .deferrable)
+        case .runList: Descriptor(params: ["name", "failed", "limit"], lane: .engine, commit: .deferrable)
+        case .runGet: Descriptor(params: ["id"], lane: .engine, commit: .deferrable)
         case .debugStart: Descriptor(params: ["name", "args", "stopOnEntry", "idleTimeoutMs", "evaluateLimitMs"], lane: .debug, commit: .own)
         case .debugList: Descriptor(params: [], lane: .debug, commit: .own)
         case .debugSetBreakpoints: Descriptor(params: ["session", "path", "breakpoints"], lane: .debug, commit: .own)
@@ -197,6 +201,10 @@ public protocol RPCMethodHandlers {
     func storeDelete(_ request: Request) throws -> Reply
     /// `store.list`
     func storeList(_ request: Request) throws -> Reply
+    /// `run.list`
+    func runList(_ request: Request) throws -> Reply
+    /// `run.get`
+    func runGet(_ request: Request) throws -> Reply
 }
 
 extension RPCMethod {
@@ -229,6 +237,8 @@ extension RPCMethod {
         case .storeSet: try handlers.storeSet(request)
         case .storeDelete: try handlers.storeDelete(request)
         case .storeList: try handlers.storeList(request)
+        case .runList: try handlers.runList(request)
+        case .runGet: try handlers.runGet(request)
         case .running, .cancel, .debugStart, .debugList, .debugSetBreakpoints, .debugSetExceptionBreakpoints, .debugRun, .debugPause,
             .debugRequest, .debugTerminate:
             nil
@@ -250,6 +260,8 @@ public enum RPCNotification: String, CaseIterable, Sendable {
     case removed = "macro.removed"
     /// `{"name", "kind", "call", "event"}` (subscription `macros`): a trigger started a run.
     case triggered = "macro.triggered"
+    /// `{id, macro, origin, started, ok, ms, error?}` (subscription `runs`): a run ended and was recorded.
+    case runRecorded = "run.recorded"
     /// A debug session stopped (breakpoint, step, exception, pause, entry), to its connection.
     case debugStopped = "debug.stopped"
     /// A debug session's console output, to its connection.

@@ -32,6 +32,7 @@ struct ConfigFile: Decodable {
         "connection_in_flight", "connection_buffer_bytes",
         "harden_builtins", "stall_grace_ms", "stall_quarantine",
         "http", "http_allow_remote", "log_format", "store_limit_bytes",
+        "record_runs", "runs_kept", "failed_runs_kept", "runs_bytes",
     ]
     var macrosDir: String?
     var stateFile: String?
@@ -59,6 +60,10 @@ struct ConfigFile: Decodable {
     var httpAllowRemote: Bool?
     var logFormat: String?
     var storeLimitBytes: Int?
+    var recordRuns: Bool?
+    var runsKept: Int?
+    var failedRunsKept: Int?
+    var runsBytes: Int?
 
     enum CodingKeys: String, CodingKey {
         case macrosDir = "macros_dir", stateFile = "state_file", timeLimitMs = "time_limit_ms"
@@ -71,6 +76,7 @@ struct ConfigFile: Decodable {
         case hardenBuiltins = "harden_builtins", stallGraceMs = "stall_grace_ms", stallQuarantine = "stall_quarantine"
         case http, httpAllowRemote = "http_allow_remote", logFormat = "log_format"
         case storeLimitBytes = "store_limit_bytes"
+        case recordRuns = "record_runs", runsKept = "runs_kept", failedRunsKept = "failed_runs_kept", runsBytes = "runs_bytes"
     }
 
     init(from decoder: any Decoder) throws {
@@ -101,6 +107,10 @@ struct ConfigFile: Decodable {
         http = try c.decodeIfPresent(String.self, forKey: .http)
         httpAllowRemote = try c.decodeIfPresent(Bool.self, forKey: .httpAllowRemote)
         storeLimitBytes = try c.decodeIfPresent(Int.self, forKey: .storeLimitBytes)
+        recordRuns = try c.decodeIfPresent(Bool.self, forKey: .recordRuns)
+        runsKept = try c.decodeIfPresent(Int.self, forKey: .runsKept)
+        failedRunsKept = try c.decodeIfPresent(Int.self, forKey: .failedRunsKept)
+        runsBytes = try c.decodeIfPresent(Int.self, forKey: .runsBytes)
         logFormat = try c.decodeIfPresent(String.self, forKey: .logFormat)
     }
 
@@ -232,6 +242,18 @@ struct ConfigFile: Decodable {
                 throw ConfigError(code: .invalidValue, file: file, key: "store_limit_bytes", message: "must be between 1024 and 1073741824, got \(storeLimitBytes)")
             }
             config.storeLimitBytes = storeLimitBytes
+        }
+        if let recordRuns { config.recordRuns = recordRuns }
+        for (key, value, range) in [("runs_kept", runsKept, 0...100_000), ("failed_runs_kept", failedRunsKept, 0...100_000), ("runs_bytes", runsBytes, 65536...4_294_967_296)] {
+            guard let value else { continue }
+            guard range.contains(value) else {
+                throw ConfigError(code: .invalidValue, file: file, key: key, message: "must be between \(range.lowerBound) and \(range.upperBound), got \(value)")
+            }
+            switch key {
+            case "runs_kept": config.runsKept = value
+            case "failed_runs_kept": config.failedRunsKept = value
+            default: config.runsBytes = value
+            }
         }
         if let engineEval { config.engineEval = engineEval }
         if let queueLimit {

@@ -16,6 +16,9 @@ final class StatePersistence: Sendable {
     private let model: ProgressModel
     /// The stores whose changes are journaled.
     let macroStore: MacroStore
+    /// The run records, saved at shutdown and before an engine restart (``saveRuns()``).
+    let runs: RunLog
+    private let runsPath: String
     /// The values last appended (nil: none yet): a commit that changed only a store does not
     /// write the same values again.
     private let appended = Mutex<[String: Double]?>(nil)
@@ -29,6 +32,8 @@ final class StatePersistence: Sendable {
         model = environment.model
         macroStore = environment.macroStore
         macroStore.recordChanges()
+        runs = environment.runs
+        runsPath = environment.runsPath
         self.settings = settings
         self.logger = logger
     }
@@ -94,6 +99,17 @@ final class StatePersistence: Sendable {
     func close() throws {
         try journal.close(saving: model.valuesByName)
         try storeJournal.close(saving: macroStore.all)
+        saveRuns()
+    }
+
+    /// Writes the run records beside the state file, for the next process (a restart, a stop);
+    /// a failure is logged, never fatal.
+    func saveRuns() {
+        do {
+            try runs.save(to: runsPath)
+        } catch {
+            logger.warning("cannot keep the run records: \(Self.describe(error)); the next process starts without them")
+        }
     }
 
     /// For the `interval` policy: fsyncs the journal if a change was written since the last sync.

@@ -20,6 +20,10 @@ public struct EngineEnvironment {
     public let macroStore: MacroStore
     /// Where the stores are kept, beside the state file.
     public let storeJournal: StoreJournal
+    /// Every run on the record (`record_runs`), kept beside the state file across restarts.
+    public let runs: RunLog
+    /// Where ``runs`` are kept while macrod is not running: the state file's path + `.runs.jsonl`.
+    public var runsPath: String { store.path + ".runs.jsonl" }
     /// The macro files of `macros_dir`.
     public let library: MacroLibrary
 
@@ -38,6 +42,9 @@ public struct EngineEnvironment {
         macroStore = MacroStore(limit: config.storeLimitBytes)
         try engine.add(macroStore)
         storeJournal = StoreJournal(stateFile: config.resolvedStateFile)
+        runs = RunLog(
+            model: model, store: macroStore, limits: RunLog.Limits(perMacro: config.runsKept, failedPerMacro: config.failedRunsKept, bytes: config.runsBytes))
+        if config.recordRuns { engine.runLog = runs }
         library = MacroLibrary(
             directory: config.macrosDirectory, engine: engine, logger: logger, triggerLedger: config.resolvedStateFile + ".triggers.json")
     }

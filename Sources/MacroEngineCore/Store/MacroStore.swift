@@ -227,6 +227,19 @@ public final class MacroStore: Sendable {
         stores[change.macro] = entries.values.isEmpty ? nil : entries
     }
 
+    /// The open turn's changes so far: each key whose value differs from the turn's start
+    /// (JSON text; nil: not set), by macro and key. For the run records, read before the turn
+    /// commits or rolls back.
+    public func turnChanges() -> [(macro: String, key: String, from: String?, to: String?)] {
+        state.withLock { state in
+            guard state.inTurn, !state.turnStart.isEmpty else { return [] }
+            return state.turnStart.compactMap { key, old in
+                let now = state.stores[key.macro]?.values[key.key]
+                return now == old ? nil : (key.macro, key.key, old, now)
+            }.sorted { ($0.macro, $0.key) < ($1.macro, $1.key) }
+        }
+    }
+
     // MARK: Journal
 
     /// Whether committed changes wait to be journaled.
