@@ -119,7 +119,7 @@ public enum RPCMethod: String, CaseIterable, Sendable {
         case .storeList: Descriptor(params: [], lane: .engine, commit: .deferrable)
         case .runList: Descriptor(params: ["name", "failed", "limit"], lane: .engine, commit: .deferrable)
         case .runGet: Descriptor(params: ["id"], lane: .engine, commit: .deferrable)
-        case .debugStart: Descriptor(params: ["name", "args", "stopOnEntry", "idleTimeoutMs", "evaluateLimitMs"], lane: .debug, commit: .own)
+        case .debugStart: Descriptor(params: ["name", "args", "stopOnEntry", "idleTimeoutMs", "evaluateLimitMs", "run"], lane: .debug, commit: .own)
         case .debugList: Descriptor(params: [], lane: .debug, commit: .own)
         case .debugSetBreakpoints: Descriptor(params: ["session", "path", "breakpoints"], lane: .debug, commit: .own)
         case .debugSetExceptionBreakpoints: Descriptor(params: ["session", "all", "uncaught"], lane: .debug, commit: .own)

@@ -69,6 +69,11 @@ struct StallRecoveryTests {
         #expect(try caller.call("macro.call", ["name": "counter"]) == 4, "log:\n\(daemon.log)")
         #expect(daemon.log.contains("serving again"))
         #expect(try caller.call("store.get", ["name": "stuck"])["entries"] == [:])
+        // Issue #37: the run records came along, the stuck run's as a failure.
+        let runs = try caller.call("run.list").arrayValue ?? []
+        #expect(runs.map { $0["macro"] } == ["counter", "counter", "counter", "stuck", "counter"], "\(runs)")
+        #expect(runs.map { $0["ok"] } == [true, true, true, false, true])
+        #expect(runs.map { $0["id"] } == [1, 2, 3, 4, 5])
     }
 
     @Test(arguments: runaways)

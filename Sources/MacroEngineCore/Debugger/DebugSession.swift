@@ -42,6 +42,9 @@ public final class DebugSession: Sendable {
         /// The macro's store at launch, key: JSON text (the session's copy; nothing it writes
         /// reaches the live store).
         public var store: [String: String] = [:]
+        /// A replay of a run that failed: the session stops at the throw (uncaught exceptions
+        /// stop it whatever the client sets).
+        public var stopAtThrow = false
         /// A session stopped this long without a request ends.
         public var idleTimeout: Duration
         /// Whether the macro's own code may use `eval` and `new Function`, as in the live engine
@@ -179,6 +182,7 @@ public final class DebugSession: Sendable {
         guard let target else { throw DebugError(.launchFailed, "no macro named '\(options.macro)' in \(options.directory)") }
         function = target
         configuration.setStopOnEntry(options.stopOnEntry)
+        if options.stopAtThrow { configuration.setStopsAtUncaught() }
     }
 
     deinit {

@@ -44,7 +44,10 @@ public final class RunLog: Sendable {
 
     private struct State {
         var limits: Limits
+        /// Runs going, by call id.
         var running: [Int: RunRecord] = [:]
+        /// The next run's id (past every loaded one).
+        var nextID = 1
         /// Who starts the calls about to begin, by call id (``expect(origin:call:)``).
         var origins: [Int: String] = [:]
         var finished: [String: Rings] = [:]
@@ -88,9 +91,10 @@ public final class RunLog: Sendable {
         state.withLock { state in
             let origin = state.origins.removeValue(forKey: call) ?? "call"
             var record = RunRecord(
-                id: call, macro: macro, version: version.map { String($0, radix: 16) }, origin: origin, startedAt: now, arguments: arguments,
+                id: state.nextID, call: call, macro: macro, version: version.map { String($0, radix: 16) }, origin: origin, startedAt: now, arguments: arguments,
                 valuesBefore: values, storeBefore: storeBefore)
             record.startUptimeMs = uptime
+            state.nextID += 1
             state.running[call] = record
         }
     }
@@ -223,7 +227,7 @@ public final class RunLog: Sendable {
     /// Record `id` (finished or still running).
     public func record(_ id: Int) -> RunRecord? {
         state.withLock { state in
-            if let running = state.running[id] { return running }
+            if let running = state.running.values.first(where: { $0.id == id }) { return running }
             for rings in state.finished.values {
                 if let found = rings.ok.first(where: { $0.id == id }) ?? rings.failed.first(where: { $0.id == id }) { return found }
             }
@@ -258,6 +262,7 @@ public final class RunLog: Sendable {
                     continue
                 }
                 Self.keep(record, in: &state)
+                state.nextID = max(state.nextID, record.id + 1)
                 loaded += 1
             }
         }

@@ -9,8 +9,10 @@ private typealias OrderedFields = OrderedDictionary<String, MacroValue>
 /// changes it made to the rings and its store (those rolled back too, marked so), the values
 /// before it (what a replay starts from) and its timings. Kept by ``RunLog``.
 public struct RunRecord: Sendable {
-    /// The run's id: its call id.
+    /// The run's id: unique across restarts of macrod (while records are kept).
     public var id: Int
+    /// The call id it ran as (`macro.running`, `macro.cancel`, console lines); a new process counts calls from 1 again.
+    public var call: Int
     /// The macro.
     public var macro: String
     /// The version of its file that ran: FNV-1a 64 of the loaded content, in hex (``CodeOwner/hash``).
@@ -83,7 +85,7 @@ public struct RunRecord: Sendable {
     /// The one-line summary `run.list` gives.
     public var summary: MacroValue {
         var fields: OrderedFields = [
-            "id": .number(Double(id)), "macro": .string(macro), "origin": .string(origin),
+            "id": .number(Double(id)), "call": .number(Double(call)), "macro": .string(macro), "origin": .string(origin),
             "started": .string(Self.iso(startedAt)), "ok": ended ? .bool(!failed) : .null,
             "ms": totalMs.map { .number(Self.rounded($0)) } ?? .null,
         ]
@@ -94,7 +96,7 @@ public struct RunRecord: Sendable {
     /// The whole record, as `run.get` and the JSON-lines export give it.
     public var json: MacroValue {
         var fields: OrderedFields = [
-            "id": .number(Double(id)), "call": .number(Double(id)), "macro": .string(macro), "version": version.map { .string($0) } ?? .null,
+            "id": .number(Double(id)), "call": .number(Double(call)), "macro": .string(macro), "version": version.map { .string($0) } ?? .null,
             "origin": .string(origin), "started": .string(Self.iso(startedAt)), "arguments": .array(arguments),
         ]
         if let error {
@@ -136,7 +138,9 @@ public struct RunRecord: Sendable {
         guard let id = json["id"].intValue, let macro = json["macro"].stringValue, let origin = json["origin"].stringValue,
             let started = json["started"].stringValue.flatMap(Self.date)
         else { return nil }
-        self.init(id: id, macro: macro, version: json["version"].stringValue, origin: origin, startedAt: started, arguments: json["arguments"].arrayValue ?? [], valuesBefore: [:])
+        self.init(
+            id: id, call: json["call"].intValue ?? id, macro: macro, version: json["version"].stringValue, origin: origin, startedAt: started,
+            arguments: json["arguments"].arrayValue ?? [], valuesBefore: [:])
         if case .object(let error) = json["error"] {
             self.error = MacroError(
                 code: Self.code(error["code"]?.stringValue), message: error["message"]?.stringValue ?? "", errorName: error["name"]?.stringValue, macro: macro,
@@ -168,10 +172,11 @@ public struct RunRecord: Sendable {
 
     /// A record of a run starting now.
     init(
-        id: Int, macro: String, version: String?, origin: String, startedAt: Double, arguments: [MacroValue], valuesBefore: [String: Double],
+        id: Int, call: Int, macro: String, version: String?, origin: String, startedAt: Double, arguments: [MacroValue], valuesBefore: [String: Double],
         storeBefore: [String: String]? = nil
     ) {
         self.id = id
+        self.call = call
         self.macro = macro
         self.version = version
         self.origin = origin
