@@ -320,6 +320,29 @@ struct BenchCommand: ParsableCommand {
             "`addstored` is `add` plus `store.set(\"n\", (store.get(\"n\") ?? 0) + 1)`: each call changes a key, so each commit also appends a line to the store journal (fsync: interval)."
         )
 
+        // 11. Run records: the same calls with recording off, in a second macrod, alternating.
+        do {
+            let unrecorded = try Macrod(binaries: binaries, directory: "\(directory)/macrod-unrecorded", extraConfig: "record_runs: false\n" + macrodConfig)
+            defer { unrecorded.stop() }
+            report.section("11. Run records: add with every run recorded vs record_runs: false (best of 3 alternating rounds)")
+            for count in [1, clients.max() ?? 50] {
+                let per = count == 1 ? calls : callsPerClient
+                var recorded: [LoadResult] = [], plain: [LoadResult] = []
+                for _ in 0..<3 {
+                    recorded.append(try runLoad(path: macrod.socketPath, wire: ours, clients: count, callsPerClient: per, server: macrod.child))
+                    plain.append(try runLoad(path: unrecorded.socketPath, wire: ours, clients: count, callsPerClient: per, server: unrecorded.child))
+                }
+                let best = { (runs: [LoadResult]) in runs.max { $0.callsPerSecond < $1.callsPerSecond }! }
+                report.row(
+                    "\(count) client\(count == 1 ? "" : "s"): calls/s recorded vs not", ours: best(recorded).callsPerSecond, anchor: best(plain).callsPerSecond,
+                    unit: "/s", lowerIsBetter: false, target: 0.97)
+                report.row(
+                    "\(count) client\(count == 1 ? "" : "s"): server CPU per call recorded vs not", ours: best(recorded).serverCPUMicros,
+                    anchor: best(plain).serverCPUMicros, unit: "us", lowerIsBetter: true, target: 1.03)
+            }
+            report.note("Issue 37's budget: recording may cost at most 3% of a call (targets 0.97x and 1.03x).")
+        }
+
         // 5. CLI, whole process.
         report.section("5. CLI, whole process (median of \(cliRuns) runs)")
         let macroRemote = try medianRun("\(binaries)/macro", ["run", "add", "0.5", "--socket", macrod.socketPath])
