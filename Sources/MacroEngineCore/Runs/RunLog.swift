@@ -37,9 +37,10 @@ public final class RunLog: Sendable {
     private let store: MacroStore
     private let state: Mutex<State>
 
+    /// One macro's records, oldest first (ring buffers: dropping the oldest moves nothing).
     private struct Rings {
-        var ok: [RunRecord] = []
-        var failed: [RunRecord] = []
+        var ok = CircularBuffer<RunRecord>()
+        var failed = CircularBuffer<RunRecord>()
     }
 
     private struct State {
@@ -160,16 +161,17 @@ public final class RunLog: Sendable {
     }
 
     private static func keep(_ record: RunRecord, in state: inout State) {
-        var rings = state.finished[record.macro] ?? Rings()
+        // In place: a copy of the rings out of the dictionary and back would copy every record.
+        let limit = record.failed ? state.limits.failedPerMacro : state.limits.perMacro
+        var dropped = 0
         if record.failed {
-            rings.failed.append(record)
-            if rings.failed.count > state.limits.failedPerMacro { state.bytes -= rings.failed.removeFirst().bytes }
+            state.finished[record.macro, default: Rings()].failed.append(record)
+            while state.finished[record.macro]!.failed.count > limit { dropped += state.finished[record.macro]!.failed.removeFirst().bytes }
         } else {
-            rings.ok.append(record)
-            if rings.ok.count > state.limits.perMacro { state.bytes -= rings.ok.removeFirst().bytes }
+            state.finished[record.macro, default: Rings()].ok.append(record)
+            while state.finished[record.macro]!.ok.count > limit { dropped += state.finished[record.macro]!.ok.removeFirst().bytes }
         }
-        state.finished[record.macro] = rings
-        state.bytes += record.bytes
+        state.bytes += record.bytes - dropped
         // Past the bytes: the oldest success of any macro first, then the oldest failure.
         while state.bytes > state.limits.bytes {
             guard let (macro, failed) = oldest(in: state) else { break }
@@ -218,7 +220,7 @@ public final class RunLog: Sendable {
         let records = state.withLock { state in
             (macro.map { [$0] } ?? Array(state.finished.keys)).flatMap { name -> [RunRecord] in
                 guard let rings = state.finished[name] else { return [] }
-                return failed ? rings.failed : rings.ok + rings.failed
+                return failed ? Array(rings.failed) : Array(rings.ok) + Array(rings.failed)
             }
         }
         return Array(records.sorted { $0.id < $1.id }.suffix(limit))
