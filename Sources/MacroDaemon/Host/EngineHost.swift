@@ -64,6 +64,7 @@ package final class EngineHost: Sendable {
             statistics.value.turnEnded(call: entry.call, nanoseconds: entry.nanoseconds)
         }
         LibraryEvents.forward(from: library, to: hub, statistics: statistics, on: loop)
+        environment.runs.defaultOrigin = "socket"
         // `run.recorded` to the subscribers of `runs`: the summary `run.list` gives.
         environment.runs.onRecorded = { [hub] record in
             guard hub.hasSubscribers(.runs), let notification = hub.prepare(.runs, RPCNotification.runRecorded.rawValue, record.summary) else { return }

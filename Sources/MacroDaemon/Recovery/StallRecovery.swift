@@ -223,7 +223,9 @@ final class StallRecovery: Sendable {
                 }
             }, until: giveUp)
         // The run records go to the next process through their file, the stuck run's with it.
-        host.persistence.runs.abandonRunning(reason: "stopped by the engine restart: \(reason)")
+        if occupancy.call != 0, let macro = occupancy.owner?.macro {
+            host.persistence.runs.abandoned(call: occupancy.call, macro: macro, reason: "stopped by the engine restart: \(reason)")
+        }
         host.persistence.saveRuns()
         // 4. Hand over the sockets and what the next process must know.
         var handover = Handover()

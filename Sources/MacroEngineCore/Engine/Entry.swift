@@ -122,8 +122,8 @@ extension MacroEngine {
             var failure = failure
             do { try runtime.disarm(turn.armed, failure: failure, macro: turn.context?.macro) } catch { failure = error }
             // The run's record reads what the turn changed before it commits or rolls back.
-            if let context = turn.context, let runs = context.runs, turn.transaction.participants != nil {
-                runs.turnEnding(call: context.id, failed: failure != nil || runtime.turnFailed, began: turn.began, ended: NIODeadline.now().uptimeNanoseconds)
+            if let context = turn.context, let runs = context.runs, let draft = context.draft, turn.transaction.participants != nil {
+                runs.turnEnding(draft, failed: failure != nil || runtime.turnFailed, began: turn.began, ended: NIODeadline.now().uptimeNanoseconds)
             }
             try endTransaction(runtime, turn.transaction, failure: failure)
         } catch var error as MacroError where error.code == .timeout && turn.deadlineBound {

@@ -79,6 +79,11 @@ public final class ProgressModel: Sendable {
         return zip(channels, values).map { ($0.name, $1) }
     }
 
+    /// ``committedValues`` without the names, in channel order (one array, no pairs).
+    public var committedValueArray: [Double] {
+        state.locked { $0.inTurn ? $0.journal : $0.values }
+    }
+
     /// All values by channel name.
     public var valuesByName: [String: Double] {
         // Straight into the dictionary (no list of pairs first): one allocation.

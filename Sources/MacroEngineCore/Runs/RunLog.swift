@@ -36,6 +36,10 @@ public final class RunLog: Sendable {
     private let model: ProgressModel
     private let store: MacroStore
     private let state: Mutex<State>
+    /// Origins waiting in ``State/origins`` (a run's start looks there only when some are).
+    private let expectedOrigins = Atomic<Int>(0)
+    /// The channels' names, in order (the records keep values by index until they end).
+    let channelNames: [String]
 
     /// One macro's records, oldest first (ring buffers: dropping the oldest moves nothing).
     private struct Rings {
@@ -45,8 +49,8 @@ public final class RunLog: Sendable {
 
     private struct State {
         var limits: Limits
-        /// Runs going, by call id.
-        var running: [Int: RunRecord] = [:]
+        /// Who starts a run nobody named.
+        var defaultOrigin = "call"
         /// The next run's id (past every loaded one).
         var nextID = 1
         /// Who starts the calls about to begin, by call id (``expect(origin:call:)``).
@@ -60,6 +64,7 @@ public final class RunLog: Sendable {
     public init(model: ProgressModel, store: MacroStore, limits: Limits = Limits()) {
         self.model = model
         self.store = store
+        channelNames = model.channels.map(\.name)
         state = Mutex(State(limits: limits))
     }
 
@@ -77,87 +82,93 @@ public final class RunLog: Sendable {
 
     // MARK: Fed by the engine
 
-    /// Call `call`, about to start, was started by `origin` (`socket`, `dashboard`, `trigger:every`, ...).
+    /// Call `call`, about to start, was started by `origin` (`dashboard`, `trigger:every`, ...);
+    /// without this a run's origin is ``defaultOrigin``.
     public func expect(origin: String, call: Int) {
         state.withLock { $0.origins[call] = origin }
+        expectedOrigins.add(1, ordering: .relaxed)
     }
 
-    /// A run of `macro` begins.
-    func began(call: Int, macro: String, version: UInt64?, arguments: [MacroValue]) {
-        var values: [String: Double] = [:]
-        for (channel, value) in model.committedValues { values[channel] = value }
-        let storeBefore = store.bytes(macro) <= Self.storeSnapshotBytes ? store.committedEntries(macro) : nil
-        let now = Date().timeIntervalSince1970
-        let uptime = Double(NIODeadline.now().uptimeNanoseconds) / 1e6
-        state.withLock { state in
-            let origin = state.origins.removeValue(forKey: call) ?? "call"
-            var record = RunRecord(
-                id: state.nextID, call: call, macro: macro, version: version.map { String($0, radix: 16) }, origin: origin, startedAt: now, arguments: arguments,
-                valuesBefore: values, storeBefore: storeBefore)
-            record.startUptimeMs = uptime
+    /// Who started a run nobody said (``expect(origin:call:)``) started: macrod's socket clients.
+    public var defaultOrigin: String {
+        get { state.withLock { $0.defaultOrigin } }
+        set { state.withLock { $0.defaultOrigin = newValue } }
+    }
+
+    /// A run of `macro` begins: its draft, which the call carries (no lock while it runs). The
+    /// values and the store are read as the run finds them; nothing else is done until it ends.
+    func began(call: Int, macro: String, version: UInt64?, arguments: [MacroValue]) -> RunDraft {
+        let draft = RunDraft(call: call, macro: macro, version: version, arguments: arguments, began: NIODeadline.now().uptimeNanoseconds)
+        draft.valuesBefore = model.committedValueArray
+        draft.storeBefore = store.committedEntries(macro, upTo: Self.storeSnapshotBytes)
+        if expectedOrigins.load(ordering: .relaxed) > 0 {
+            draft.origin = state.withLock { $0.origins.removeValue(forKey: call) }
+            if draft.origin != nil { expectedOrigins.subtract(1, ordering: .relaxed) }
+        }
+        return draft
+    }
+
+    /// A turn of the draft's run ends, before its changes commit (or roll back, `failed`): what
+    /// it changed is read now. `began`/`ended`: the turn's uptime nanoseconds.
+    func turnEnding(_ draft: RunDraft, failed: Bool, began: UInt64, ended: UInt64) {
+        let ms = Double(ended &- began) / 1e6
+        draft.javascriptMs += ms
+        if draft.turns.count < Self.turnsKept {
+            draft.turns.append((Double(began &- draft.began) / 1e6, ms))
+        } else {
+            draft.turnsDropped += 1
+        }
+        for change in model.turnChanges() {
+            draft.changes.append(RunRecord.Change(channel: change.channel, from: change.from, to: change.to, kept: !failed))
+        }
+        for edit in store.turnChanges() where edit.macro == draft.macro {
+            draft.storeChanges.append(RunRecord.StoreEdit(key: edit.key, from: edit.from, to: edit.to, kept: !failed))
+        }
+    }
+
+    /// The draft's run ended with `outcome`: its record joins its macro's rings.
+    func finished(_ draft: RunDraft, outcome: Result<MacroValue, any Error>) {
+        let totalMs = Double(NIODeadline.now().uptimeNanoseconds &- draft.began) / 1e6
+        var record = draft.record(startedAt: Date().timeIntervalSince1970 - totalMs / 1000, totalMs: totalMs, channels: channelNames)
+        switch outcome {
+        case .success(let value): record.result = value
+        case .failure(let error): record.error = (error as? MacroError) ?? MacroError(code: .threw, message: "\(error)", macro: record.macro)
+        }
+        record.bytes = Self.size(of: record)
+        let recorded = state.withLock { state -> (@Sendable (RunRecord) -> Void)? in
+            if record.origin.isEmpty { record.origin = state.defaultOrigin }
+            record.id = state.nextID
             state.nextID += 1
-            state.running[call] = record
-        }
-    }
-
-    /// A console line of call `call`.
-    func console(call: Int, level: String, message: String) {
-        state.withLock { state in
-            guard state.running[call] != nil else { return }
-            if state.running[call]!.console.count < Self.consoleLines {
-                state.running[call]!.console.append((level, message))
-                state.running[call]!.bytes += message.utf8.count + 32
-            } else {
-                state.running[call]!.consoleDropped += 1
-            }
-        }
-    }
-
-    /// A turn of call `call` ends, before its changes commit (or roll back, `failed`): what it
-    /// changed is read now. `began`/`ended`: the turn's uptime nanoseconds.
-    func turnEnding(call: Int, failed: Bool, began: UInt64, ended: UInt64) {
-        let changes = model.turnChanges()
-        let edits = store.turnChanges()
-        state.withLock { state in
-            guard var record = state.running.removeValue(forKey: call) else { return }
-            defer { state.running[call] = record }
-            let ms = Double(ended &- began) / 1e6
-            record.javascriptMs += ms
-            if record.turns.count < Self.turnsKept {
-                record.turns.append(((Double(began) / 1e6) - record.startUptimeMs, ms))
-            } else {
-                record.turnsDropped += 1
-            }
-            for change in changes {
-                record.changes.append(RunRecord.Change(channel: change.channel, from: change.from, to: change.to, kept: !failed))
-            }
-            for edit in edits where edit.macro == record.macro {
-                record.storeChanges.append(RunRecord.StoreEdit(key: edit.key, from: edit.from, to: edit.to, kept: !failed))
-                record.bytes += edit.key.utf8.count + (edit.from?.utf8.count ?? 0) + (edit.to?.utf8.count ?? 0) + 32
-            }
-            record.bytes += changes.count * 48
-        }
-    }
-
-    /// Call `call` ended with `outcome`: its record joins its macro's rings.
-    func finished(call: Int, outcome: Result<MacroValue, any Error>) {
-        let now = Date().timeIntervalSince1970
-        let finished = state.withLock { state -> (RunRecord, (@Sendable (RunRecord) -> Void)?)? in
-            guard var record = state.running.removeValue(forKey: call) else { return nil }
-            record.totalMs = (now - record.startedAt) * 1000
-            switch outcome {
-            case .success(let value):
-                record.result = value
-                record.bytes += Self.size(of: value)
-            case .failure(let error):
-                record.error = (error as? MacroError) ?? MacroError(code: .threw, message: "\(error)", macro: record.macro)
-                record.bytes += (record.error?.message.utf8.count ?? 0) + (record.error?.stack?.utf8.count ?? 0)
-            }
-            record.bytes += record.arguments.reduce(0) { $0 + Self.size(of: $1) }
             Self.keep(record, in: &state)
-            return (record, state.recorded)
+            return state.recorded
         }
-        if let (record, recorded) = finished { recorded?(record) }
+        recorded?(record)
+    }
+
+    /// Records call `call` of `macro` as a failure with `reason` without its details: the engine
+    /// is being restarted under it (the stall recovery's thread cannot read the running call).
+    public func abandoned(call: Int, macro: String, reason: String) {
+        let record = RunRecord(
+            id: 0, call: call, macro: macro, version: nil, origin: "", startedAt: Date().timeIntervalSince1970, arguments: [], valuesBefore: [:])
+        var failed = record
+        failed.error = MacroError(code: .timeout, message: reason, macro: macro)
+        failed.totalMs = 0
+        state.withLock { state in
+            failed.origin = state.defaultOrigin
+            failed.id = state.nextID
+            state.nextID += 1
+            Self.keep(failed, in: &state)
+        }
+    }
+
+    /// Roughly the bytes a record holds.
+    static func size(of record: RunRecord) -> Int {
+        var bytes = 256 + record.changes.count * 48 + record.console.reduce(0) { $0 + $1.message.utf8.count + 32 }
+        bytes += record.storeChanges.reduce(0) { $0 + $1.key.utf8.count + ($1.from?.utf8.count ?? 0) + ($1.to?.utf8.count ?? 0) + 32 }
+        bytes += record.arguments.reduce(0) { $0 + size(of: $1) } + (record.result.map { size(of: $0) } ?? 0)
+        bytes += (record.error?.message.utf8.count ?? 0) + (record.error?.stack?.utf8.count ?? 0)
+        bytes += record.storeBefore?.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count } ?? 0
+        return bytes
     }
 
     private static func keep(_ record: RunRecord, in state: inout State) {
@@ -202,16 +213,6 @@ public final class RunLog: Sendable {
         }
     }
 
-    /// Ends every run still going with `reason` (a timeout): the engine is being restarted
-    /// under them, so their records are kept as the failures they are.
-    public func abandonRunning(reason: String) {
-        let ids = state.withLock { Array($0.running.keys) }
-        for id in ids {
-            let macro = state.withLock { $0.running[id]?.macro }
-            finished(call: id, outcome: .failure(MacroError(code: .timeout, message: reason, macro: macro)))
-        }
-    }
-
     // MARK: Reading
 
     /// Finished records, oldest first: of `macro` (nil: every macro), only failures when `failed`,
@@ -226,10 +227,9 @@ public final class RunLog: Sendable {
         return Array(records.sorted { $0.id < $1.id }.suffix(limit))
     }
 
-    /// Record `id` (finished or still running).
+    /// Record `id`, when it is kept.
     public func record(_ id: Int) -> RunRecord? {
         state.withLock { state in
-            if let running = state.running.values.first(where: { $0.id == id }) { return running }
             for rings in state.finished.values {
                 if let found = rings.ok.first(where: { $0.id == id }) ?? rings.failed.first(where: { $0.id == id }) { return found }
             }

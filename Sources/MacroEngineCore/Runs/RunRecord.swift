@@ -50,8 +50,6 @@ public struct RunRecord: Sendable {
     public var javascriptMs: Double = 0
     /// Roughly how many bytes the record holds (for the log's bound).
     public var bytes = 256
-    /// The start on the monotonic clock, in ms (turn times are relative to it; not kept on disk).
-    var startUptimeMs: Double = 0
 
     /// One change of a ring.
     public struct Change: Sendable, Equatable {

@@ -101,6 +101,21 @@ public final class MacroStore: Sendable {
         }
     }
 
+    /// ``committedEntries(_:)`` when the store holds at most `limit` bytes, else nil; one lock.
+    public func committedEntries(_ macro: String, upTo limit: Int) -> [String: String]? {
+        state.withLock { state in
+            guard let entries = state.stores[macro] else { return state.turnStart.isEmpty ? [:] : Self.committed(macro, [:], state) }
+            guard entries.bytes <= limit else { return nil }
+            return state.turnStart.isEmpty ? entries.values : Self.committed(macro, entries.values, state)
+        }
+    }
+
+    private static func committed(_ macro: String, _ values: [String: String], _ state: State) -> [String: String] {
+        var values = values
+        for (key, old) in state.turnStart where key.macro == macro { values[key.key] = old }
+        return values
+    }
+
     /// The bytes `macro`'s store holds.
     public func bytes(_ macro: String) -> Int {
         state.withLock { $0.stores[macro]?.bytes ?? 0 }
