@@ -81,7 +81,8 @@ public final class ProgressModel: Sendable {
 
     /// ``committedValues`` without the names, in channel order (one array, no pairs).
     public var committedValueArray: [Double] {
-        state.locked { $0.inTurn ? $0.journal : $0.values }
+        // A copy of its own: sharing the model's buffer would make the model copy it at its next write.
+        state.locked { state in (state.inTurn ? state.journal : state.values).withUnsafeBufferPointer { Array($0) } }
     }
 
     /// All values by channel name.

@@ -15,11 +15,11 @@ final class RunDraft {
     /// The channels' committed values, in channel order.
     var valuesBefore: [Double] = []
     var storeBefore: [String: String]?
-    var console: [(level: String, message: String)] = []
+    var console: [RunRecord.ConsoleLine] = []
     var consoleDropped = 0
     var changes: [RunRecord.Change] = []
     var storeChanges: [RunRecord.StoreEdit] = []
-    var turns: [(atMs: Double, ms: Double)] = []
+    var turns: [RunRecord.Turn] = []
     var turnsDropped = 0
     var javascriptMs: Double = 0
 
@@ -33,16 +33,14 @@ final class RunDraft {
 
     /// A console line of the run (the first ``RunLog/consoleLines`` are kept).
     func console(level: String, message: String) {
-        if console.count < RunLog.consoleLines { console.append((level, message)) } else { consoleDropped += 1 }
+        if console.count < RunLog.consoleLines { console.append(RunRecord.ConsoleLine(level: level, message: message)) } else { consoleDropped += 1 }
     }
 
     /// The record, without its outcome and id (the log sets them).
     func record(startedAt: Double, totalMs: Double, channels: [String]) -> RunRecord {
-        var values: [String: Double] = [:]
-        for (index, name) in channels.enumerated() where index < valuesBefore.count { values[name] = valuesBefore[index] }
         var record = RunRecord(
             id: 0, call: call, macro: macro, version: version.map { String($0, radix: 16) }, origin: origin ?? "", startedAt: startedAt,
-            arguments: arguments, valuesBefore: values, storeBefore: storeBefore)
+            arguments: arguments, channels: channels, values: valuesBefore, storeBefore: storeBefore)
         record.console = console
         record.consoleDropped = consoleDropped
         record.changes = changes

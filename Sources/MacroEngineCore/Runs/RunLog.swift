@@ -41,10 +41,17 @@ public final class RunLog: Sendable {
     /// The channels' names, in order (the records keep values by index until they end).
     let channelNames: [String]
 
-    /// One macro's records, oldest first (ring buffers: dropping the oldest moves nothing).
+    /// One macro's records, oldest first (ring buffers of boxes: keeping and dropping one moves
+    /// a reference, never a record).
     private struct Rings {
-        var ok = CircularBuffer<RunRecord>()
-        var failed = CircularBuffer<RunRecord>()
+        var ok = CircularBuffer<Kept>()
+        var failed = CircularBuffer<Kept>()
+    }
+
+    /// A finished record, boxed once.
+    private final class Kept: Sendable {
+        let record: RunRecord
+        init(_ record: RunRecord) { self.record = record }
     }
 
     private struct State {
@@ -114,7 +121,7 @@ public final class RunLog: Sendable {
         let ms = Double(ended &- began) / 1e6
         draft.javascriptMs += ms
         if draft.turns.count < Self.turnsKept {
-            draft.turns.append((Double(began &- draft.began) / 1e6, ms))
+            draft.turns.append(RunRecord.Turn(atMs: Double(began &- draft.began) / 1e6, ms: ms))
         } else {
             draft.turnsDropped += 1
         }
@@ -149,7 +156,7 @@ public final class RunLog: Sendable {
     /// is being restarted under it (the stall recovery's thread cannot read the running call).
     public func abandoned(call: Int, macro: String, reason: String) {
         let record = RunRecord(
-            id: 0, call: call, macro: macro, version: nil, origin: "", startedAt: Date().timeIntervalSince1970, arguments: [], valuesBefore: [:])
+            id: 0, call: call, macro: macro, version: nil, origin: "", startedAt: Date().timeIntervalSince1970, arguments: [], channels: [], values: [])
         var failed = record
         failed.error = MacroError(code: .timeout, message: reason, macro: macro)
         failed.totalMs = 0
@@ -175,18 +182,26 @@ public final class RunLog: Sendable {
         // In place: a copy of the rings out of the dictionary and back would copy every record.
         let limit = record.failed ? state.limits.failedPerMacro : state.limits.perMacro
         var dropped = 0
+        // Moved out of the dictionary and back: the rings stay uniquely referenced, so nothing is copied.
+        var rings = state.finished.removeValue(forKey: record.macro) ?? Rings()
+        let kept = Kept(record)
         if record.failed {
-            state.finished[record.macro, default: Rings()].failed.append(record)
-            while state.finished[record.macro]!.failed.count > limit { dropped += state.finished[record.macro]!.failed.removeFirst().bytes }
+            rings.failed.append(kept)
+            while rings.failed.count > limit { dropped += rings.failed.removeFirst().record.bytes }
         } else {
-            state.finished[record.macro, default: Rings()].ok.append(record)
-            while state.finished[record.macro]!.ok.count > limit { dropped += state.finished[record.macro]!.ok.removeFirst().bytes }
+            rings.ok.append(kept)
+            while rings.ok.count > limit { dropped += rings.ok.removeFirst().record.bytes }
         }
+        state.finished[record.macro] = rings
         state.bytes += record.bytes - dropped
         // Past the bytes: the oldest success of any macro first, then the oldest failure.
         while state.bytes > state.limits.bytes {
             guard let (macro, failed) = oldest(in: state) else { break }
-            if failed { state.bytes -= state.finished[macro]!.failed.removeFirst().bytes } else { state.bytes -= state.finished[macro]!.ok.removeFirst().bytes }
+            if failed {
+                state.bytes -= state.finished[macro]!.failed.removeFirst().record.bytes
+            } else {
+                state.bytes -= state.finished[macro]!.ok.removeFirst().record.bytes
+            }
         }
     }
 
@@ -195,7 +210,7 @@ public final class RunLog: Sendable {
         var best: (String, Bool, Int)?
         for failed in [false, true] {
             for (macro, rings) in state.finished {
-                guard let first = failed ? rings.failed.first : rings.ok.first else { continue }
+                guard let first = (failed ? rings.failed.first : rings.ok.first)?.record else { continue }
                 if best == nil || first.id < best!.2 { best = (macro, failed, first.id) }
             }
             if let best { return (best.0, best.1) }
@@ -221,7 +236,7 @@ public final class RunLog: Sendable {
         let records = state.withLock { state in
             (macro.map { [$0] } ?? Array(state.finished.keys)).flatMap { name -> [RunRecord] in
                 guard let rings = state.finished[name] else { return [] }
-                return failed ? Array(rings.failed) : Array(rings.ok) + Array(rings.failed)
+                return (failed ? Array(rings.failed) : Array(rings.ok) + Array(rings.failed)).map(\.record)
             }
         }
         return Array(records.sorted { $0.id < $1.id }.suffix(limit))
@@ -231,7 +246,7 @@ public final class RunLog: Sendable {
     public func record(_ id: Int) -> RunRecord? {
         state.withLock { state in
             for rings in state.finished.values {
-                if let found = rings.ok.first(where: { $0.id == id }) ?? rings.failed.first(where: { $0.id == id }) { return found }
+                if let found = rings.ok.first(where: { $0.record.id == id }) ?? rings.failed.first(where: { $0.record.id == id }) { return found.record }
             }
             return nil
         }

@@ -28,20 +28,26 @@ public struct RunRecord: Sendable {
     /// Its error, when it failed.
     public var error: MacroError?
     /// Its console lines, in order (at most ``RunLog/consoleLines``; later ones are counted).
-    public var console: [(level: String, message: String)] = []
+    public var console: [ConsoleLine] = []
     /// Console lines past the kept ones.
     public var consoleDropped = 0
     /// Changes of a ring by its turns, in order; `kept` false: rolled back with its turn.
     public var changes: [Change] = []
     /// Changes of its store by its turns, in order (`from`/`to` are JSON text, nil: not set).
     public var storeChanges: [StoreEdit] = []
-    /// The rings' committed values when it started.
-    public var valuesBefore: [String: Double]
+    /// The rings' committed values when it started, by channel.
+    public var valuesBefore: [String: Double] {
+        Dictionary(zip(channels, values), uniquingKeysWith: { $1 })
+    }
+    /// The channels' names and their values when it started, in channel order (kept as two
+    /// arrays: the names are shared by every record).
+    var channels: [String]
+    var values: [Double]
     /// Its store when it started (key: JSON text); nil when the store was larger than
     /// ``RunLog/storeSnapshotBytes`` (a replay then starts from the store as it is).
     public var storeBefore: [String: String]?
     /// Its turns: when each began (ms after the start) and how long it ran in JavaScript.
-    public var turns: [(atMs: Double, ms: Double)] = []
+    public var turns: [Turn] = []
     /// Turns past the kept ones.
     public var turnsDropped = 0
     /// Milliseconds from start to end (nil while running).
@@ -50,6 +56,22 @@ public struct RunRecord: Sendable {
     public var javascriptMs: Double = 0
     /// Roughly how many bytes the record holds (for the log's bound).
     public var bytes = 256
+
+    /// A console line (a nominal type, not a tuple: no type metadata is looked up per record).
+    public struct ConsoleLine: Sendable, Equatable {
+        /// `log`, `info`, `warn`, `error` or `debug`.
+        public var level: String
+        /// The line.
+        public var message: String
+    }
+
+    /// A turn: when it began (ms after the run's start) and how long it ran in JavaScript.
+    public struct Turn: Sendable, Equatable {
+        /// Milliseconds after the run's start.
+        public var atMs: Double
+        /// Milliseconds in JavaScript.
+        public var ms: Double
+    }
 
     /// One change of a ring.
     public struct Change: Sendable, Equatable {
@@ -117,7 +139,7 @@ public struct RunRecord: Sendable {
             storeChanges.map { edit in
                 ["key": .string(edit.key), "from": Self.value(edit.from), "to": Self.value(edit.to), "kept": .bool(edit.kept)]
             })
-        fields["valuesBefore"] = .object(OrderedFields(uniqueKeysWithValues: valuesBefore.sorted { $0.key < $1.key }.map { ($0.key, .number($0.value)) }))
+        fields["valuesBefore"] = .object(OrderedFields(zip(channels, values).map { ($0, .number($1)) }, uniquingKeysWith: { $1 }))
         fields["storeBefore"] =
             storeBefore.map { entries in
                 .object(OrderedFields(uniqueKeysWithValues: entries.sorted { $0.key < $1.key }.map { ($0.key, Self.value($0.value)) }))
@@ -138,7 +160,7 @@ public struct RunRecord: Sendable {
         else { return nil }
         self.init(
             id: id, call: json["call"].intValue ?? id, macro: macro, version: json["version"].stringValue, origin: origin, startedAt: started,
-            arguments: json["arguments"].arrayValue ?? [], valuesBefore: [:])
+            arguments: json["arguments"].arrayValue ?? [], channels: [], values: [])
         if case .object(let error) = json["error"] {
             self.error = MacroError(
                 code: Self.code(error["code"]?.stringValue), message: error["message"]?.stringValue ?? "", errorName: error["name"]?.stringValue, macro: macro,
@@ -146,7 +168,7 @@ public struct RunRecord: Sendable {
         } else {
             result = json["result"]
         }
-        console = (json["console"].arrayValue ?? []).map { ($0["level"].stringValue ?? "log", $0["message"].stringValue ?? "") }
+        console = (json["console"].arrayValue ?? []).map { ConsoleLine(level: $0["level"].stringValue ?? "log", message: $0["message"].stringValue ?? "") }
         consoleDropped = json["consoleDropped"].intValue ?? 0
         changes = (json["changes"].arrayValue ?? []).compactMap { c in
             guard let channel = c["channel"].stringValue, let from = c["from"].doubleValue, let to = c["to"].doubleValue else { return nil }
@@ -156,22 +178,24 @@ public struct RunRecord: Sendable {
             guard let key = c["key"].stringValue else { return nil }
             return StoreEdit(key: key, from: Self.text(c["from"]), to: Self.text(c["to"]), kept: c["kept"].boolValue ?? true)
         }
-        valuesBefore = Dictionary((json["valuesBefore"].objectValue ?? [:]).compactMap { key, value in value.doubleValue.map { (key, $0) } }, uniquingKeysWith: { $1 })
+        let before = (json["valuesBefore"].objectValue ?? [:]).compactMap { key, value in value.doubleValue.map { (key, $0) } }
+        channels = before.map(\.0)
+        values = before.map(\.1)
         storeBefore = json["storeBefore"].objectValue.map { entries in
             Dictionary(entries.map { ($0.key, $0.value.jsonText()) }, uniquingKeysWith: { $1 })
         }
         let timings = json["timings"]
         totalMs = timings["totalMs"].doubleValue
         javascriptMs = timings["javascriptMs"].doubleValue ?? 0
-        turns = (timings["turns"].arrayValue ?? []).map { ($0["atMs"].doubleValue ?? 0, $0["ms"].doubleValue ?? 0) }
+        turns = (timings["turns"].arrayValue ?? []).map { Turn(atMs: $0["atMs"].doubleValue ?? 0, ms: $0["ms"].doubleValue ?? 0) }
         turnsDropped = timings["turnsDropped"].intValue ?? 0
         bytes = json.jsonText().utf8.count
     }
 
     /// A record of a run starting now.
     init(
-        id: Int, call: Int, macro: String, version: String?, origin: String, startedAt: Double, arguments: [MacroValue], valuesBefore: [String: Double],
-        storeBefore: [String: String]? = nil
+        id: Int, call: Int, macro: String, version: String?, origin: String, startedAt: Double, arguments: [MacroValue], channels: [String],
+        values: [Double], storeBefore: [String: String]? = nil
     ) {
         self.id = id
         self.call = call
@@ -180,7 +204,8 @@ public struct RunRecord: Sendable {
         self.origin = origin
         self.startedAt = startedAt
         self.arguments = arguments
-        self.valuesBefore = valuesBefore
+        self.channels = channels
+        self.values = values
         self.storeBefore = storeBefore
     }
 
