@@ -31,6 +31,10 @@ public enum RPCMethod: String, CaseIterable, Sendable {
     case resume = "engine.resume"
     case trigger = "macro.trigger"
     case triggers = "macro.triggers"
+    case history = "macro.history"
+    case diff = "macro.diff"
+    case rollback = "macro.rollback"
+    case auditRecent = "audit.recent"
     case debugStart = "debug.start"
     case debugList = "debug.list"
     case debugSetBreakpoints = "debug.setBreakpoints"
@@ -106,6 +110,10 @@ public enum RPCMethod: String, CaseIterable, Sendable {
         case .resume: Descriptor(params: [], lane: .engine, commit: .own)
         case .trigger: Descriptor(params: ["name", "event"], lane: .engine, commit: .own)
         case .triggers: Descriptor(params: ["name"], lane: .engine, commit: .deferrable)
+        case .history: Descriptor(params: ["name"], lane: .engine, commit: .deferrable)
+        case .diff: Descriptor(params: ["name", "from", "to"], lane: .engine, commit: .deferrable)
+        case .rollback: Descriptor(params: ["name", "version"], lane: .engine, commit: .own)
+        case .auditRecent: Descriptor(params: ["limit", "name", "kind"], lane: .engine, commit: .deferrable)
         case .debugStart: Descriptor(params: ["name", "args", "stopOnEntry", "idleTimeoutMs", "evaluateLimitMs"], lane: .debug, commit: .own)
         case .debugList: Descriptor(params: [], lane: .debug, commit: .own)
         case .debugSetBreakpoints: Descriptor(params: ["session", "path", "breakpoints"], lane: .debug, commit: .own)
@@ -180,6 +188,14 @@ public protocol RPCMethodHandlers {
     func trigger(_ request: Request) throws -> Reply
     /// `macro.triggers`
     func triggers(_ request: Request) throws -> Reply
+    /// `macro.history`
+    func history(_ request: Request) throws -> Reply
+    /// `macro.diff`
+    func diff(_ request: Request) throws -> Reply
+    /// `macro.rollback`
+    func rollback(_ request: Request) throws -> Reply
+    /// `audit.recent`
+    func auditRecent(_ request: Request) throws -> Reply
 }
 
 extension RPCMethod {
@@ -208,6 +224,10 @@ extension RPCMethod {
         case .resume: try handlers.resume(request)
         case .trigger: try handlers.trigger(request)
         case .triggers: try handlers.triggers(request)
+        case .history: try handlers.history(request)
+        case .diff: try handlers.diff(request)
+        case .rollback: try handlers.rollback(request)
+        case .auditRecent: try handlers.auditRecent(request)
         case .running, .cancel, .debugStart, .debugList, .debugSetBreakpoints, .debugSetExceptionBreakpoints, .debugRun, .debugPause,
             .debugRequest, .debugTerminate:
             nil

@@ -31,7 +31,7 @@ struct ConfigFile: Decodable {
         "call_deadline_ms", "fsync", "fsync_interval_ms", "memory_limit_mb", "io_thread",
         "connection_in_flight", "connection_buffer_bytes",
         "harden_builtins", "stall_grace_ms", "stall_quarantine",
-        "http", "http_allow_remote", "log_format",
+        "http", "http_allow_remote", "log_format", "history_versions", "history_bytes", "audit_entries",
     ]
     var macrosDir: String?
     var stateFile: String?
@@ -58,6 +58,9 @@ struct ConfigFile: Decodable {
     var http: String?
     var httpAllowRemote: Bool?
     var logFormat: String?
+    var historyVersions: Int?
+    var historyBytes: Int?
+    var auditEntries: Int?
 
     enum CodingKeys: String, CodingKey {
         case macrosDir = "macros_dir", stateFile = "state_file", timeLimitMs = "time_limit_ms"
@@ -69,6 +72,7 @@ struct ConfigFile: Decodable {
         case connectionInFlight = "connection_in_flight", connectionBufferBytes = "connection_buffer_bytes"
         case hardenBuiltins = "harden_builtins", stallGraceMs = "stall_grace_ms", stallQuarantine = "stall_quarantine"
         case http, httpAllowRemote = "http_allow_remote", logFormat = "log_format"
+        case historyVersions = "history_versions", historyBytes = "history_bytes", auditEntries = "audit_entries"
     }
 
     init(from decoder: any Decoder) throws {
@@ -98,6 +102,9 @@ struct ConfigFile: Decodable {
         connectionBufferBytes = try c.decodeIfPresent(Int.self, forKey: .connectionBufferBytes)
         http = try c.decodeIfPresent(String.self, forKey: .http)
         httpAllowRemote = try c.decodeIfPresent(Bool.self, forKey: .httpAllowRemote)
+        historyVersions = try c.decodeIfPresent(Int.self, forKey: .historyVersions)
+        historyBytes = try c.decodeIfPresent(Int.self, forKey: .historyBytes)
+        auditEntries = try c.decodeIfPresent(Int.self, forKey: .auditEntries)
         logFormat = try c.decodeIfPresent(String.self, forKey: .logFormat)
     }
 
@@ -210,6 +217,24 @@ struct ConfigFile: Decodable {
                 throw ConfigError(code: .invalidValue, file: file, key: "stall_grace_ms", message: "must be between 0 and 600000, got \(stallGraceMs)")
             }
             config.stallGrace = .milliseconds(stallGraceMs)
+        }
+        if let historyVersions {
+            guard (1...100_000).contains(historyVersions) else {
+                throw ConfigError(code: .invalidValue, file: file, key: "history_versions", message: "must be between 1 and 100000, got \(historyVersions)")
+            }
+            config.historyVersions = historyVersions
+        }
+        if let historyBytes {
+            guard (65536...(1 << 40)).contains(historyBytes) else {
+                throw ConfigError(code: .invalidValue, file: file, key: "history_bytes", message: "must be between 65536 and 1099511627776, got \(historyBytes)")
+            }
+            config.historyBytes = historyBytes
+        }
+        if let auditEntries {
+            guard (10...10_000_000).contains(auditEntries) else {
+                throw ConfigError(code: .invalidValue, file: file, key: "audit_entries", message: "must be between 10 and 10000000, got \(auditEntries)")
+            }
+            config.auditEntries = auditEntries
         }
         if let stallQuarantine {
             guard (1...100).contains(stallQuarantine) else {

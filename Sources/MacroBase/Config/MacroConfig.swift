@@ -84,6 +84,13 @@ public struct MacroConfig: Sendable, Equatable {
     public var http: HTTPAddress?
     /// Whether the dashboard may listen on an address other than loopback (`http_allow_remote`, false).
     public var httpAllowRemote: Bool = false
+    /// Versions of each macro and lib file the history keeps, the newest (`history_versions`, 100).
+    public var historyVersions = 100
+    /// Bytes the history's kept contents may take in all before the oldest versions go, never a
+    /// file's newest (`history_bytes`, 32 MiB).
+    public var historyBytes = 32 << 20
+    /// Events the audit log keeps (`audit_entries`, 10000).
+    public var auditEntries = 10_000
 
     /// The built-in defaults: `./macros`, the three rings (inner, middle, outer), 5 s, `info`.
     public init(
