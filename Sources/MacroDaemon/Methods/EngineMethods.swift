@@ -8,7 +8,7 @@ import NIOCore
 /// arrival order (the ``EngineLane`` brings them there). Each method's code is in the file of its
 /// kind: `LibraryMethods` (the macro files), `CallMethods` (`macro.call`, `macro.profile`),
 /// `StatusMethods` (status, statistics, the log, progress, subscriptions, `engine.eval`),
-/// `QuarantineMethods`.
+/// `QuarantineMethods`, `HistoryMethods` (the version history and the audit log).
 final class EngineMethods: Sendable, RPCMethodHandlers {
     typealias Request = MethodRequest
     typealias Reply = MethodReply
