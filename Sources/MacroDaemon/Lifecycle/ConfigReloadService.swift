@@ -38,7 +38,7 @@ final class ConfigReloadService: DaemonService {
     /// Nothing left to stop.
     func stop() {}
 
-    private func reload() async {
+    func reload() async {
         if let configFile {
             do {
                 let fresh = try MacroConfig.load(file: configFile)

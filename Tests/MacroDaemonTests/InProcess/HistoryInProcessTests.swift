@@ -150,7 +150,7 @@ struct HistoryInProcessTests {
     }
 
     @Test func deletesProgressSetsAndLibFilesAreRecordedAndCounted() async throws {
-        let (service, _) = try Self.service(["lib/rings.js": "function clampRing(v) { return Math.min(10, v) }\n", "gone.js": "function gone() {}\n"])
+        let (service, directory) = try Self.service(["lib/rings.js": "function clampRing(v) { return Math.min(10, v) }\n", "gone.js": "function gone() {}\n"])
         let client = try await service.connect(peer: PeerCredentials(pid: 9, uid: 1000, gid: 1000))
         // What the first load found is kept, without an audit event.
         #expect(try await client.call(.history, ["name": "lib/rings"], id: 1)["result"]["versions"].arrayValue?.count == 1)
@@ -166,10 +166,21 @@ struct HistoryInProcessTests {
         let metrics = String(decoding: try await service.host.metricsText(on: service.environment.engine.eventLoop).get(), as: UTF8.self)
         #expect(metrics.contains("macroengine_audit_events_total{kind=\"delete\"} 1"))
         #expect(metrics.contains("macroengine_audit_events_total{kind=\"progressSet\"} 1"))
+        // A lib file an editor changes is a new version too, saved from a file.
+        let rings = "function clampRing(v) { return Math.max(0, Math.min(10, v)) }\n"
+        _ = try directory.write("macros/lib/rings.js", rings)
+        service.environment.library.refreshLib()
+        let libHistory = try await client.call(.history, ["name": "lib/rings"], id: 6)["result"]
+        #expect(libHistory["current"] == 2)
+        #expect(libHistory["versions"][1]["who"] == .string("file uid \(getuid())"))
+        #expect(libHistory["versions"][1]["hash"] == Self.hash(rings))
+        let libSave = try await client.call(.auditRecent, ["name": "lib/rings"], id: 7)["result"]
+        #expect(libSave.arrayValue?.map { $0["kind"] } == ["save"])
+        #expect(libSave[0]["version"] == 2)
         // The store's edits from outside have their kind (recorded by the store's methods).
         let edit = service.host.history.audit.record(.storeEdit, by: AuditActor(.socket, uid: 1000, pid: 9), name: "counter", details: ["key": "n"])
         #expect(edit.json["kind"] == "storeEdit")
-        #expect(edit.seq == 3)
+        #expect(edit.seq == 4)
     }
 
     @Test func retentionFromTheConfigBoundsAMacrosHistory() async throws {
@@ -180,5 +191,40 @@ struct HistoryInProcessTests {
         #expect(history["versions"].arrayValue?.map { $0["version"] } == [3, 4])
         let gone = try await client.call(.rollback, ["name": "bump", "version": 1], id: 10)["error"]
         #expect(gone == ["code": .number(Double(RPCError.noSuchMacro)), "message": "bump has no version 1 (kept: 3 to 4)"])
+    }
+
+    @Test func anUnquarantineIsRecordedWithItsFileAndStalls() async throws {
+        let source = "function wedge() { return 1 }\n"
+        let (service, directory) = try Self.service(["wedge.js": source])
+        var list = Quarantine()
+        list.add(directory.url("macros/wedge.js"), hash: Quarantine.hash(Array(source.utf8)), stuckMilliseconds: 2500, macro: "wedge")
+        service.environment.library.setQuarantine(list)
+        let client = try await service.connect(peer: PeerCredentials(pid: 5, uid: 1000, gid: 1000))
+        #expect(try await client.call(.unquarantine, ["name": "wedge"], id: 1)["result"]["status"] == "ok")
+        let events = try await client.call(.auditRecent, ["kind": "unquarantine"], id: 2)["result"]
+        #expect(events.arrayValue?.count == 1)
+        #expect(events[0]["name"] == "wedge")
+        #expect(events[0]["who"] == ["surface": "socket", "uid": 1000, "pid": 5])
+        #expect(events[0]["after"] == Self.hash(source))
+        #expect(events[0]["details"] == ["file": .string(directory.url("macros/wedge.js")), "stalls": 1])
+    }
+
+    @Test func aConfigReloadIsRecordedAndAppliesTheNewBounds() async throws {
+        let (service, directory) = try Self.service([:])
+        let file = try directory.write("macroengine.yaml", "history_versions: 7\naudit_entries: 50\n")
+        let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+        let watch = MacrosWatchService(library: service.environment.library, loop: service.environment.engine.eventLoop, logger: logger)
+        let reload = ConfigReloadService(configFile: file, config: service.environment.config, host: service.host, watch: watch, logger: logger)
+        await reload.reload()
+        #expect(service.host.history.versions.limits == HistoryLimits(versions: 7, bytes: 32 << 20))
+        #expect(service.host.history.audit.limit == 50)
+        _ = try directory.write("macroengine.yaml", "history_versions: 0\n")
+        await reload.reload()
+        #expect(service.host.history.versions.limits.versions == 7)
+        let events = service.host.history.audit.recent(kind: .configReload)
+        #expect(events.map(\.actor) == [AuditActor(.signal), AuditActor(.signal)])
+        #expect(events[0].details == ["file": .string(file), "ok": true])
+        #expect(events[1].details?["ok"] == false)
+        #expect(events[1].details?["error"].stringValue?.contains("history_versions") == true)
     }
 }
