@@ -41,11 +41,12 @@ package struct StoredVersion: Sendable, Equatable {
 
 /// The versions of every macro and lib file, content-addressed, in a directory of plain files
 /// beside the state file (`STATE.history/`): `objects/HASH` holds each distinct content once
-/// (the SHA-256 of its bytes), `index.json` the versions of each file, oldest first. Both are
-/// written atomically (a temporary file renamed into place); nothing is read or written through
-/// a symlink. An index that cannot be understood is moved aside (`index.json.corrupt-DATE`, kept)
-/// with a warning and the history starts again empty; an object that is missing or does not match
-/// its hash is an error for that version only.
+/// (the SHA-256 of its bytes), `index/NAME.json` the versions of one file, oldest first
+/// (``VersionIndex``), so a save rewrites its own file's index only. Both are written atomically
+/// (a temporary file renamed into place); nothing is read or written through a symlink. An index
+/// that cannot be understood is moved aside (`NAME.json.corrupt-DATE`, kept) with a warning and
+/// that file's history starts again; an object that is missing or does not match its hash is an
+/// error for that version only.
 package final class VersionStore: Sendable {
     /// The history's directory.
     package let directory: String
@@ -75,7 +76,7 @@ package final class VersionStore: Sendable {
         self.logger = logger
         var initial = State(limits: limits)
         switch PlainFile.kind(directory) {
-        case .missing, .directory: initial.files = Self.loadIndex(at: "\(directory)/index.json", objects: "\(directory)/objects", logger: logger)
+        case .missing, .directory: initial.files = VersionIndex.load(from: "\(directory)/index", objects: "\(directory)/objects", logger: logger)
         case .regular, .other:
             initial.disabled = "\(directory) is not a directory (a symlink or a file is not followed)"
             logger.warning("version history off: \(initial.disabled!)")
@@ -83,7 +84,7 @@ package final class VersionStore: Sendable {
         state = Mutex(initial)
     }
 
-    private var indexPath: String { "\(directory)/index.json" }
+    private var indexDirectory: String { "\(directory)/index" }
     private var objectsDirectory: String { "\(directory)/objects" }
     private func objectPath(_ hash: String) -> String { "\(objectsDirectory)/\(hash)" }
 
@@ -143,6 +144,7 @@ package final class VersionStore: Sendable {
             do {
                 try PlainFile.directory(directory)
                 try PlainFile.directory(objectsDirectory)
+                try PlainFile.directory(indexDirectory)
                 if PlainFile.kind(objectPath(hash)) != .regular {
                     do { try AtomicFile.write(Data(content), to: objectPath(hash), mode: 0o600, durable: false) } catch { throw HistoryError(.io, "\(error)") }
                 }
@@ -152,8 +154,12 @@ package final class VersionStore: Sendable {
             }
             let version = StoredVersion(number: (previous?.number ?? 0) + 1, hash: hash, bytes: content.count, time: time, who: who)
             state.files[name, default: []].append(version)
+            let before = state.files.mapValues(\.count)
             let dropped = Self.prune(&state.files, limits: state.limits)
-            writeIndex(state.files)
+            // This file's index, and those retention took versions from.
+            for (changed, versions) in state.files where changed == name || versions.count != before[changed] {
+                VersionIndex.write(versions, of: changed, in: indexDirectory, logger: logger)
+            }
             for object in dropped { unlink(objectPath(object)) }
             return Recorded(version: version, previous: previous)
         }
@@ -190,74 +196,5 @@ package final class VersionStore: Sendable {
         var sizes: [String: Int] = [:]
         for versions in files.values { for version in versions { sizes[version.hash] = version.bytes } }
         return sizes
-    }
-
-    private func writeIndex(_ files: [String: [StoredVersion]]) {
-        var fields = OrderedFields()
-        for name in files.keys.sorted() {
-            fields[name] = .array(files[name]!.map(Self.indexEntry))
-        }
-        let index: MacroValue = ["format": 1, "files": .object(fields)]
-        do {
-            try AtomicFile.write(Data(index.jsonText(pretty: false).utf8), to: indexPath, mode: 0o600, durable: false)
-        } catch {
-            logger.warning("version history: cannot write \(indexPath): \(error)")
-        }
-    }
-
-    private static func indexEntry(_ version: StoredVersion) -> MacroValue {
-        var entry = OrderedFields()
-        entry["n"] = .number(Double(version.number))
-        entry["hash"] = .string(version.hash)
-        entry["bytes"] = .number(Double(version.bytes))
-        entry["time"] = .number(version.time)
-        entry["who"] = .string(version.who)
-        return .object(entry)
-    }
-
-    /// The index's versions; a file that is not an index is moved aside with a warning.
-    private static func loadIndex(at path: String, objects: String, logger: Logger) -> [String: [StoredVersion]] {
-        switch PlainFile.kind(path) {
-        case .missing: return [:]
-        case .directory, .other:
-            logger.warning("version history: \(path) is not a regular file; it is left alone and the history starts empty")
-            return [:]
-        case .regular: break
-        }
-        let parsed: MacroValue
-        do {
-            parsed = try JSONParser.parse(try PlainFile.read(path))
-        } catch {
-            let kept = PlainFile.moveAside(path)
-            logger.warning("version history: \(path) is not a history index (\(error)); kept as \(kept ?? path), the history starts empty")
-            return [:]
-        }
-        guard parsed["format"] == 1, case .object(let entries) = parsed["files"] else {
-            let kept = PlainFile.moveAside(path)
-            logger.warning("version history: \(path) is not a history index of format 1; kept as \(kept ?? path), the history starts empty")
-            return [:]
-        }
-        var files: [String: [StoredVersion]] = [:]
-        var skipped = 0, missing = 0
-        for (name, list) in entries {
-            var versions: [StoredVersion] = []
-            for item in list.arrayValue ?? [] {
-                guard let number = item["n"].intValue, let hash = item["hash"].stringValue, hash.count == 64, hash.allSatisfy(\.isHexDigit),
-                    let bytes = item["bytes"].intValue, case .number(let time) = item["time"], number > (versions.last?.number ?? 0)
-                else {
-                    skipped += 1
-                    continue
-                }
-                guard PlainFile.kind("\(objects)/\(hash)") == .regular else {
-                    missing += 1
-                    continue
-                }
-                versions.append(StoredVersion(number: number, hash: hash, bytes: bytes, time: time, who: item["who"].stringValue ?? ""))
-            }
-            if !versions.isEmpty { files[name] = versions }
-        }
-        if skipped > 0 { logger.warning("version history: \(path): \(skipped) entr\(skipped == 1 ? "y" : "ies") could not be understood and were skipped") }
-        if missing > 0 { logger.warning("version history: \(path): \(missing) version(s) whose content is missing from \(objects) were dropped") }
-        return files
     }
 }

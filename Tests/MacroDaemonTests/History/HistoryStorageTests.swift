@@ -86,22 +86,33 @@ struct HistoryStorageTests {
         store.record("b", content: Self.bytes("bbbbbbbbb2"), who: "file", time: 5)
         #expect(store.versions(of: "a").map(\.number) == [3])
         #expect(store.versions(of: "b").map(\.number) == [2])
+        // What retention took from another file's index is gone from its file on disk too.
+        let again = VersionStore(directory: directory.url("h"), limits: HistoryLimits(), logger: WarningLog().logger)
+        #expect(again.versions(of: "a") == store.versions(of: "a") && again.versions(of: "b") == store.versions(of: "b"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url("h/objects")).count == 2)
     }
 
-    @Test func aCorruptIndexIsMovedAsideWithAWarningAndTheHistoryStartsAgain() throws {
+    @Test func aCorruptIndexIsMovedAsideWithAWarningAndOnlyItsFilesHistoryStartsAgain() throws {
         let directory = TemporaryDirectory(prefix: "history")
-        try FileManager.default.createDirectory(atPath: directory.url("h"), withIntermediateDirectories: true)
-        _ = try directory.write("h/index.json", "{\"format\": 1, \"files\": {\"bump\": [{\"n\": 1, \"hash\"")
+        do {
+            let store = VersionStore(directory: directory.url("h"), limits: HistoryLimits(), logger: WarningLog().logger)
+            store.record("bump", content: Self.bytes("b1"), who: "file", time: 1)
+            store.record("lib/rings", content: Self.bytes("r1"), who: "file", time: 2)
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url("h/index")).sorted() == ["bump.json", "lib.rings.json"])
+        let torn = "{\"format\": 1, \"name\": \"bump\", \"versions\": [{\"n\": 1, \"hash\""
+        _ = try directory.write("h/index/bump.json", torn)
         let log = WarningLog()
         let store = VersionStore(directory: directory.url("h"), limits: HistoryLimits(), logger: log.logger)
-        #expect(store.names.isEmpty)
-        let kept = try FileManager.default.contentsOfDirectory(atPath: directory.url("h")).filter { $0.hasPrefix("index.json.corrupt-") }
+        #expect(store.names == ["lib/rings"])
+        let kept = try FileManager.default.contentsOfDirectory(atPath: directory.url("h/index")).filter { $0.hasPrefix("bump.json.corrupt-") }
         #expect(kept.count == 1)
-        #expect(try directory.read("h/\(kept[0])") == "{\"format\": 1, \"files\": {\"bump\": [{\"n\": 1, \"hash\"")
+        #expect(try directory.read("h/index/\(kept[0])") == torn)
         #expect(log.all.count == 1)
-        #expect(log.all.first?.hasPrefix("version history: \(directory.url("h/index.json")) is not a history index (") == true)
-        #expect(log.all.first?.hasSuffix("; kept as \(directory.url("h/\(kept[0])")), the history starts empty") == true)
-        #expect(store.record("bump", content: Self.bytes("v1"), who: "file", time: 1)?.version.number == 1)
+        #expect(log.all.first?.hasPrefix("version history: \(directory.url("h/index/bump.json")) is not a history index (") == true)
+        #expect(log.all.first?.hasSuffix("; kept as \(directory.url("h/index/\(kept[0])")), this file's history starts again") == true)
+        #expect(store.record("bump", content: Self.bytes("b2"), who: "file", time: 3)?.version.number == 1)
+        #expect(store.versions(of: "lib/rings").map(\.number) == [1])
     }
 
     @Test func aVersionWhoseObjectIsMissingIsDroppedAndADamagedObjectIsAnError() throws {
@@ -117,7 +128,7 @@ struct HistoryStorageTests {
         let log = WarningLog()
         let again = VersionStore(directory: directory.url("h"), limits: HistoryLimits(), logger: log.logger)
         #expect(again.versions(of: "bump").map(\.number) == [2])
-        #expect(log.all == ["version history: \(directory.url("h/index.json")): 1 version(s) whose content is missing from \(directory.url("h/objects")) were dropped"])
+        #expect(log.all == ["version history: \(directory.url("h/index/bump.json")): 1 version(s) whose content is missing from \(directory.url("h/objects")) were dropped"])
     }
 
     @Test func aHistoryDirectoryThatIsASymlinkIsNotFollowed() throws {
