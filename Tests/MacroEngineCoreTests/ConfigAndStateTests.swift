@@ -67,7 +67,7 @@ struct ConfigTests {
         ("connection_buffer_bytes: lots", .wrongType, "connection_buffer_bytes", "expected an integer"),
         ("history_versions: 0", .invalidValue, "history_versions", "must be between 1 and 100000, got 0"),
         ("history_bytes: 1000", .invalidValue, "history_bytes", "must be between 65536 and 1099511627776, got 1000"),
-        ("audit_entries: 5", .invalidValue, "audit_entries", "must be between 10 and 10000000, got 5"),
+        ("audit_entries: 5", .invalidValue, "audit_entries", "must be between 10 and 100000, got 5"),
         ("audit_entries: many", .wrongType, "audit_entries", "expected an integer"),
     ])
     func badConfigsNameTheKeyAndTheFile(_ text: String, _ code: ConfigError.Code, _ key: String, _ message: String) throws {

@@ -231,8 +231,8 @@ struct ConfigFile: Decodable {
             config.historyBytes = historyBytes
         }
         if let auditEntries {
-            guard (10...10_000_000).contains(auditEntries) else {
-                throw ConfigError(code: .invalidValue, file: file, key: "audit_entries", message: "must be between 10 and 10000000, got \(auditEntries)")
+            guard (10...100_000).contains(auditEntries) else {
+                throw ConfigError(code: .invalidValue, file: file, key: "audit_entries", message: "must be between 10 and 100000, got \(auditEntries)")
             }
             config.auditEntries = auditEntries
         }
