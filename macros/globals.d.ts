@@ -41,6 +41,19 @@ declare function resource(name: string): any;
 /** Registers this file's reload handler (one per file; registering again replaces it): called once after each reload of a module the file imports, and after a change of a resource its code read. */
 declare function onReload(handler: (info: { module?: string; resource?: string; file: string; version: number }) => void): void;
 
+// What the running macro keeps between calls (docs/macros.md, "The store").
+/** The running macro's own store: JSON values by key, kept across calls, reloads and restarts, changed atomically with the call (a call that throws changes nothing). */
+declare const store: {
+  /** A copy of the value of `key`, or undefined. */
+  get(key: string): any;
+  /** Sets `key` to a copy of `value` (its JSON form: a value without one, such as undefined or a function, is a TypeError); a RangeError past store_limit_bytes, and nothing is written. */
+  set(key: string, value: unknown): void;
+  /** Removes `key`; whether it was there. */
+  delete(key: string): boolean;
+  /** The keys, sorted. */
+  keys(): string[];
+};
+
 // Not declared here: the functions and vars of macros/lib/*.js scripts, and each macro
 // written as `function NAME(...) {...}` in a script; the editor reads them from the files
 // (macros/jsconfig.json). Modules are imported, not declared.

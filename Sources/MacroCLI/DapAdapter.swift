@@ -157,7 +157,10 @@ final class DapAdapter: Sendable {
     ]
 
     private func launch(_ request: MacroValue, _ arguments: MacroValue) {
-        guard let macro = arguments["macro"].stringValue else { return respond(request, error: "launch: \"macro\" (the macro's name) is required") }
+        let run = arguments["run"]
+        guard let macro = arguments["macro"].stringValue ?? (run == .undefined ? nil : "run \(run.jsonText())") else {
+            return respond(request, error: "launch: \"macro\" (the macro's name), or \"run\" (a run id from `macro runs`, to replay it), is required")
+        }
         let link: DapDaemonLink
         do {
             let path = try defaultSocket(arguments["socket"].stringValue)
@@ -175,12 +178,16 @@ final class DapAdapter: Sendable {
             "name": .string(macro), "args": arguments["args"] == .undefined ? [] : arguments["args"],
             "stopOnEntry": .bool(arguments["stopOnEntry"].boolValue ?? false),
         ]
+        if run != .undefined { params = ["run": run] }
         if arguments["idleTimeoutMs"] != .undefined { params = params.with("idleTimeoutMs", arguments["idleTimeoutMs"]) }
         if arguments["evaluateLimitMs"] != .undefined { params = params.with("evaluateLimitMs", arguments["evaluateLimitMs"]) }
         link.call(.debugStart, params) { [self] result in
             switch result {
             case .success(let value):
-                state.withLock { $0.session = value["session"].intValue }
+                state.withLock {
+                    $0.session = value["session"].intValue
+                    if let name = value["macro"].stringValue { $0.macro = name }
+                }
                 respond(request, body: [:])
                 event("initialized", [:])
             case .failure(let error):

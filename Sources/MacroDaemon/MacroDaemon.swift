@@ -77,8 +77,7 @@ public final class MacroDaemon: Service, Sendable {
         settings.history = HistoryLimits(versions: config.historyVersions, bytes: config.historyBytes)
         settings.auditEntries = config.auditEntries
         let host = EngineHost(
-            engine: environment.engine, model: environment.model, library: environment.library, store: environment.store, hub: hub,
-            settings: settings, version: version, logger: logger)
+            environment: environment, hub: hub, settings: settings, version: version, logger: logger)
         resume(host: host, library: environment.library, from: handover)
         host.persistence.checkWritable()
         let recovery = StallRecovery(
@@ -134,5 +133,7 @@ public final class MacroDaemon: Service, Sendable {
             logger.error("cannot read the state file: \(error); starting from the defaults")
         }
         for warning in warnings { logger.warning("\(warning.message)") }
+        let (_, skipped) = environment.runs.load(from: environment.runsPath)
+        if skipped > 0 { logger.warning("\(environment.runsPath): \(skipped) run record(s) could not be read; skipped") }
     }
 }

@@ -28,8 +28,7 @@ package final class InProcessService {
         settings.history = HistoryLimits(versions: config.historyVersions, bytes: config.historyBytes)
         settings.auditEntries = config.auditEntries
         host = EngineHost(
-            engine: environment.engine, model: environment.model, library: environment.library, store: environment.store,
-            hub: NotificationHub(), settings: settings, version: "test", logger: logger)
+            environment: environment, hub: NotificationHub(), settings: settings, version: "test", logger: logger)
         gateway = RPCGateway(host: host, channels: config.channels)
         pipeline = ClientPipeline(host: host, allowedUIDs: [], maxLineBytes: maxLineBytes, maxInFlight: maxInFlight, logger: logger)
         _ = try environment.library.reload()

@@ -31,6 +31,12 @@ public enum RPCMethod: String, CaseIterable, Sendable {
     case resume = "engine.resume"
     case trigger = "macro.trigger"
     case triggers = "macro.triggers"
+    case storeGet = "store.get"
+    case storeSet = "store.set"
+    case storeDelete = "store.delete"
+    case storeList = "store.list"
+    case runList = "run.list"
+    case runGet = "run.get"
     case history = "macro.history"
     case diff = "macro.diff"
     case rollback = "macro.rollback"
@@ -110,11 +116,18 @@ public enum RPCMethod: String, CaseIterable, Sendable {
         case .resume: Descriptor(params: [], lane: .engine, commit: .own)
         case .trigger: Descriptor(params: ["name", "event"], lane: .engine, commit: .own)
         case .triggers: Descriptor(params: ["name"], lane: .engine, commit: .deferrable)
+        case .storeGet: Descriptor(params: ["name", "key"], lane: .engine, commit: .deferrable)
+        // A store is in memory, journaled like the model: a restart rolls back what the journal lacks.
+        case .storeSet: Descriptor(params: ["name", "key", "value"], lane: .engine, commit: .deferrable)
+        case .storeDelete: Descriptor(params: ["name", "key"], lane: .engine, commit: .deferrable)
+        case .storeList: Descriptor(params: [], lane: .engine, commit: .deferrable)
+        case .runList: Descriptor(params: ["name", "failed", "limit"], lane: .engine, commit: .deferrable)
+        case .runGet: Descriptor(params: ["id"], lane: .engine, commit: .deferrable)
         case .history: Descriptor(params: ["name"], lane: .engine, commit: .deferrable)
         case .diff: Descriptor(params: ["name", "from", "to"], lane: .engine, commit: .deferrable)
         case .rollback: Descriptor(params: ["name", "version"], lane: .engine, commit: .own)
         case .auditRecent: Descriptor(params: ["limit", "name", "kind"], lane: .engine, commit: .deferrable)
-        case .debugStart: Descriptor(params: ["name", "args", "stopOnEntry", "idleTimeoutMs", "evaluateLimitMs"], lane: .debug, commit: .own)
+        case .debugStart: Descriptor(params: ["name", "args", "stopOnEntry", "idleTimeoutMs", "evaluateLimitMs", "run"], lane: .debug, commit: .own)
         case .debugList: Descriptor(params: [], lane: .debug, commit: .own)
         case .debugSetBreakpoints: Descriptor(params: ["session", "path", "breakpoints"], lane: .debug, commit: .own)
         case .debugSetExceptionBreakpoints: Descriptor(params: ["session", "all", "uncaught"], lane: .debug, commit: .own)
@@ -188,6 +201,18 @@ public protocol RPCMethodHandlers {
     func trigger(_ request: Request) throws -> Reply
     /// `macro.triggers`
     func triggers(_ request: Request) throws -> Reply
+    /// `store.get`
+    func storeGet(_ request: Request) throws -> Reply
+    /// `store.set`
+    func storeSet(_ request: Request) throws -> Reply
+    /// `store.delete`
+    func storeDelete(_ request: Request) throws -> Reply
+    /// `store.list`
+    func storeList(_ request: Request) throws -> Reply
+    /// `run.list`
+    func runList(_ request: Request) throws -> Reply
+    /// `run.get`
+    func runGet(_ request: Request) throws -> Reply
     /// `macro.history`
     func history(_ request: Request) throws -> Reply
     /// `macro.diff`
@@ -224,6 +249,12 @@ extension RPCMethod {
         case .resume: try handlers.resume(request)
         case .trigger: try handlers.trigger(request)
         case .triggers: try handlers.triggers(request)
+        case .storeGet: try handlers.storeGet(request)
+        case .storeSet: try handlers.storeSet(request)
+        case .storeDelete: try handlers.storeDelete(request)
+        case .storeList: try handlers.storeList(request)
+        case .runList: try handlers.runList(request)
+        case .runGet: try handlers.runGet(request)
         case .history: try handlers.history(request)
         case .diff: try handlers.diff(request)
         case .rollback: try handlers.rollback(request)
@@ -249,6 +280,8 @@ public enum RPCNotification: String, CaseIterable, Sendable {
     case removed = "macro.removed"
     /// `{"name", "kind", "call", "event"}` (subscription `macros`): a trigger started a run.
     case triggered = "macro.triggered"
+    /// `{id, macro, origin, started, ok, ms, error?}` (subscription `runs`): a run ended and was recorded.
+    case runRecorded = "run.recorded"
     /// A debug session stopped (breakpoint, step, exception, pause, entry), to its connection.
     case debugStopped = "debug.stopped"
     /// A debug session's console output, to its connection.

@@ -73,6 +73,17 @@ struct BenchCommand: ParsableCommand {
     @Flag(help: "Only measure the wire codec in-process (decode + encode of one call, scenario 3's note) and print it.")
     var codecOnly = false
 
+    /// `add` with a store read and write (section 10).
+    static let storedMacro = """
+        function addstored(amount) {
+            let v = progress.inner + amount;
+            if (v > 10) v -= 10;
+            progress.inner = v;
+            store.set("n", (store.get("n") ?? 0) + 1);
+            return v;
+        }
+        """
+
     mutating func run() throws {
         if codecOnly {
             print("Wire codec: decode+encode of one call (84-byte line, 74-byte reply, best of 3 x 1,000,000): \(format(try CodecCost.nanosecondsPerRequest())) ns")
@@ -289,6 +300,49 @@ struct BenchCommand: ParsableCommand {
             "The 100 macros declare `cron: \"0 0 1 1 *\"` (armed, not due in the window); the watcher watches `inner`, which every call of `add` changes, with a threshold it never passes, so the cost is the watcher's check on each committed change, not a run."
         )
 
+        // 10. The store: a store write on the call path.
+        try Self.storedMacro.write(toFile: "\(macrod.macrosDirectory)/addstored.js", atomically: true, encoding: .utf8)
+        try waitForMacro(macrod, "addstored")
+        let stored = Wire(request: Macrod.call("addstored", "0.5"), complete: BlockingSocket.line, validate: Macrod.validate)
+        report.section("10. The store: add with a store.get and a store.set, vs add (\(calls) calls)")
+        for count in [1, 8] {
+            let per = count == 1 ? calls : callsPerClient
+            let plain = try runLoad(path: macrod.socketPath, wire: ours, clients: count, callsPerClient: per, server: macrod.child)
+            let withStore = try runLoad(path: macrod.socketPath, wire: stored, clients: count, callsPerClient: per, server: macrod.child)
+            report.row(
+                "\(count) client\(count == 1 ? "" : "s"): calls/s with a store write vs without", ours: withStore.callsPerSecond, anchor: plain.callsPerSecond,
+                unit: "/s", lowerIsBetter: false, target: 0.95)
+            report.row(
+                "\(count) client\(count == 1 ? "" : "s"): server CPU per call with a store write vs without", ours: withStore.serverCPUMicros,
+                anchor: plain.serverCPUMicros, unit: "us", lowerIsBetter: true, target: 1.05)
+        }
+        report.note(
+            "`addstored` is `add` plus `store.set(\"n\", (store.get(\"n\") ?? 0) + 1)`: each call changes a key, so each commit also appends a line to the store journal (fsync: interval)."
+        )
+
+        // 11. Run records: the same calls with recording off, in a second macrod, alternating.
+        do {
+            let unrecorded = try Macrod(binaries: binaries, directory: "\(directory)/macrod-unrecorded", extraConfig: "record_runs: false\n" + macrodConfig)
+            defer { unrecorded.stop() }
+            report.section("11. Run records: add with every run recorded vs record_runs: false (best of 3 alternating rounds)")
+            for count in [1, clients.max() ?? 50] {
+                let per = count == 1 ? calls : callsPerClient
+                var recorded: [LoadResult] = [], plain: [LoadResult] = []
+                for _ in 0..<3 {
+                    recorded.append(try runLoad(path: macrod.socketPath, wire: ours, clients: count, callsPerClient: per, server: macrod.child))
+                    plain.append(try runLoad(path: unrecorded.socketPath, wire: ours, clients: count, callsPerClient: per, server: unrecorded.child))
+                }
+                let best = { (runs: [LoadResult]) in runs.max { $0.callsPerSecond < $1.callsPerSecond }! }
+                report.row(
+                    "\(count) client\(count == 1 ? "" : "s"): calls/s recorded vs not", ours: best(recorded).callsPerSecond, anchor: best(plain).callsPerSecond,
+                    unit: "/s", lowerIsBetter: false, target: 0.97)
+                report.row(
+                    "\(count) client\(count == 1 ? "" : "s"): server CPU per call recorded vs not", ours: best(recorded).serverCPUMicros,
+                    anchor: best(plain).serverCPUMicros, unit: "us", lowerIsBetter: true, target: 1.03)
+            }
+            report.note("Issue 37's budget: recording may cost at most 3% of a call (targets 0.97x and 1.03x).")
+        }
+
         // 5. CLI, whole process.
         report.section("5. CLI, whole process (median of \(cliRuns) runs)")
         let macroRemote = try medianRun("\(binaries)/macro", ["run", "add", "0.5", "--socket", macrod.socketPath])
@@ -376,6 +430,19 @@ struct BenchCommand: ParsableCommand {
         }
         try waitForTriggers(macrod, count: count)
         return count
+    }
+
+    /// Waits until macrod answers a call of `name` (at most 10 s).
+    private func waitForMacro(_ macrod: Macrod, _ name: String) throws {
+        let socket = try BlockingSocket(path: macrod.socketPath)
+        let request = Macrod.call(name, "0")
+        let start = monotonicSeconds()
+        while monotonicSeconds() - start < 10 {
+            try socket.send(request)
+            if Macrod.validate(try socket.receive(BlockingSocket.line)) == nil { return }
+            usleep(20_000)
+        }
+        throw BenchError("macrod did not load \(name) within 10 s")
     }
 
     /// Waits until macrod reports `count` macros with triggers (at most 10 s).

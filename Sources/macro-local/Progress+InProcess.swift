@@ -7,7 +7,7 @@ extension SetValue: InProcessCommand {
         let session = try Session(options: options, needsDirectory: false)
         do {
             try session.model.set(channel, to: value)
-            try session.store.save(session.model.valuesByName)
+            try session.environment.saveState()
         } catch let error as MacroError {
             throw error.code == .io
                 ? Failure(exit: 74, kind: "io", message: Session.describeStateError(error, path: session.store.path))

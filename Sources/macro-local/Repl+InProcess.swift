@@ -17,7 +17,7 @@ extension Repl: InProcessCommand {
         let name = ReplEvaluator.functionName(pid: getpid())
         let backend = LocalRepl(engine: session.engine, deadline: options.timeoutMs.map { .milliseconds($0) })
         let failure = loop(editor, ReplEvaluator(backend: backend, functionName: name))
-        try? session.store.save(session.model.valuesByName)
+        try? session.environment.saveState()
         if let failure { throw failure }
     }
 }

@@ -16,7 +16,7 @@ extension Run: InProcessCommand {
             throw Failure.engine(error)
         }
         do {
-            try session.store.save(session.model.valuesByName)
+            try session.environment.saveState()
         } catch let error as MacroError {
             printResult(result, session: session)
             throw Failure(exit: 74, kind: "io", message: Session.describeStateError(error, path: session.store.path))

@@ -43,6 +43,7 @@ struct EditorTypesTests {
                 progress.inner.toUpperCase();
                 bump("inner", 1, 2, 3);
                 console.log(document);
+                store.set(1, 2);
             }
 
             """)
@@ -54,6 +55,7 @@ struct EditorTypesTests {
                 "wrong.js(4,20): error TS2339: Property 'toUpperCase' does not exist on type 'number'.",
                 "wrong.js(5,22): error TS2554: Expected 0-2 arguments, but got 4.",
                 "wrong.js(6,17): error TS2584: Cannot find name 'document'. Do you need to change your target library? Try changing the 'lib' compiler option to include 'dom'.",
+                "wrong.js(7,15): error TS2345: Argument of type 'number' is not assignable to parameter of type 'string'.",
             ])
     }
 

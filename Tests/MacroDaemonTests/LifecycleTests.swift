@@ -46,6 +46,36 @@ struct DaemonLifecycleTests {
         #expect(daemon.stop(signal: 0) == 0)
     }
 
+    /// Issue 32 item 9: SIGTERM while the engine is stuck in JavaScript that no watchdog stops
+    /// (an endless await loop, with a budget of a minute) stops macrod once shutdown_grace_ms is
+    /// over, not once the budget and stall_grace_ms are (two minutes here); the call is answered.
+    @Test(arguments: ["engine", "separate"])
+    func sigtermStopsAStuckEngineAfterTheGraceNotTheBudget(ioThread: String) throws {
+        let daemon = try DaemonProcess(
+            files: ["loop.js": "async function loop() { progress.inner = 9; for (;;) await null; }"],
+            config: "shutdown_grace_ms: 300\ntime_limit_ms: 60000\ncall_deadline_ms: 60000\nstall_grace_ms: 60000\nio_thread: \(ioThread)\n")
+        let client = try daemon.client()
+        try client.send(raw: #"{"jsonrpc":"2.0","id":1,"method":"macro.call","params":{"name":"loop"}}"#)
+        try #require(try daemon.client().runningCalls().first?["name"] == "loop")
+        daemon.signal(SIGTERM)
+        client.setReceiveTimeout(seconds: 30)
+        let reply = try #require(try client.readMessage())
+        #expect(reply["id"] == 1)
+        #expect(reply["error"]["code"] != .undefined, "\(reply)")
+        // Bounded poll for the exit (30 s, a quarter of what the budget and the grace would take).
+        var waited = 0
+        while daemon.isRunning, waited < 3000 {
+            usleep(10_000)
+            waited += 1
+        }
+        #expect(!daemon.isRunning, "log:\n\(daemon.log)")
+        #expect(daemon.stop(signal: 0) == 0)
+        #expect(daemon.log.contains("still inside JavaScript after shutdown_grace_ms"))
+        #expect(!FileManager.default.fileExists(atPath: daemon.socket))
+        // The stuck turn's write was not kept.
+        #expect(try StateStore(path: daemon.state).load() == .loaded(["inner": 0, "middle": 0, "outer": 0]))
+    }
+
     @Test func aSecondInstanceIsRefusedAndAStaleSocketIsReplaced() throws {
         let daemon = try DaemonProcess()
         let second = try BinaryRunner.run("macrod", ["--socket", daemon.socket, "--macros", daemon.macros, "--state", daemon.state])
@@ -58,6 +88,23 @@ struct DaemonLifecycleTests {
         #expect(FileManager.default.fileExists(atPath: daemon.socket))
         let next = try DaemonProcess(dir: daemon.dir)
         #expect(try next.client().call("progress.get")["inner"] == 0)
+    }
+
+    /// Issue #36: what a macro counted in its store survives `kill -9`: every answered call's
+    /// change was journaled before its reply left.
+    @Test func aStoreSurvivesKill9() throws {
+        let daemon = try DaemonProcess(files: [
+            "counter.js": #"function counter() { const n = (store.get("count") ?? 0) + 1; store.set("count", n); return n }"#
+        ])
+        let client = try daemon.client()
+        for expected in 1...3 { #expect(try client.call("macro.call", ["name": "counter"]) == .number(Double(expected))) }
+        daemon.stop(signal: SIGKILL)
+        let next = try DaemonProcess(dir: daemon.dir)
+        #expect(try next.client().call("macro.call", ["name": "counter"]) == 4)
+        // A clean stop folds the journal into the snapshot.
+        #expect(next.stop() == 0)
+        #expect(try daemon.dir.read("state.json.store.json") == "{\"version\":1,\"stores\":{\n\"counter\":{\"count\":4}}}\n")
+        #expect(!FileManager.default.fileExists(atPath: daemon.dir.url("state.json.store.journal")))
     }
 
     @Test func aFileThatIsNotASocketIsLeftAlone() throws {

@@ -54,6 +54,28 @@ struct StallRecoveryTests {
         throw RPCError(code: -1, message: "connection closed before reply \(id)")
     }
 
+    /// Issue #36: a macro's count in its store survives the stall restart (a re-exec that saves
+    /// nothing: the new process reads the journal), and the stuck turn's own store write is gone.
+    @Test func aStoreSurvivesTheStallRestart() throws {
+        var files = Self.files
+        files["counter.js"] = #"function counter() { const n = (store.get("count") ?? 0) + 1; store.set("count", n); return n }"#
+        files["stuck.js"] = #"async function stuck() { store.set("mark", "stuck"); for (;;) await null; }"#
+        let daemon = try DaemonProcess(files: files, config: Self.config)
+        let client = try daemon.client()
+        for expected in 1...3 { #expect(try client.call("macro.call", ["name": "counter"]) == .number(Double(expected))) }
+        let caller = try daemon.client()
+        try caller.send(raw: #"{"jsonrpc":"2.0","id":7,"method":"macro.call","params":{"name":"stuck"}}"#)
+        #expect(try reply(caller, id: 7)["error"]["code"] == .number(Double(RPCError.timeout)))
+        #expect(try caller.call("macro.call", ["name": "counter"]) == 4, "log:\n\(daemon.log)")
+        #expect(daemon.log.contains("serving again"))
+        #expect(try caller.call("store.get", ["name": "stuck"])["entries"] == [:])
+        // Issue #37: the run records came along, the stuck run's as a failure.
+        let runs = try caller.call("run.list").arrayValue ?? []
+        #expect(runs.map { $0["macro"] } == ["counter", "counter", "counter", "stuck", "counter"], "\(runs)")
+        #expect(runs.map { $0["ok"] } == [true, true, true, false, true])
+        #expect(runs.map { $0["id"] } == [1, 2, 3, 4, 5])
+    }
+
     @Test(arguments: runaways)
     func anEndlessPromiseChainIsStoppedAndEverythingElseGoesOn(_ source: String) throws {
         var files = Self.files

@@ -44,7 +44,7 @@ struct ConfigTests {
     @Test(arguments: [
         (
             "time_limit: 5", ConfigError.Code.unknownKey, "time_limit",
-            "unknown key (known keys: macros_dir, state_file, time_limit_ms, log_level, allow_eval, progress, socket, shutdown_grace_ms, max_line_bytes, allowed_uids, engine_eval, queue_limit, call_deadline_ms, fsync, fsync_interval_ms, memory_limit_mb, io_thread, connection_in_flight, connection_buffer_bytes, harden_builtins, stall_grace_ms, stall_quarantine, http, http_allow_remote, log_format, history_versions, history_bytes, audit_entries)"
+            "unknown key (known keys: macros_dir, state_file, time_limit_ms, log_level, allow_eval, progress, socket, shutdown_grace_ms, max_line_bytes, allowed_uids, engine_eval, queue_limit, call_deadline_ms, fsync, fsync_interval_ms, memory_limit_mb, io_thread, connection_in_flight, connection_buffer_bytes, harden_builtins, stall_grace_ms, stall_quarantine, http, http_allow_remote, log_format, store_limit_bytes, record_runs, runs_kept, failed_runs_kept, runs_bytes, history_versions, history_bytes, audit_entries)"
         ),
         ("progress:\n  - { name: inner, maximum: 3 }", .unknownKey, "progress[0].maximum", "unknown key (known keys: name, min, max, initial)"),
         ("time_limit_ms: soon", .wrongType, "time_limit_ms", "expected an integer"),

@@ -31,7 +31,9 @@ struct ConfigFile: Decodable {
         "call_deadline_ms", "fsync", "fsync_interval_ms", "memory_limit_mb", "io_thread",
         "connection_in_flight", "connection_buffer_bytes",
         "harden_builtins", "stall_grace_ms", "stall_quarantine",
-        "http", "http_allow_remote", "log_format", "history_versions", "history_bytes", "audit_entries",
+        "http", "http_allow_remote", "log_format", "store_limit_bytes",
+        "record_runs", "runs_kept", "failed_runs_kept", "runs_bytes",
+        "history_versions", "history_bytes", "audit_entries",
     ]
     var macrosDir: String?
     var stateFile: String?
@@ -58,6 +60,11 @@ struct ConfigFile: Decodable {
     var http: String?
     var httpAllowRemote: Bool?
     var logFormat: String?
+    var storeLimitBytes: Int?
+    var recordRuns: Bool?
+    var runsKept: Int?
+    var failedRunsKept: Int?
+    var runsBytes: Int?
     var historyVersions: Int?
     var historyBytes: Int?
     var auditEntries: Int?
@@ -72,6 +79,8 @@ struct ConfigFile: Decodable {
         case connectionInFlight = "connection_in_flight", connectionBufferBytes = "connection_buffer_bytes"
         case hardenBuiltins = "harden_builtins", stallGraceMs = "stall_grace_ms", stallQuarantine = "stall_quarantine"
         case http, httpAllowRemote = "http_allow_remote", logFormat = "log_format"
+        case storeLimitBytes = "store_limit_bytes"
+        case recordRuns = "record_runs", runsKept = "runs_kept", failedRunsKept = "failed_runs_kept", runsBytes = "runs_bytes"
         case historyVersions = "history_versions", historyBytes = "history_bytes", auditEntries = "audit_entries"
     }
 
@@ -102,6 +111,11 @@ struct ConfigFile: Decodable {
         connectionBufferBytes = try c.decodeIfPresent(Int.self, forKey: .connectionBufferBytes)
         http = try c.decodeIfPresent(String.self, forKey: .http)
         httpAllowRemote = try c.decodeIfPresent(Bool.self, forKey: .httpAllowRemote)
+        storeLimitBytes = try c.decodeIfPresent(Int.self, forKey: .storeLimitBytes)
+        recordRuns = try c.decodeIfPresent(Bool.self, forKey: .recordRuns)
+        runsKept = try c.decodeIfPresent(Int.self, forKey: .runsKept)
+        failedRunsKept = try c.decodeIfPresent(Int.self, forKey: .failedRunsKept)
+        runsBytes = try c.decodeIfPresent(Int.self, forKey: .runsBytes)
         historyVersions = try c.decodeIfPresent(Int.self, forKey: .historyVersions)
         historyBytes = try c.decodeIfPresent(Int.self, forKey: .historyBytes)
         auditEntries = try c.decodeIfPresent(Int.self, forKey: .auditEntries)
@@ -249,6 +263,24 @@ struct ConfigFile: Decodable {
             config.http = address
         }
         if let httpAllowRemote { config.httpAllowRemote = httpAllowRemote }
+        if let storeLimitBytes {
+            guard (1024...1_073_741_824).contains(storeLimitBytes) else {
+                throw ConfigError(code: .invalidValue, file: file, key: "store_limit_bytes", message: "must be between 1024 and 1073741824, got \(storeLimitBytes)")
+            }
+            config.storeLimitBytes = storeLimitBytes
+        }
+        if let recordRuns { config.recordRuns = recordRuns }
+        for (key, value, range) in [("runs_kept", runsKept, 0...100_000), ("failed_runs_kept", failedRunsKept, 0...100_000), ("runs_bytes", runsBytes, 65536...4_294_967_296)] {
+            guard let value else { continue }
+            guard range.contains(value) else {
+                throw ConfigError(code: .invalidValue, file: file, key: key, message: "must be between \(range.lowerBound) and \(range.upperBound), got \(value)")
+            }
+            switch key {
+            case "runs_kept": config.runsKept = value
+            case "failed_runs_kept": config.failedRunsKept = value
+            default: config.runsBytes = value
+            }
+        }
         if let engineEval { config.engineEval = engineEval }
         if let queueLimit {
             guard (1...1_000_000).contains(queueLimit) else {

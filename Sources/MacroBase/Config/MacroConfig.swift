@@ -84,6 +84,17 @@ public struct MacroConfig: Sendable, Equatable {
     public var http: HTTPAddress?
     /// Whether the dashboard may listen on an address other than loopback (`http_allow_remote`, false).
     public var httpAllowRemote: Bool = false
+    /// The most one macro's `store` may hold: the UTF-8 bytes of its keys and of their values'
+    /// JSON text (`store_limit_bytes`, 1 MiB).
+    public var storeLimitBytes: Int = 1 << 20
+    /// Whether every run is recorded (`record_runs`, true).
+    public var recordRuns = true
+    /// Successful runs kept per macro (`runs_kept`, 50).
+    public var runsKept = 50
+    /// Failed runs kept per macro (`failed_runs_kept`, 200): failures outlive successes.
+    public var failedRunsKept = 200
+    /// All run records together, in bytes (`runs_bytes`, 16 MiB): past it the oldest success goes first.
+    public var runsBytes = 16 << 20
     /// Versions of each macro and lib file the history keeps, the newest (`history_versions`, 100).
     public var historyVersions = 100
     /// Bytes the history's kept contents may take in all before the oldest versions go, never a

@@ -28,10 +28,8 @@ package final class EngineHost: Sendable {
     /// The settings (``HostSettings``), under the name the daemon builds them with.
     typealias Settings = HostSettings
 
-    package init(
-        engine: MacroEngine, model: ProgressModel, library: MacroLibrary, store: StateStore, hub: NotificationHub,
-        settings: HostSettings, version: String, logger: Logger
-    ) {
+    package init(environment: EngineEnvironment, hub: NotificationHub, settings: HostSettings, version: String, logger: Logger) {
+        let engine = environment.engine, model = environment.model, library = environment.library
         self.engine = engine
         self.hub = hub
         self.library = library
@@ -45,11 +43,11 @@ package final class EngineHost: Sendable {
             EngineLane.State(outbox: ReplyOutbox(inFlight: inFlight, counters: counters, logger: logger)), as: EngineLane.State.self, eventLoop: loop)
         let metrics = metrics
         let history = History(
-            stateFile: store.path, limits: settings.read(\.history), auditEntries: settings.read(\.auditEntries), library: library, logger: logger,
-            counted: { metrics.auditEvent(kind: $0) })
+            stateFile: environment.store.path, limits: settings.read(\.history), auditEntries: settings.read(\.auditEntries), library: library,
+            logger: logger, counted: { metrics.auditEvent(kind: $0) })
         self.history = history
-        let persistence = StatePersistence(store: store, model: model, settings: settings, logger: logger)
-        let publisher = ProgressPublisher(model: model, hub: hub, persistence: persistence, laneState: laneState)
+        let persistence = StatePersistence(environment: environment, settings: settings, logger: logger)
+        let publisher = ProgressPublisher(model: model, store: environment.macroStore, hub: hub, persistence: persistence, laneState: laneState)
         let methods = EngineMethods(
             engine: engine, model: model, library: library, hub: hub, settings: settings, counters: counters,
             publisher: publisher, persistence: persistence, statistics: statistics, consoleRoutes: consoleRoutes, history: history, version: version)
@@ -74,6 +72,11 @@ package final class EngineHost: Sendable {
             statistics.value.turnEnded(call: entry.call, nanoseconds: entry.nanoseconds)
         }
         LibraryEvents.forward(from: library, to: hub, statistics: statistics, history: history, on: loop)
+        // `run.recorded` to the subscribers of `runs`: the summary `run.list` gives.
+        environment.runs.onRecorded = { [hub] record in
+            guard hub.hasSubscribers(.runs), let notification = hub.prepare(.runs, RPCNotification.runRecorded.rawValue, record.summary) else { return }
+            hub.deliver(notification)
+        }
     }
 
     /// Changes the settings (SIGHUP, the dashboard's URL); the history's limits apply from the

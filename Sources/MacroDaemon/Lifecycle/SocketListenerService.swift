@@ -29,6 +29,8 @@ final class SocketListenerService: DaemonService {
     private let logger: Logger
     private let pipeline: ClientPipeline
     private let server = Mutex<(any Channel)?>(nil)
+    /// The stall recovery was asked to end the shutdown (``hurryIfStuck()``), once.
+    private let hurried = Atomic<Bool>(false)
 
     /// Serves `host` on `socketPath` with the connections on `group` (its one loop is the
     /// engine's with `io_thread: engine`).
@@ -151,10 +153,33 @@ final class SocketListenerService: DaemonService {
         }
         await withGracefulShutdownHandler {
             try? await server.closeFuture.get()
-        } onGracefulShutdown: {
+        } onGracefulShutdown: { [self] in
             recovery.shutdownRequested.store(true, ordering: .relaxed)
             server.close(promise: nil)
+            // With `io_thread: engine` the listener closes on the engine's loop: a loop stuck in
+            // JavaScript never gets to it, and ``stop()`` is never reached. So the grace is
+            // also timed from here.
+            let grace = config.shutdownGrace
+            Task { [self] in
+                try? await Task.sleep(for: grace)
+                hurryIfStuck()
+            }
         }
+    }
+
+    /// Past the shutdown's grace period with a request still in flight and the engine inside
+    /// JavaScript (a call the watchdog cannot stop, or one whose budget is longer than the
+    /// grace): the stall recovery acts now, answering what is in flight and carrying the
+    /// shutdown over to a new process that only finishes it, instead of after the call's budget
+    /// plus stall_grace_ms. True when it was asked to.
+    @discardableResult
+    private func hurryIfStuck() -> Bool {
+        guard host.pending > 0, host.engine.occupancy.snapshot.since != nil else { return false }
+        if !hurried.exchange(true, ordering: .relaxed) {
+            logger.warning("shutting down: the engine is still inside JavaScript after shutdown_grace_ms; restarting it to stop")
+            recovery.hurry()
+        }
+        return true
     }
 
     /// Accepting has stopped: lets calls in flight finish within the grace period, and drains
@@ -165,6 +190,11 @@ final class SocketListenerService: DaemonService {
         let deadline = ContinuousClock.now + config.shutdownGrace
         while host.pending > 0, ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(5))
+        }
+        // The stall recovery replaces this process; should the JavaScript end by itself first,
+        // the shutdown goes on here.
+        if hurryIfStuck() {
+            while engine.occupancy.snapshot.since != nil { try? await Task.sleep(for: .milliseconds(5)) }
         }
         if host.pending == 0 {
             await Self.drainReplies(engine: engine.eventLoop, connections: hub.all.map(\.channel.eventLoop))

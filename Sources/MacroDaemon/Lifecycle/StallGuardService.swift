@@ -38,6 +38,7 @@ final class StallGuardService: DaemonService {
             },
             onStall: { recovery.recover($0) })
         self.watch.withLock { $0 = watch }
+        recovery.watch.withLock { $0 = watch }
     }
 
     /// Stops the watch at its next tick.

@@ -33,7 +33,7 @@ final class StateSaveService: DaemonService {
         for connection in host.hub.all { try? await connection.channel.close() }
         var unsaved: (any Error)?
         do {
-            try host.journal.close(saving: model.valuesByName)
+            try host.persistence.close()
         } catch {
             logger.error("cannot save the state on shutdown: \(StatePersistence.describe(error))")
             unsaved = error

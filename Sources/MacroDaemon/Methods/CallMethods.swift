@@ -42,6 +42,11 @@ extension EngineMethods {
         let start = NIODeadline.now().uptimeNanoseconds
         statistics.value.started(callID ?? 0, macro: name)
         let route = wantsConsole ? id.flatMap { id in callID.map { consoleRoutes.open(call: $0, to: connection, id: id) } } : nil
+        if let callID, !connection.isSocket {
+            engine.runLog?.expect(origin: "dashboard", call: callID)
+        } else if let callID {
+            engine.runLog?.expect(origin: "socket", call: callID)
+        }
         let outcome = library.callOutcome(name, arguments: arguments, deadline: deadline, callID: callID)
         return .call(outcome, CallRecord(name: name, callID: callID, start: start, route: route))
     }

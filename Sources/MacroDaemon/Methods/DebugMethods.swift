@@ -26,6 +26,10 @@ final class DebugMethods: Sendable {
     private let engine: MacroEngine
     private let model: ProgressModel
     private let library: MacroLibrary
+    /// The live stores: a session starts with a copy of its macro's.
+    private let store: MacroStore
+    /// The run records a replay starts from.
+    private let runs: RunLog
     private let logger: Logger
     private let worker: String
     private let sessions = Mutex<[Int: Owned]>([:])
@@ -38,7 +42,12 @@ final class DebugMethods: Sendable {
         var process: DebugProcess?
     }
 
-    init(engine: MacroEngine, model: ProgressModel, library: MacroLibrary, logger: Logger, worker: String = DebugMethods.workerExecutable) {
+    init(
+        engine: MacroEngine, model: ProgressModel, library: MacroLibrary, store: MacroStore, runs: RunLog, logger: Logger,
+        worker: String = DebugMethods.workerExecutable
+    ) {
+        self.store = store
+        self.runs = runs
         self.engine = engine
         self.model = model
         self.library = library
@@ -105,15 +114,42 @@ final class DebugMethods: Sendable {
         }
     }
 
+    /// The record of run `id` for a replay (`debug.start {run}`): it must be kept, ended, and
+    /// its macro's file must hold the version that ran.
+    private func replay(_ id: MacroValue) throws -> RunRecord {
+        guard let number = id.intValue, number >= 1 else { throw DebugError(.launchFailed, "run must be a run id (a whole number, as `macro runs` lists)") }
+        guard let record = runs.record(number) else {
+            throw DebugError(.launchFailed, "no run \(number) is kept (`macro runs` lists them)")
+        }
+        guard record.ended else { throw DebugError(.launchFailed, "run \(number) has not ended yet") }
+        let current = (try? library.source(of: record.macro)).map { String(Quarantine.hash(Array($0.utf8)), radix: 16) }
+        guard current == record.version else {
+            throw DebugError(
+                .launchFailed,
+                "run \(number) ran version \(record.version ?? "?") of \(record.macro).js, and the file now holds \(current.map { "version \($0)" } ?? "nothing"): a replay runs the code that ran"
+            )
+        }
+        return record
+    }
+
     private func start(_ params: MacroValue, _ connection: Connection, _ reply: @escaping @Sendable (Result<MacroValue, any Error>) -> Void) throws {
-        guard let name = params["name"].stringValue else { throw Self.missing("name", "debug.start") }
+        let replayed = try params["run"] == .undefined ? nil : replay(params["run"])
+        guard let name = replayed?.macro ?? params["name"].stringValue else { throw Self.missing("name", "debug.start") }
         var options = DebugSession.Options(
-            macro: name, arguments: params["args"].arrayValue ?? [], directory: library.directory,
-            stopOnEntry: params["stopOnEntry"].boolValue ?? false,
+            macro: name, arguments: replayed?.arguments ?? params["args"].arrayValue ?? [], directory: library.directory,
+            stopOnEntry: replayed.map { !$0.failed } ?? params["stopOnEntry"].boolValue ?? false,
             timeLimit: engine.timeLimit, callDeadline: engine.callDeadline, memoryLimit: engine.configuration.memoryLimit,
             hardenBuiltins: engine.configuration.hardenBuiltins, channels: model.channels,
             values: Dictionary(uniqueKeysWithValues: model.committedValues.map { ($0.channel, $0.value) }),
             evalEnabled: engine.configuration.evalEnabled, quarantine: library.quarantineList)
+        options.store = store.committedEntries(name)
+        if let replayed {
+            // As the run found them: the values, the store (when it was small enough to copy),
+            // the same arguments; it stops at the first line, or at the throw of a failed run.
+            options.values = replayed.valuesBefore
+            if let before = replayed.storeBefore { options.store = before }
+            options.stopAtThrow = replayed.failed
+        }
         if let idle = params["idleTimeoutMs"].intValue, idle > 0 { options.idleTimeout = .milliseconds(idle) }
         if let limit = params["evaluateLimitMs"].intValue, limit > 0 { options.evaluateLimit = .milliseconds(limit) }
         let id = nextID.add(1, ordering: .relaxed).newValue
@@ -132,7 +168,7 @@ final class DebugMethods: Sendable {
                 switch event {
                 case .launched(.success(let launched)):
                     logger.info("debug session \(id) of \(name) started")
-                    reply(.success(launched.setting("session", .number(Double(id)))))
+                    reply(.success(launched.setting("session", .number(Double(id))).setting("macro", .string(name))))
                 case .launched(.failure(let error)):
                     sessions.withLock { _ = $0.removeValue(forKey: id) }
                     reply(.failure(error))

@@ -3,20 +3,37 @@ import Logging
 import MacroEngineCore
 import Synchronization
 
-/// Writes the progress model's values to the state journal before any reply that reports them
-/// leaves (the journal holds absolute values, so the last line wins), and makes them durable
-/// per the `fsync` policy: at each append (`always`) or at most once per period (`interval`).
+/// Writes the progress model's values to the state journal, and the macros' store changes to
+/// the store journal, before any reply that reports them leaves (the state journal holds absolute
+/// values, so the last line wins; the store journal, each commit's changes in order), and makes
+/// them durable per the `fsync` policy: at each append (`always`) or at most once per period
+/// (`interval`).
 final class StatePersistence: Sendable {
     /// Where the values go (folded into the state file over time).
     let journal: StateJournal
+    /// Where the stores' changes go (folded into the store snapshot over time).
+    let storeJournal: StoreJournal
     private let model: ProgressModel
+    /// The stores whose changes are journaled.
+    let macroStore: MacroStore
+    /// The run records, saved at shutdown and before an engine restart (``saveRuns()``).
+    let runs: RunLog
+    private let runsPath: String
+    /// The values last appended (nil: none yet): a commit that changed only a store does not
+    /// write the same values again.
+    private let appended = Mutex<[String: Double]?>(nil)
     private let settings: SettingsBox
     private let logger: Logger
     private let lastError = Mutex<String?>(nil)
 
-    init(store: StateStore, model: ProgressModel, settings: SettingsBox, logger: Logger) {
-        journal = StateJournal(store: store)
-        self.model = model
+    init(environment: EngineEnvironment, settings: SettingsBox, logger: Logger) {
+        journal = StateJournal(store: environment.store)
+        storeJournal = environment.storeJournal
+        model = environment.model
+        macroStore = environment.macroStore
+        macroStore.recordChanges()
+        runs = environment.runs
+        runsPath = environment.runsPath
         self.settings = settings
         self.logger = logger
     }
@@ -32,6 +49,7 @@ final class StatePersistence: Sendable {
         var problem: String?
         do {
             try journal.prepare()
+            try storeJournal.prepare()
             let directory = (journal.store.path as NSString).deletingLastPathComponent
             let dir = directory.isEmpty ? "." : directory
             if access(dir, W_OK) != 0 {
@@ -47,12 +65,19 @@ final class StatePersistence: Sendable {
         )
     }
 
-    /// Appends the model's current values; fsyncs under `fsync: always`. A failure is logged
-    /// once (until an append succeeds again) and reported by ``stateError``. On the engine's loop.
+    /// Appends the model's current values (when they differ from the last appended) and the
+    /// stores' committed changes; fsyncs under `fsync: always`. A failure is logged once (until
+    /// an append succeeds again) and reported by ``stateError``. On the engine's loop.
     func append() {
         let durable = settings.read { $0.fsync == .always }
         do {
-            try journal.append(model.valuesByName, durable: durable)
+            let values = model.valuesByName
+            if appended.withLock({ $0 != values }) {
+                try journal.append(values, durable: durable)
+                appended.withLock { $0 = values }
+            }
+            let changes = macroStore.takeUnjournaled()
+            if !changes.isEmpty { try storeJournal.append(changes, store: macroStore, durable: durable) }
             lastError.withLock { $0 = nil }
         } catch {
             let first = lastError.withLock { last -> Bool in
@@ -69,10 +94,29 @@ final class StatePersistence: Sendable {
         (error as? MacroError)?.message ?? "\(error)"
     }
 
+    /// At shutdown: writes the values and the stores as their snapshots, durably, and removes
+    /// the journals. Throws what could not be saved.
+    func close() throws {
+        try journal.close(saving: model.valuesByName)
+        try storeJournal.close(saving: macroStore.all)
+        saveRuns()
+    }
+
+    /// Writes the run records beside the state file, for the next process (a restart, a stop);
+    /// a failure is logged, never fatal.
+    func saveRuns() {
+        do {
+            try runs.save(to: runsPath)
+        } catch {
+            logger.warning("cannot keep the run records: \(Self.describe(error)); the next process starts without them")
+        }
+    }
+
     /// For the `interval` policy: fsyncs the journal if a change was written since the last sync.
     func syncIfNeeded() {
         do {
             try journal.sync()
+            try storeJournal.sync()
         } catch {
             logger.debug("periodic state sync failed: \(error)")
         }

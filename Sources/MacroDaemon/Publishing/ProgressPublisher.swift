@@ -9,6 +9,7 @@ import Synchronization
 /// both wait for the batch's commit (``GroupCommit``).
 final class ProgressPublisher: Sendable {
     private let model: ProgressModel
+    private let store: MacroStore
     private let hub: NotificationHub
     private let persistence: StatePersistence
     private let laneState: NIOLoopBoundBox<EngineLane.State>
@@ -17,8 +18,9 @@ final class ProgressPublisher: Sendable {
     private let published = Atomic<Int>(0)
     private let sequence = Atomic<Int>(0)
 
-    init(model: ProgressModel, hub: NotificationHub, persistence: StatePersistence, laneState: NIOLoopBoundBox<EngineLane.State>) {
+    init(model: ProgressModel, store: MacroStore, hub: NotificationHub, persistence: StatePersistence, laneState: NIOLoopBoundBox<EngineLane.State>) {
         self.model = model
+        self.store = store
         self.hub = hub
         self.persistence = persistence
         self.laneState = laneState
@@ -36,15 +38,16 @@ final class ProgressPublisher: Sendable {
         return .object(fields)
     }
 
-    /// Publishes the model's change, once, if anything changed since the last publication.
-    /// On the engine's loop.
+    /// Publishes the model's change, once, if anything changed since the last publication; a
+    /// store change is journaled with it (it has no notification). On the engine's loop.
     func publishIfChanged() {
         let current = changes.load(ordering: .relaxed)
-        guard published.exchange(current, ordering: .relaxed) != current else { return }
-        let seq = sequence.add(1, ordering: .relaxed).newValue
+        let modelChanged = published.exchange(current, ordering: .relaxed) != current
+        guard modelChanged || store.hasUnjournaled else { return }
         // Addressed now: whoever subscribes later does not get this change.
         var notification: PreparedNotification?
-        if hub.hasSubscribers(.progress), case .object(var fields) = values() {
+        let seq = modelChanged ? sequence.add(1, ordering: .relaxed).newValue : 0
+        if modelChanged, hub.hasSubscribers(.progress), case .object(var fields) = values() {
             fields["seq"] = .number(Double(seq))
             notification = hub.prepare(.progress, RPCNotification.progressChanged.rawValue, .object(fields))
         }

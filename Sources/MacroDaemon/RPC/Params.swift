@@ -81,7 +81,7 @@ struct Params {
         guard case .array(let items) = value["events"] else { throw invalid("events", "must be an array such as [\"progress\"]") }
         return try items.map { item in
             guard let name = item.stringValue, let kind = EventKind(rawValue: name) else {
-                throw invalid("events", "unknown event \(item.jsonText()) (events: progress, macros, log)")
+                throw invalid("events", "unknown event \(item.jsonText()) (events: progress, macros, log, runs)")
             }
             return kind
         }

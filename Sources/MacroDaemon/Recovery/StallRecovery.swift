@@ -49,6 +49,13 @@ final class StallRecovery: Sendable {
     let httpListener = Mutex<(any Channel)?>(nil)
     /// Set when a graceful shutdown (SIGTERM/SIGINT) begins: it must survive the restart.
     let shutdownRequested = Atomic<Bool>(false)
+    /// The stall watch that calls ``recover(_:)`` (set by the stall guard when it starts).
+    let watch = Mutex<StallWatch?>(nil)
+
+    /// The engine is still inside JavaScript when the shutdown's grace period is over: the
+    /// watch takes it as a stall at its next tick instead of waiting for its budget and
+    /// `stall_grace_ms` (the restart carries the shutdown over, and answers what is in flight).
+    func hurry() { watch.withLock { $0?.hurry() } }
     /// More restarts that no file answers for than this within ``budgetWindow`` and JavaScript is paused.
     static let budget = 5
     static let budgetWindow: Double = 60
@@ -219,6 +226,9 @@ final class StallRecovery: Sendable {
                     connection.drained()
                 }
             }, until: giveUp)
+        // The run records go to the next process through their file, the stuck run's with it.
+        host.persistence.runs.abandonRunning(reason: "stopped by the engine restart: \(reason)")
+        host.persistence.saveRuns()
         // 4. Hand over the sockets and what the next process must know.
         var handover = Handover()
         let descriptors = SocketCookie.descriptorsByCookie()

@@ -40,7 +40,7 @@ final class RequestRouter: Sendable {
         self.inFlight = inFlight
         self.logger = logger
         control = ControlLane(engine: engine, publisher: methods.publisher, inFlight: inFlight, counters: counters, logger: logger)
-        debug = DebugMethods(engine: engine, model: methods.model, library: methods.library, logger: logger)
+        debug = DebugMethods(engine: engine, model: methods.model, library: methods.library, store: methods.persistence.macroStore, runs: methods.persistence.runs, logger: logger)
     }
 
     /// The error of a request the engine restart overtook.

@@ -6,7 +6,7 @@ import Synchronization
 
 /// The events a connection can subscribe to.
 enum EventKind: String, CaseIterable, Sendable {
-    case progress, macros, log
+    case progress, macros, log, runs
 }
 
 /// How a connection's channel carries one outgoing JSON message: a line on the Unix socket,

@@ -6,6 +6,7 @@ final class SubscriberCounts: Sendable {
     private let progress = Atomic<Int>(0)
     private let macros = Atomic<Int>(0)
     private let log = Atomic<Int>(0)
+    private let runs = Atomic<Int>(0)
 
     /// Adds `delta` subscribers of each of `kinds`.
     func add(_ kinds: some Sequence<EventKind>, _ delta: Int) {
@@ -14,6 +15,7 @@ final class SubscriberCounts: Sendable {
             case .progress: progress.add(delta, ordering: .relaxed)
             case .macros: macros.add(delta, ordering: .relaxed)
             case .log: log.add(delta, ordering: .relaxed)
+            case .runs: runs.add(delta, ordering: .relaxed)
             }
         }
     }
@@ -24,6 +26,7 @@ final class SubscriberCounts: Sendable {
         case .progress: progress.load(ordering: .relaxed) > 0
         case .macros: macros.load(ordering: .relaxed) > 0
         case .log: log.load(ordering: .relaxed) > 0
+        case .runs: runs.load(ordering: .relaxed) > 0
         }
     }
 }

@@ -16,6 +16,14 @@ public struct EngineEnvironment {
     public let model: ProgressModel
     /// Where the model's values are kept (`state_file`).
     public let store: StateStore
+    /// What macros remember (`store`), registered in the engine.
+    public let macroStore: MacroStore
+    /// Where the stores are kept, beside the state file.
+    public let storeJournal: StoreJournal
+    /// Every run on the record (`record_runs`), kept beside the state file across restarts.
+    public let runs: RunLog
+    /// Where ``runs`` are kept while macrod is not running: the state file's path + `.runs.jsonl`.
+    public var runsPath: String { store.path + ".runs.jsonl" }
     /// The macro files of `macros_dir`.
     public let library: MacroLibrary
 
@@ -31,12 +39,27 @@ public struct EngineEnvironment {
         model = ProgressModel(channels: config.channels)
         try engine.add(model)
         store = StateStore(path: config.resolvedStateFile)
+        macroStore = MacroStore(limit: config.storeLimitBytes)
+        try engine.add(macroStore)
+        storeJournal = StoreJournal(stateFile: config.resolvedStateFile)
+        runs = RunLog(
+            model: model, store: macroStore, limits: RunLog.Limits(perMacro: config.runsKept, failedPerMacro: config.failedRunsKept, bytes: config.runsBytes))
+        if config.recordRuns { engine.runLog = runs }
         library = MacroLibrary(
             directory: config.macrosDirectory, engine: engine, logger: logger, triggerLedger: config.resolvedStateFile + ".triggers.json")
     }
 
-    /// Restores the model's saved values (see ``StateStore/restore(into:warnings:)``).
+    /// Restores the model's saved values (see ``StateStore/restore(into:warnings:)``) and the
+    /// macros' stores (``StoreJournal/load(warnings:)``).
     public func restoreState(warnings: inout [StateWarning]) throws -> StateStore.LoadResult {
-        try store.restore(into: model, warnings: &warnings)
+        let result = try store.restore(into: model, warnings: &warnings)
+        macroStore.restore(storeJournal.load(warnings: &warnings))
+        return result
+    }
+
+    /// Saves the model's values and the stores (the CLI's runs in its own process).
+    public func saveState() throws {
+        try store.save(model.valuesByName)
+        try storeJournal.close(saving: macroStore.all)
     }
 }

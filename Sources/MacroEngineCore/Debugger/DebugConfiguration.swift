@@ -17,6 +17,9 @@ final class DebugConfiguration: Sendable {
         var breakpoints: [String: [Breakpoint]] = [:]
         var catchAll = false
         var catchUncaught = false
+        /// A replay of a failed run: uncaught exceptions always stop it (at the throw), whatever
+        /// the client sets.
+        var alwaysUncaught = false
         var pauseSerial = 0
         var stopOnEntry = false
         var nextID = 1
@@ -38,7 +41,15 @@ final class DebugConfiguration: Sendable {
 
     func setExceptions(all: Bool, uncaught: Bool) {
         state.withLock {
-            $0.catchAll = all; $0.catchUncaught = uncaught
+            $0.catchAll = all; $0.catchUncaught = uncaught || $0.alwaysUncaught
+        }
+        version.add(1, ordering: .sequentiallyConsistent)
+    }
+
+    /// Uncaught exceptions stop the session from now on, whatever the client sets later.
+    func setStopsAtUncaught() {
+        state.withLock {
+            $0.alwaysUncaught = true; $0.catchUncaught = true
         }
         version.add(1, ordering: .sequentiallyConsistent)
     }

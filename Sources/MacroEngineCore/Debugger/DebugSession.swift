@@ -39,6 +39,12 @@ public final class DebugSession: Sendable {
         public var channels: [ProgressChannel]
         /// The channels' values at launch, by name (the session's copy).
         public var values: [String: Double]
+        /// The macro's store at launch, key: JSON text (the session's copy; nothing it writes
+        /// reaches the live store).
+        public var store: [String: String] = [:]
+        /// A replay of a run that failed: the session stops at the throw (uncaught exceptions
+        /// stop it whatever the client sets).
+        public var stopAtThrow = false
         /// A session stopped this long without a request ends.
         public var idleTimeout: Duration
         /// Whether the macro's own code may use `eval` and `new Function`, as in the live engine
@@ -143,6 +149,10 @@ public final class DebugSession: Sendable {
         model.restore(options.values)
         initialValues = model.values
         try engine.add(model)
+        // The macro's store as it was at launch; no limit here: the live one refuses what passes it.
+        let store = MacroStore(limit: .max)
+        store.restore([options.macro: options.store])
+        try engine.add(store)
         callID = engine.reserveCallID()
         budget = RunningBudget(options.callDeadline)
         try Self.installAgent(
@@ -172,6 +182,7 @@ public final class DebugSession: Sendable {
         guard let target else { throw DebugError(.launchFailed, "no macro named '\(options.macro)' in \(options.directory)") }
         function = target
         configuration.setStopOnEntry(options.stopOnEntry)
+        if options.stopAtThrow { configuration.setStopsAtUncaught() }
     }
 
     deinit {

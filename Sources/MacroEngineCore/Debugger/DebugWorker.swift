@@ -186,6 +186,10 @@ extension DebugSession.Options {
             "quarantine": .string((try? String(decoding: JSONEncoder().encode(quarantine), as: UTF8.self)) ?? "{}"),
         ]
         if let memoryLimit { value = value.setting("memoryLimit", .number(Double(memoryLimit))) }
+        if stopAtThrow { value = value.setting("stopAtThrow", true) }
+        if !store.isEmpty {
+            value = value.setting("store", .object(OrderedDictionary(uniqueKeysWithValues: store.sorted { $0.key < $1.key }.map { ($0.key, MacroValue.string($0.value)) })))
+        }
         return value
     }
 
@@ -210,6 +214,10 @@ extension DebugSession.Options {
         }
         if let values = json["values"].objectValue {
             self.values = Dictionary(values.compactMap { key, value in value.doubleValue.map { (key, $0) } }, uniquingKeysWith: { $1 })
+        }
+        stopAtThrow = json["stopAtThrow"].boolValue ?? false
+        if let store = json["store"].objectValue {
+            self.store = Dictionary(uniqueKeysWithValues: store.compactMap { key, value in value.stringValue.map { (key, $0) } })
         }
         if let text = json["quarantine"].stringValue, let list = try? JSONDecoder().decode(Quarantine.self, from: Data(text.utf8)) {
             quarantine = list

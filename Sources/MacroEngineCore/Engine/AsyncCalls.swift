@@ -21,6 +21,8 @@ final class CallContext {
     var finished = false
     var failed = false
     var deadlineTask: Scheduled<Void>?
+    /// Where the run is recorded (the engine's ``MacroEngine/runLog`` when it began).
+    var runs: RunLog?
     /// Rewrites the call's failure before the caller hears it (``MacroLibrary``'s note on a lib
     /// file that did not load), after the exception handler saw it.
     let explainer: (any CallFailureExplainer)?
@@ -114,6 +116,10 @@ extension MacroEngine {
             promise: runtime.inTransaction ? eventLoop.makePromise(of: MacroValue.self) : nil, owner: owner,
             explainer: explainer)
         registerRunning(context)
+        if let runs = settings.runs, let macro {
+            context.runs = runs
+            runs.began(call: context.id, macro: macro, version: owner?.hash, arguments: arguments)
+        }
         do {
             // The helper's arguments: the function, the handlers' factory, then the macro's
             // arguments one by one (converted here, before the turn), or in one array when there
@@ -204,6 +210,7 @@ extension MacroEngine {
         }
         unregisterRunning(context.id)
         runtime.watchdog.cancellations.remove(context.id)
+        context.runs?.finished(call: context.id, outcome: result)
         // Inside a turn, the caller hears the outcome after the turn commits or rolls back. A
         // call still in its first turn has no promise yet: its outcome is kept, and its caller
         // reads it once that turn has ended (``invokeOutcome``).

@@ -42,6 +42,7 @@ extension MacroEngine {
                 let message = ConsoleMessage(
                     level: level, message: MacroError.hidingInternalFrames(args.first?.string ?? ""), macro: call?.macro, method: name,
                     call: call.flatMap { $0.finished ? nil : $0.id })
+                if let call, !call.finished { call.runs?.console(call: call.id, level: name, message: message.message) }
                 self.consoleHandler(message)
                 return runtime.context.undefined
             }

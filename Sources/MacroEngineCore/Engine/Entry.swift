@@ -67,6 +67,8 @@ extension MacroEngine {
         fileprivate let armed: JSRuntime.ArmedEntry
         /// The turn observer, read with the other settings when the turn began.
         fileprivate let observer: (@Sendable () -> Void)?
+        /// When the turn began (uptime nanoseconds), for the run's record.
+        fileprivate let began: UInt64
     }
 
     /// Begins a call's turn (``Entry/call(_:)``): the time limit is the smaller of the engine's
@@ -97,7 +99,7 @@ extension MacroEngine {
         let armed = runtime.arm(nanoseconds: limit, now: now)
         return CallTurn(
             context: context, previousCall: previousCall, previousRunning: previousRunning, deadlineBound: deadlineBound,
-            transaction: transaction, armed: armed, observer: settings.turnObserver)
+            transaction: transaction, armed: armed, observer: settings.turnObserver, began: now.uptimeNanoseconds)
     }
 
     /// Ends a call's turn with what its JavaScript gave: the watchdog's stop becomes its error,
@@ -119,6 +121,10 @@ extension MacroEngine {
         do {
             var failure = failure
             do { try runtime.disarm(turn.armed, failure: failure, macro: turn.context?.macro) } catch { failure = error }
+            // The run's record reads what the turn changed before it commits or rolls back.
+            if let context = turn.context, let runs = context.runs, turn.transaction.participants != nil {
+                runs.turnEnding(call: context.id, failed: failure != nil || runtime.turnFailed, began: turn.began, ended: NIODeadline.now().uptimeNanoseconds)
+            }
             try endTransaction(runtime, turn.transaction, failure: failure)
         } catch var error as MacroError where error.code == .timeout && turn.deadlineBound {
             error.message = "timed out after \(turn.context!.budget.milliseconds) ms"

@@ -50,6 +50,7 @@ public final class MacroEngine: Sendable {
         var consoleHandler: @Sendable (ConsoleMessage) -> Void
         var turnObserver: (@Sendable () -> Void)?
         var participants: [any TurnParticipant] = []
+        var runs: RunLog?
     }
 
     /// Settings fixed when the engine is created.
@@ -181,6 +182,12 @@ public final class MacroEngine: Sendable {
         settings.locked { $0.participants.append(participant) }
     }
 
+    /// Where every macro call's run is recorded (nil: none is; `record_runs: false`).
+    public var runLog: RunLog? {
+        get { settings.locked { $0.runs } }
+        set { settings.locked { $0.runs = newValue } }
+    }
+
     /// The participants a turn begins and commits or rolls back (see ``Entry``).
     var turnParticipants: [any TurnParticipant] { settings.locked { $0.participants } }
 
@@ -195,6 +202,8 @@ public final class MacroEngine: Sendable {
         var participants: [any TurnParticipant]
         /// The turn observer (``onTurnEnd(_:)``), run after the turn.
         var turnObserver: (@Sendable () -> Void)?
+        /// ``runLog``.
+        var runs: RunLog?
     }
 
     /// The time limit, the call deadline, ``turnParticipants`` and the turn observer in one read
@@ -203,7 +212,7 @@ public final class MacroEngine: Sendable {
         settings.locked {
             TurnSettings(
                 timeLimitNanoseconds: $0.timeLimitNanoseconds, callDeadline: $0.callDeadline, callDeadlineNanoseconds: $0.callDeadlineNanoseconds,
-                participants: $0.participants, turnObserver: $0.turnObserver)
+                participants: $0.participants, turnObserver: $0.turnObserver, runs: $0.runs)
         }
     }
 

@@ -32,6 +32,8 @@ public final class StallWatch: Sendable {
     private let onStall: @Sendable (Stall) -> Void
     private let onTick: (@Sendable (_ healthy: Bool) -> Void)?
     private let stopped = Atomic<Bool>(false)
+    /// Set by ``hurry()``: the entry running now is a stall, whatever its budget.
+    private let hurried = Atomic<Bool>(false)
     private let memoryCeiling: Int?
     private let onMemoryNotBlamed: (@Sendable (_ residentBytes: Int) -> Void)?
 
@@ -58,6 +60,11 @@ public final class StallWatch: Sendable {
 
     /// Stops the thread at its next tick.
     public func stop() { stopped.store(true, ordering: .relaxed) }
+
+    /// Makes the entry running now (if any) a stall at the next tick, without waiting for its
+    /// budget and the grace: macrod's shutdown calls this once its own grace period has passed
+    /// with the engine still inside JavaScript, so that it does not wait for the budget.
+    public func hurry() { hurried.store(true, ordering: .relaxed) }
 
     /// The stall verdict for one reading at `now` (nil: no stall). Exposed for tests.
     public static func verdict(_ reading: EngineOccupancy.Snapshot, now: UInt64, graceNanoseconds: UInt64) -> Stall? {
@@ -106,6 +113,9 @@ public final class StallWatch: Sendable {
             let reading = occupancy.snapshot
             busy = reading.since != nil
             var stall = Self.verdict(reading, now: EngineOccupancy.now(), graceNanoseconds: graceNanoseconds)
+            if stall == nil, hurried.load(ordering: .relaxed), let since = reading.since {
+                stall = Stall(occupancy: reading, stuckMilliseconds: Int((EngineOccupancy.now() &- since) / 1_000_000), cancelled: false)
+            }
             // Memory the watchdog never got to judge: the engine is inside JavaScript that has
             // grown the process far past the cap (1.5 x memory_limit_mb), so do not wait for the grace.
             if let ceiling = memoryCeiling {

@@ -131,6 +131,7 @@ public final class MacroLibrary: Sendable {
             javascriptPaused: { [weak engine] in engine?.pausedReason },
             run: { name, event, id in
                 guard let library = box.library else { return engine.eventLoop.makeFailedFuture(MacroError.engineGone) }
+                library.engine.runLog?.expect(origin: "trigger:\(event["kind"].stringValue ?? "manual")", call: id)
                 return library.callFuture(name, arguments: [event], callID: id)
             },
             cancel: { [weak engine] id in _ = engine?.cancel(call: id) })

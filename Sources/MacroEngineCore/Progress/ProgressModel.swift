@@ -152,6 +152,17 @@ public final class ProgressModel: Sendable {
         }
     }
 
+    /// The open turn's changes so far: each channel whose value differs from the turn's start
+    /// (empty outside a turn). For the run records, read before the turn commits or rolls back.
+    public func turnChanges() -> [(channel: String, from: Double, to: Double)] {
+        state.locked { state in
+            guard state.inTurn, state.journal != state.values else { return [] }
+            return channels.indices.compactMap { i in
+                state.journal[i] == state.values[i] ? nil : (channels[i].name, state.journal[i], state.values[i])
+            }
+        }
+    }
+
     /// Ends a turn undoing its changes; nobody ever hears of them.
     public func rollbackTurn() {
         state.locked { state in

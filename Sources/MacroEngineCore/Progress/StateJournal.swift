@@ -22,35 +22,20 @@ public final class StateJournal: Sendable {
     public let store: StateStore
     /// The journal file: the state file's path + `.journal`.
     public var path: String { store.journalPath }
-    private let file = Mutex<OpenFile>(OpenFile())
-
-    private struct OpenFile {
-        var fd: Int32 = -1
-        var size = 0
-        var unsynced = false
-        /// When the file was last checked for removal (uptime nanoseconds).
-        var checkedAt: UInt64 = 0
-        /// The open file's device: the path still names it when `lstat` says this and ``inode``.
-        var device: UInt64 = 0
-        /// The open file's inode.
-        var inode: UInt64 = 0
-    }
+    private let file: Mutex<AppendOnlyFile>
 
     /// How often an append checks that the journal was not removed or moved aside under it: an
     /// `lstat` per append was a system call Redis does not make; a removal is seen within this time.
     public static let removalCheckNanoseconds: UInt64 = 100_000_000
 
-    /// Nanoseconds between two removal checks (``removalCheckNanoseconds``; 0: every append).
-    private let removalCheck: UInt64
-
     /// A journal for `store`'s state file; the file is opened on the first append.
     /// `removalCheck`: how often (nanoseconds) an append checks that the file is still there.
     public init(store: StateStore, removalCheck: UInt64 = StateJournal.removalCheckNanoseconds) {
         self.store = store
-        self.removalCheck = removalCheck
+        file = Mutex(AppendOnlyFile(path: store.journalPath, what: "state journal", removalCheck: removalCheck))
     }
 
-    deinit { file.locked { if $0.fd >= 0 { Glibc.close($0.fd) } } }
+    deinit { file.locked { $0.close() } }
 
     /// Appends `values` as one line; `durable` adds an `fdatasync`. Throws a `.io` ``MacroError``
     /// naming the journal; after a failure the file is as it was before the call.
@@ -72,107 +57,33 @@ public final class StateJournal: Sendable {
     private func append(line: UnsafeRawBufferPointer, values: [String: Double], durable: Bool) throws {
         try file.locked { file in
             // Removed or moved aside under us (`macro run --local` saved the same state file, or
-            // found the journal corrupt): start a new journal rather than append to a file nobody
-            // will read. (Checked at most every 100 ms: reading the monotonic clock is no system call.)
-            let now = DispatchTime.now().uptimeNanoseconds
-            if file.fd >= 0, now &- file.checkedAt >= removalCheck {
-                file.checkedAt = now
-                var info = stat()
-                if lstat(path, &info) != 0 || UInt64(info.st_dev) != file.device || UInt64(info.st_ino) != file.inode {
-                    Glibc.close(file.fd)
-                    file = OpenFile()
-                }
-            }
-            if file.fd < 0 { try open(&file) }
+            // found the journal corrupt): a new journal rather than a file nobody will read.
+            try file.prepare()
             if file.size + line.count > Self.compactionBytes {
                 try store.writeSnapshot(values, durable: durable)
-                guard ftruncate(file.fd, 0) == 0 else { throw AtomicFile.failure("cannot truncate", path) }
-                file.size = 0
-                file.unsynced = false
+                try file.truncate()
                 return
             }
-            let written = Glibc.write(file.fd, line.baseAddress!, line.count)
-            guard written == line.count else {
-                // A short write sets no errno ("Success"): it is a full disk (or a quota).
-                let error =
-                    written < 0
-                    ? AtomicFile.failure("cannot append to", path)
-                    : MacroError(code: .io, message: "short write to \(path) (\(written) of \(line.count) bytes; disk full?)", file: path)
-                _ = ftruncate(file.fd, off_t(file.size))
-                throw error
-            }
-            file.size += written
-            if durable {
-                guard fdatasync(file.fd) == 0 else { throw AtomicFile.failure("cannot fsync", path) }
-            } else {
-                file.unsynced = true
-            }
+            try file.append(line, durable: durable)
         }
     }
 
     /// `fdatasync`s the journal when something was appended since the last sync (the `interval`
     /// fsync policy calls this once per period).
     public func sync() throws {
-        try file.locked { file in
-            guard file.unsynced, file.fd >= 0 else { return }
-            file.unsynced = false
-            guard fdatasync(file.fd) == 0 else { throw AtomicFile.failure("cannot fsync", path) }
-        }
+        try file.locked { try $0.sync() }
     }
 
     /// Closes the journal, writes `values` as the snapshot (durably) and removes the journal.
     public func close(saving values: [String: Double]) throws {
-        file.locked { file in
-            if file.fd >= 0 { Glibc.close(file.fd) }
-            file = OpenFile()
-        }
+        file.locked { $0.close() }
         try store.save(values, durable: true)
     }
 
     /// Opens (creating) the journal now rather than at the first append, so that a state
     /// location that cannot be written is known from the start. Throws as ``append(_:durable:)``.
     public func prepare() throws {
-        try file.locked { file in
-            if file.fd < 0 { try open(&file) }
-        }
-    }
-
-    /// Opens the journal: never through a symbolic link (`O_NOFOLLOW`), and only a regular file
-    /// (a FIFO or a device is refused by name). All checks are here, none per append.
-    private func open(_ file: inout OpenFile) throws {
-        let directory = (path as NSString).deletingLastPathComponent
-        try AtomicFile.createDirectory(directory.isEmpty ? "." : directory)
-        // O_NONBLOCK: a FIFO put in its place must not block the open; cleared below.
-        let fd = Glibc.open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
-        guard fd >= 0 else {
-            if errno == ELOOP {
-                throw MacroError(code: .io, message: "cannot open state journal \(path): it is a symbolic link, which is not followed (remove it)", file: path)
-            }
-            throw AtomicFile.failure("cannot open state journal", path)
-        }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else {
-            let error = AtomicFile.failure("cannot open state journal", path)
-            Glibc.close(fd)
-            throw error
-        }
-        guard info.st_mode & S_IFMT == S_IFREG else {
-            Glibc.close(fd)
-            throw MacroError(
-                code: .io, message: "cannot open state journal \(path): it is \(StateStore.kind(of: info.st_mode)), not a regular file", file: path)
-        }
-        _ = fcntl(fd, F_SETFL, O_RDWR | O_APPEND)
-        file.fd = fd
-        file.size = Int(info.st_size)
-        file.device = UInt64(info.st_dev)
-        file.inode = UInt64(info.st_ino)
-        file.checkedAt = removalCheck == 0 ? 0 : DispatchTime.now().uptimeNanoseconds
-        // A torn last line (no newline) must not swallow the next one.
-        var last: UInt8 = 0
-        if file.size > 0, pread(fd, &last, 1, off_t(file.size - 1)) == 1, last != UInt8(ascii: "\n") {
-            _ = Glibc.write(fd, "\n", 1)
-            file.size += 1
-        }
+        try file.locked { try $0.prepare() }
     }
 
     /// One journal line: the values as a JSON object with sorted keys, and a newline. Written

@@ -338,3 +338,23 @@ struct DebugSessionTests {
         #expect(throws: DebugError.self) { try h.launch("nosuch") }
     }
 }
+
+/// Issue #36: a debug session runs on a copy of its macro's store.
+@Suite("Debug sessions and the store")
+struct DebugStoreTests {
+    @Test func aSessionReadsACopyOfTheStoreAndWritesOnlyItsCopy() async throws {
+        let h = try DebugHarness()
+        try h.directory.write("tally.js", "function tally() {\n    const n = (store.get(\"count\") ?? 0) + 1;\n    store.set(\"count\", n);\n    return n;\n}\n")
+        try h.launch("tally", stopOnEntry: true) { $0.store = ["count": "41"] }
+        h.session.start()
+        #expect(h.position(try await h.nextStop()) == "tally.js:2:5 entry")
+        try await h.session.request("continue")
+        #expect(try await h.outcome().result == 42)
+    }
+
+    @Test func theStoreCrossesToTheSessionProcess() throws {
+        var options = DebugSession.Options(macro: "tally", directory: "/tmp")
+        options.store = ["count": "41", "note": #"{"a":[1,"x"]}"#]
+        #expect(DebugSession.Options(json: options.json)?.store == options.store)
+    }
+}

@@ -1,0 +1,58 @@
+import Foundation
+import MacroBase
+import MacroEngineCore
+import MacroTestSupport
+import Testing
+
+/// Issue #37: the run log's bounds and its file.
+@Suite("The run log")
+struct RunLogTests {
+    private static func log(_ limits: RunLog.Limits) throws -> (MacroEngine, RunLog) {
+        let (engine, model, _) = try makeEngine()
+        let store = MacroStore()
+        try engine.add(store)
+        let runs = RunLog(model: model, store: store, limits: limits)
+        engine.runLog = runs
+        return (engine, runs)
+    }
+
+    private static func run(_ engine: MacroEngine, _ name: String) throws -> MacroFunction {
+        try engine.setMethod(javascript: name == "bad" ? "function bad(s) { throw new Error(s) }" : "function good(s) { return s }", key: name)
+    }
+
+    @Test func pastTheBytesTheOldestSuccessGoesFirst() throws {
+        let (engine, runs) = try Self.log(RunLog.Limits(perMacro: 100, failedPerMacro: 100, bytes: 64 << 10))
+        let good = try Self.run(engine, "good"), bad = try Self.run(engine, "bad")
+        let text = MacroValue.string(String(repeating: "x", count: 4000))
+        for _ in 0..<5 { _ = try? bad.call([text]) }
+        for _ in 0..<40 { _ = try good.call([text]) }
+        let kept = runs.list()
+        // Every failure is kept; the successes fill what is left of 64 KiB.
+        #expect(kept.filter(\.failed).count == 5)
+        #expect(kept.filter { !$0.failed }.count < 40)
+        #expect(runs.count.bytes <= 64 << 10)
+        #expect(kept.filter { !$0.failed }.last?.id == 45)
+    }
+
+    @Test func recordsAreSavedAndLoadedWithTheirIdsGoingOn() throws {
+        let directory = TemporaryDirectory(prefix: "runlog")
+        let (engine, runs) = try Self.log(RunLog.Limits())
+        let good = try Self.run(engine, "good"), bad = try Self.run(engine, "bad")
+        _ = try good.call(["a"])
+        _ = try? bad.call(["b"])
+        try runs.save(to: directory.url("runs.jsonl"))
+        _ = try directory.write("runs.jsonl", try directory.read("runs.jsonl") + "not json\n")
+        let (other, loaded) = try Self.log(RunLog.Limits())
+        #expect(loaded.load(from: directory.url("runs.jsonl")) == (2, 1))
+        #expect(loaded.list().map { $0.json } == runs.list().map { $0.json })
+        _ = try Self.run(other, "good").call(["c"])
+        #expect(loaded.list().map(\.id) == [1, 2, 3])
+    }
+
+    @Test func withoutALogNothingIsRecorded() throws {
+        let (engine, runs) = try Self.log(RunLog.Limits())
+        engine.runLog = nil
+        _ = try Self.run(engine, "good").call(["a"])
+        #expect(runs.list().isEmpty)
+    }
+}
