@@ -78,7 +78,8 @@ import Testing
         #expect(
             deferring == [
                 "audit.recent", "engine.status", "log.recent", "macro.call", "macro.check", "macro.diff", "macro.history", "macro.list", "macro.running",
-                "macro.source", "macro.triggers", "macro.types", "progress.get", "progress.set",
+                "macro.source", "macro.triggers", "macro.types", "progress.get", "progress.set", "run.get", "run.list", "store.delete", "store.get",
+                "store.list", "store.set",
             ])
     }
 
