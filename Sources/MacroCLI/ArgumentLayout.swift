@@ -7,7 +7,7 @@ enum ArgumentLayout {
     /// Options that take a value as the next word. (Arrays, not sets, here: a `Set<String>` costs
     /// its generic metadata at each start of `macro`, measurable on `macro run`.)
     static let optionsWithValue: [String] = [
-        "--socket", "--config", "--macros", "--state", "--timeout-ms", "--wait-ms", "--lines", "--runs", "--format", "--output", "--event", "--limit",
+        "--socket", "--config", "--macros", "--state", "--timeout-ms", "--wait-ms", "--lines", "--runs", "--format", "--output", "--event", "--limit", "--name", "--kind",
     ]
 
     /// True for `-2`, `-2.5`, `-.5`, `-1e3`: a value, not an option.

@@ -39,6 +39,7 @@ package struct MacroCommand: ParsableCommand {
         subcommands: [
             Run.self, List.self, Show.self, Check.self, Status.self, SetValue.self, Progress.self, Logs.self, Edit.self, Types.self, Repl.self, Running.self, Cancel.self,
             Dashboard.self, Stats.self, Profile.self, Unquarantine.self, Resume.self, Dap.self, Trigger.self, Triggers.self, StoreCommand.self, RunsCommand.self,
+            History.self, Diff.self, Rollback.self, Audit.self,
         ]
     )
 

@@ -71,12 +71,13 @@ public final class MacroDaemon: Service, Sendable {
         let environment = try EngineEnvironment(
             config: config, name: "macrod", eventLoop: config.ioThread == .engine ? loops.next() : nil, logger: logger)
         restoreState(environment)
+        var settings = EngineHost.Settings(
+            engineEval: config.engineEval, queueLimit: config.queueLimit, socket: socketPath, fsync: config.fsync,
+            newFileMode: FileMode.newFile(umask: userUmask))
+        settings.history = HistoryLimits(versions: config.historyVersions, bytes: config.historyBytes)
+        settings.auditEntries = config.auditEntries
         let host = EngineHost(
-            environment: environment, hub: hub,
-            settings: .init(
-                engineEval: config.engineEval, queueLimit: config.queueLimit, socket: socketPath, fsync: config.fsync,
-                newFileMode: FileMode.newFile(umask: userUmask)),
-            version: version, logger: logger)
+            environment: environment, hub: hub, settings: settings, version: version, logger: logger)
         resume(host: host, library: environment.library, from: handover)
         host.persistence.checkWritable()
         let recovery = StallRecovery(

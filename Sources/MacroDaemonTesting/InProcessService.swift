@@ -14,24 +14,37 @@ package final class InProcessService {
     /// The engine side the clients talk to.
     package let host: EngineHost
     private let pipeline: ClientPipeline
+    private let gateway: RPCGateway
 
     /// Builds the service for `config` and loads its macros directory. `queueLimit` and
-    /// `maxInFlight` are `queue_limit` and `connection_in_flight`.
+    /// `maxInFlight` are `queue_limit` and `connection_in_flight`; the history keeps what
+    /// `config`'s `history_versions`, `history_bytes` and `audit_entries` say.
     package init(
         config: MacroConfig, queueLimit: Int = 1024, maxInFlight: Int = 64, maxLineBytes: Int = 1 << 20,
         logger: Logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
     ) throws {
         environment = try EngineEnvironment(config: config, name: "in-process", logger: logger)
+        var settings = HostSettings(queueLimit: queueLimit, socket: "in-process")
+        settings.history = HistoryLimits(versions: config.historyVersions, bytes: config.historyBytes)
+        settings.auditEntries = config.auditEntries
         host = EngineHost(
-            environment: environment, hub: NotificationHub(), settings: HostSettings(queueLimit: queueLimit, socket: "in-process"), version: "test",
-            logger: logger)
+            environment: environment, hub: NotificationHub(), settings: settings, version: "test", logger: logger)
+        gateway = RPCGateway(host: host, channels: config.channels)
         pipeline = ClientPipeline(host: host, allowedUIDs: [], maxLineBytes: maxLineBytes, maxInFlight: maxInFlight, logger: logger)
         _ = try environment.library.reload()
     }
 
-    /// A new client connection with the socket's pipeline.
-    package func connect() async throws -> InProcessClient {
-        try await InProcessClient(pipeline: pipeline, adopted: false)
+    /// A new client connection with the socket's pipeline; `peer` stands for the credentials
+    /// `SO_PEERCRED` would give (a test's channel has none).
+    package func connect(peer: PeerCredentials? = nil) async throws -> InProcessClient {
+        var pipeline = pipeline
+        pipeline.assumedPeer = peer
+        return try await InProcessClient(pipeline: pipeline, adopted: false)
+    }
+
+    /// A dashboard session: requests through the dashboard's gateway, as its WebSocket sends them.
+    package func dashboard() async throws -> InProcessDashboard {
+        try await InProcessDashboard(gateway: gateway)
     }
 
     /// A connection as an engine restart hands it over: nothing it reads is handled before

@@ -37,6 +37,10 @@ public enum RPCMethod: String, CaseIterable, Sendable {
     case storeList = "store.list"
     case runList = "run.list"
     case runGet = "run.get"
+    case history = "macro.history"
+    case diff = "macro.diff"
+    case rollback = "macro.rollback"
+    case auditRecent = "audit.recent"
     case debugStart = "debug.start"
     case debugList = "debug.list"
     case debugSetBreakpoints = "debug.setBreakpoints"
@@ -119,6 +123,10 @@ public enum RPCMethod: String, CaseIterable, Sendable {
         case .storeList: Descriptor(params: [], lane: .engine, commit: .deferrable)
         case .runList: Descriptor(params: ["name", "failed", "limit"], lane: .engine, commit: .deferrable)
         case .runGet: Descriptor(params: ["id"], lane: .engine, commit: .deferrable)
+        case .history: Descriptor(params: ["name"], lane: .engine, commit: .deferrable)
+        case .diff: Descriptor(params: ["name", "from", "to"], lane: .engine, commit: .deferrable)
+        case .rollback: Descriptor(params: ["name", "version"], lane: .engine, commit: .own)
+        case .auditRecent: Descriptor(params: ["limit", "name", "kind"], lane: .engine, commit: .deferrable)
         case .debugStart: Descriptor(params: ["name", "args", "stopOnEntry", "idleTimeoutMs", "evaluateLimitMs", "run"], lane: .debug, commit: .own)
         case .debugList: Descriptor(params: [], lane: .debug, commit: .own)
         case .debugSetBreakpoints: Descriptor(params: ["session", "path", "breakpoints"], lane: .debug, commit: .own)
@@ -205,6 +213,14 @@ public protocol RPCMethodHandlers {
     func runList(_ request: Request) throws -> Reply
     /// `run.get`
     func runGet(_ request: Request) throws -> Reply
+    /// `macro.history`
+    func history(_ request: Request) throws -> Reply
+    /// `macro.diff`
+    func diff(_ request: Request) throws -> Reply
+    /// `macro.rollback`
+    func rollback(_ request: Request) throws -> Reply
+    /// `audit.recent`
+    func auditRecent(_ request: Request) throws -> Reply
 }
 
 extension RPCMethod {
@@ -239,6 +255,10 @@ extension RPCMethod {
         case .storeList: try handlers.storeList(request)
         case .runList: try handlers.runList(request)
         case .runGet: try handlers.runGet(request)
+        case .history: try handlers.history(request)
+        case .diff: try handlers.diff(request)
+        case .rollback: try handlers.rollback(request)
+        case .auditRecent: try handlers.auditRecent(request)
         case .running, .cancel, .debugStart, .debugList, .debugSetBreakpoints, .debugSetExceptionBreakpoints, .debugRun, .debugPause,
             .debugRequest, .debugTerminate:
             nil

@@ -533,6 +533,29 @@ def run_checks(driver, args):
                                                           or "samples of 3 runs of flaky" in d.find_element(By.ID, "profile-message").text)
     profile()
 
+    @check("the history shows bump's versions with a diff, restores one, and the audit log names the dashboard")
+    def history():
+        click(driver, "Edit bump")
+        # bump's versions: the file macrod started with, then the good save above (the broken one never went live).
+        wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#history tr")) == 2)
+        assert driver.find_element(By.CSS_SELECTOR, "#history tr.current").get_attribute("data-version") == "2"
+        click(driver, "Diff version 1")
+        wait.until(lambda d: "+    return 'saved';" in d.find_element(By.ID, "history-diff").text)
+        click(driver, "Restore version 1")
+        wait.until(lambda d: "Restored version 1 of bump: live as version 3." in d.find_element(By.ID, "history-message").text)
+        wait.until(lambda d: "(channel, amount)" in d.execute_script("return window.dashboard.editor.getValue()")
+                   and "'saved'" not in d.execute_script("return window.dashboard.editor.getValue()"))
+        result = macro(args, "run", "bump", "outer", "2")
+        assert result["result"] != "saved", result
+        wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, '#audit tr[data-kind="rollback"]'))
+        row = driver.find_element(By.CSS_SELECTOR, '#audit tr[data-kind="rollback"]').text
+        assert "dashboard session" in row and "bump" in row, row
+        events = subprocess.run([args.macro, "audit", "--kind", "rollback", "--socket", args.socket, "--json"],
+                                capture_output=True, text=True, timeout=30).stdout.splitlines()
+        assert len(events) == 1 and json.loads(events[0])["who"]["surface"] == "dashboard", events
+        driver.save_screenshot(os.path.join(args.out, "history.png"))
+    history()
+
     @check("the page logged no console errors")
     def no_errors():
         drain_console()

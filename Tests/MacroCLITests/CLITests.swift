@@ -211,7 +211,7 @@ struct CLITests {
         #expect(result.status == 78)
         #expect(
             result.stderr
-                == "macro: invalid config: \(config): key 'time_limt_ms': unknown key (known keys: macros_dir, state_file, time_limit_ms, log_level, allow_eval, progress, socket, shutdown_grace_ms, max_line_bytes, allowed_uids, engine_eval, queue_limit, call_deadline_ms, fsync, fsync_interval_ms, memory_limit_mb, io_thread, connection_in_flight, connection_buffer_bytes, harden_builtins, stall_grace_ms, stall_quarantine, http, http_allow_remote, log_format, store_limit_bytes, record_runs, runs_kept, failed_runs_kept, runs_bytes)\n"
+                == "macro: invalid config: \(config): key 'time_limt_ms': unknown key (known keys: macros_dir, state_file, time_limit_ms, log_level, allow_eval, progress, socket, shutdown_grace_ms, max_line_bytes, allowed_uids, engine_eval, queue_limit, call_deadline_ms, fsync, fsync_interval_ms, memory_limit_mb, io_thread, connection_in_flight, connection_buffer_bytes, harden_builtins, stall_grace_ms, stall_quarantine, http, http_allow_remote, log_format, store_limit_bytes, record_runs, runs_kept, failed_runs_kept, runs_bytes, history_versions, history_bytes, audit_entries)\n"
         )
     }
 

@@ -30,6 +30,34 @@ struct CLIDaemonTests {
         #expect(try daemon.client().call("progress.get")["outer"] == 1)
     }
 
+    @Test func historyDiffRollbackAndAuditFromTheCommandLine() throws {
+        let daemon = try DaemonProcess(files: ["level.js": "function level() { return 1 }\n"])
+        let client = try daemon.client()
+        for n in 2...4 { _ = try client.call(.save, ["name": "level", "source": .string("function level() { return \(n) }\n")]) }
+        let diff = try BinaryRunner.macro("diff", "level@1", "level@4", "--socket", daemon.socket)
+        #expect(diff.status == 0, "\(diff)")
+        #expect(diff.stdout == "--- level@1\n+++ level@4\n@@ -1 +1 @@\n-function level() { return 1 }\n+function level() { return 4 }\n")
+        // Version 1 is the one saved three saves before the current one.
+        let rollback = try BinaryRunner.macro("rollback", "level@1", "--socket", daemon.socket)
+        #expect(rollback.status == 0, "\(rollback)")
+        #expect(rollback.stdout == "level: version 1 restored and live, as version 5\n")
+        #expect(try client.call(.call, ["name": "level"]) == 1)
+        #expect(try String(contentsOfFile: daemon.macros + "/level.js", encoding: .utf8) == "function level() { return 1 }\n")
+        let history = try BinaryRunner.macro("history", "level", "--socket", daemon.socket)
+        let rows = history.stdout.split(separator: "\n")
+        #expect(rows.count == 6)
+        #expect(rows.last?.hasPrefix("* 5 ") == true, "\(history.stdout)")
+        #expect(rows.last?.contains(" socket uid \(getuid()) pid ") == true && rows.last?.hasSuffix(" (rollback to 1)") == true, "\(history.stdout)")
+        let audit = try BinaryRunner.macro("audit", "--kind", "rollback", "--json", "--socket", daemon.socket)
+        let events = audit.stdout.split(separator: "\n").map { try? MacroValue(jsonText: String($0)) }
+        #expect(events.count == 1)
+        #expect(events.first??["who"]["surface"] == "socket")
+        #expect(events.first??["who"]["uid"] == .number(Double(getuid())))
+        #expect(events.first??["details"] == ["restored": 1])
+        #expect(try BinaryRunner.macro("rollback", "level", "--socket", daemon.socket).status == 64)
+        #expect(try BinaryRunner.macro("diff", "level@9", "--socket", daemon.socket).status == 66)
+    }
+
     @Test func daemonErrorsExitLikeLocalOnes() throws {
         let daemon = try DaemonProcess(files: Self.files)
         let boom = try BinaryRunner.macro("run", "boom", "--socket", daemon.socket)

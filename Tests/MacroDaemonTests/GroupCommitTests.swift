@@ -77,8 +77,9 @@ import Testing
         let deferring = RPCMethod.allCases.filter(\.defersCommit).map(\.rawValue).sorted()
         #expect(
             deferring == [
-                "engine.status", "log.recent", "macro.call", "macro.check", "macro.list", "macro.running", "macro.source", "macro.triggers", "macro.types", "progress.get",
-                "progress.set",
+                "audit.recent", "engine.status", "log.recent", "macro.call", "macro.check", "macro.diff", "macro.history", "macro.list", "macro.running",
+                "macro.source", "macro.triggers", "macro.types", "progress.get", "progress.set", "run.get", "run.list", "store.delete", "store.get",
+                "store.list", "store.set",
             ])
     }
 

@@ -86,7 +86,7 @@ struct ProtocolTests {
         ("macro.source", ["name": "../etc/passwd"], "Invalid params: name '../etc/passwd' is not a valid macro name (letters, digits, _ or $; no path separators)"),
         ("progress.set", ["inner": "high"], "Invalid params: 'inner' must be a finite number"),
         ("progress.set", ["sideways": 1], "Invalid params: unknown channel 'sideways' (channels: inner, middle, outer)"),
-        ("subscribe", ["events": ["weather"]], "Invalid params: events unknown event \"weather\" (events: progress, macros, log)"),
+        ("subscribe", ["events": ["weather"]], "Invalid params: events unknown event \"weather\" (events: progress, macros, log, runs)"),
         ("subscribe", [:], "Invalid params: events must be an array such as [\"progress\"]"),
         ("macro.list", ["positional"], "Invalid params: macro.list takes no params (send none, {} or [])"),
     ]

@@ -26,6 +26,13 @@ struct ConfigTests {
         #expect(try MacroConfig.parse("macros_dir: /abs", file: "/x/c.yaml").macrosDirectory == "/abs")
     }
 
+    @Test func theHistoryAndAuditBoundsAreReadWithTheirDefaults() throws {
+        let defaults = try MacroConfig.parse("# nothing\n", file: "/x/c.yaml")
+        #expect(defaults.historyVersions == 100 && defaults.historyBytes == 32 << 20 && defaults.auditEntries == 10_000)
+        let config = try MacroConfig.parse("history_versions: 5\nhistory_bytes: 1048576\naudit_entries: 20\n", file: "/x/c.yaml")
+        #expect(config.historyVersions == 5 && config.historyBytes == 1 << 20 && config.auditEntries == 20)
+    }
+
     @Test func anEmptyFileIsTheDefaults() throws {
         let config = try MacroConfig.parse("# nothing but a comment\n", file: "/x/c.yaml")
         #expect(config.logFormat == .text)
@@ -37,7 +44,7 @@ struct ConfigTests {
     @Test(arguments: [
         (
             "time_limit: 5", ConfigError.Code.unknownKey, "time_limit",
-            "unknown key (known keys: macros_dir, state_file, time_limit_ms, log_level, allow_eval, progress, socket, shutdown_grace_ms, max_line_bytes, allowed_uids, engine_eval, queue_limit, call_deadline_ms, fsync, fsync_interval_ms, memory_limit_mb, io_thread, connection_in_flight, connection_buffer_bytes, harden_builtins, stall_grace_ms, stall_quarantine, http, http_allow_remote, log_format, store_limit_bytes, record_runs, runs_kept, failed_runs_kept, runs_bytes)"
+            "unknown key (known keys: macros_dir, state_file, time_limit_ms, log_level, allow_eval, progress, socket, shutdown_grace_ms, max_line_bytes, allowed_uids, engine_eval, queue_limit, call_deadline_ms, fsync, fsync_interval_ms, memory_limit_mb, io_thread, connection_in_flight, connection_buffer_bytes, harden_builtins, stall_grace_ms, stall_quarantine, http, http_allow_remote, log_format, store_limit_bytes, record_runs, runs_kept, failed_runs_kept, runs_bytes, history_versions, history_bytes, audit_entries)"
         ),
         ("progress:\n  - { name: inner, maximum: 3 }", .unknownKey, "progress[0].maximum", "unknown key (known keys: name, min, max, initial)"),
         ("time_limit_ms: soon", .wrongType, "time_limit_ms", "expected an integer"),
@@ -58,6 +65,10 @@ struct ConfigTests {
         ("connection_in_flight: 0", .invalidValue, "connection_in_flight", "must be between 1 and 65536, got 0"),
         ("connection_buffer_bytes: 1024", .invalidValue, "connection_buffer_bytes", "must be between 65536 and 1073741824, got 1024"),
         ("connection_buffer_bytes: lots", .wrongType, "connection_buffer_bytes", "expected an integer"),
+        ("history_versions: 0", .invalidValue, "history_versions", "must be between 1 and 100000, got 0"),
+        ("history_bytes: 1000", .invalidValue, "history_bytes", "must be between 65536 and 1099511627776, got 1000"),
+        ("audit_entries: 5", .invalidValue, "audit_entries", "must be between 10 and 100000, got 5"),
+        ("audit_entries: many", .wrongType, "audit_entries", "expected an integer"),
     ])
     func badConfigsNameTheKeyAndTheFile(_ text: String, _ code: ConfigError.Code, _ key: String, _ message: String) throws {
         let error = try #require(throws: ConfigError.self) { try MacroConfig.parse(text, file: "/cfg/me.yaml") }

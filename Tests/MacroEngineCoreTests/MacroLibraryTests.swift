@@ -199,7 +199,7 @@ struct MacroLibraryTests {
         let (engine, model, _) = try makeEngine()
         let library = MacroLibrary(directory: repo.appendingPathComponent("macros").path, engine: engine, logger: silentLogger)
         let entries = try library.reload()
-        #expect(entries.map(\.name) == ["animate", "bump", "decrease", "fill", "level", "random", "reset"])
+        #expect(entries.map(\.name) == ["animate", "bump", "decrease", "fill", "level", "random", "reset", "tally"])
         #expect(library.libEntries.map(\.name) == ["lib/easing", "lib/rings"])
         #expect(library.libEntries.allSatisfy { $0.status == .ok })
         #expect(entries.allSatisfy { $0.status == .ok })

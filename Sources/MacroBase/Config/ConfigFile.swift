@@ -33,6 +33,7 @@ struct ConfigFile: Decodable {
         "harden_builtins", "stall_grace_ms", "stall_quarantine",
         "http", "http_allow_remote", "log_format", "store_limit_bytes",
         "record_runs", "runs_kept", "failed_runs_kept", "runs_bytes",
+        "history_versions", "history_bytes", "audit_entries",
     ]
     var macrosDir: String?
     var stateFile: String?
@@ -64,6 +65,9 @@ struct ConfigFile: Decodable {
     var runsKept: Int?
     var failedRunsKept: Int?
     var runsBytes: Int?
+    var historyVersions: Int?
+    var historyBytes: Int?
+    var auditEntries: Int?
 
     enum CodingKeys: String, CodingKey {
         case macrosDir = "macros_dir", stateFile = "state_file", timeLimitMs = "time_limit_ms"
@@ -77,6 +81,7 @@ struct ConfigFile: Decodable {
         case http, httpAllowRemote = "http_allow_remote", logFormat = "log_format"
         case storeLimitBytes = "store_limit_bytes"
         case recordRuns = "record_runs", runsKept = "runs_kept", failedRunsKept = "failed_runs_kept", runsBytes = "runs_bytes"
+        case historyVersions = "history_versions", historyBytes = "history_bytes", auditEntries = "audit_entries"
     }
 
     init(from decoder: any Decoder) throws {
@@ -111,6 +116,9 @@ struct ConfigFile: Decodable {
         runsKept = try c.decodeIfPresent(Int.self, forKey: .runsKept)
         failedRunsKept = try c.decodeIfPresent(Int.self, forKey: .failedRunsKept)
         runsBytes = try c.decodeIfPresent(Int.self, forKey: .runsBytes)
+        historyVersions = try c.decodeIfPresent(Int.self, forKey: .historyVersions)
+        historyBytes = try c.decodeIfPresent(Int.self, forKey: .historyBytes)
+        auditEntries = try c.decodeIfPresent(Int.self, forKey: .auditEntries)
         logFormat = try c.decodeIfPresent(String.self, forKey: .logFormat)
     }
 
@@ -223,6 +231,24 @@ struct ConfigFile: Decodable {
                 throw ConfigError(code: .invalidValue, file: file, key: "stall_grace_ms", message: "must be between 0 and 600000, got \(stallGraceMs)")
             }
             config.stallGrace = .milliseconds(stallGraceMs)
+        }
+        if let historyVersions {
+            guard (1...100_000).contains(historyVersions) else {
+                throw ConfigError(code: .invalidValue, file: file, key: "history_versions", message: "must be between 1 and 100000, got \(historyVersions)")
+            }
+            config.historyVersions = historyVersions
+        }
+        if let historyBytes {
+            guard (65536...(1 << 40)).contains(historyBytes) else {
+                throw ConfigError(code: .invalidValue, file: file, key: "history_bytes", message: "must be between 65536 and 1099511627776, got \(historyBytes)")
+            }
+            config.historyBytes = historyBytes
+        }
+        if let auditEntries {
+            guard (10...100_000).contains(auditEntries) else {
+                throw ConfigError(code: .invalidValue, file: file, key: "audit_entries", message: "must be between 10 and 100000, got \(auditEntries)")
+            }
+            config.auditEntries = auditEntries
         }
         if let stallQuarantine {
             guard (1...100).contains(stallQuarantine) else {

@@ -95,6 +95,13 @@ public struct MacroConfig: Sendable, Equatable {
     public var failedRunsKept = 200
     /// All run records together, in bytes (`runs_bytes`, 16 MiB): past it the oldest success goes first.
     public var runsBytes = 16 << 20
+    /// Versions of each macro and lib file the history keeps, the newest (`history_versions`, 100).
+    public var historyVersions = 100
+    /// Bytes the history's kept contents may take in all before the oldest versions go, never a
+    /// file's newest (`history_bytes`, 32 MiB).
+    public var historyBytes = 32 << 20
+    /// Events the audit log keeps (`audit_entries`, 10000).
+    public var auditEntries = 10_000
 
     /// The built-in defaults: `./macros`, the three rings (inner, middle, outer), 5 s, `info`.
     public init(

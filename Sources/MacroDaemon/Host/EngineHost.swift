@@ -18,6 +18,9 @@ package final class EngineHost: Sendable {
     let router: RequestRouter
     let persistence: StatePersistence
     let publisher: ProgressPublisher
+    /// The version history and the audit log (``History``): `history.audit.record(...)` records
+    /// a change made from outside (a store edit, say).
+    package let history: History
     private let settings: SettingsBox
     private let consoleRoutes = ConsoleRoutes()
     private let library: MacroLibrary
@@ -38,11 +41,16 @@ package final class EngineHost: Sendable {
         let counters = RequestCounters(), inFlight = InFlightRequests()
         let laneState = NIOLoopBoundBox.makeBoxSendingValue(
             EngineLane.State(outbox: ReplyOutbox(inFlight: inFlight, counters: counters, logger: logger)), as: EngineLane.State.self, eventLoop: loop)
+        let metrics = metrics
+        let history = History(
+            stateFile: environment.store.path, limits: settings.read(\.history), auditEntries: settings.read(\.auditEntries), library: library,
+            logger: logger, counted: { metrics.auditEvent(kind: $0) })
+        self.history = history
         let persistence = StatePersistence(environment: environment, settings: settings, logger: logger)
         let publisher = ProgressPublisher(model: model, store: environment.macroStore, hub: hub, persistence: persistence, laneState: laneState)
         let methods = EngineMethods(
             engine: engine, model: model, library: library, hub: hub, settings: settings, counters: counters,
-            publisher: publisher, persistence: persistence, statistics: statistics, consoleRoutes: consoleRoutes, version: version)
+            publisher: publisher, persistence: persistence, statistics: statistics, consoleRoutes: consoleRoutes, history: history, version: version)
         self.persistence = persistence
         self.publisher = publisher
         router = RequestRouter(
@@ -63,7 +71,7 @@ package final class EngineHost: Sendable {
             let entry = engine.occupancy.takeLastEntry()
             statistics.value.turnEnded(call: entry.call, nanoseconds: entry.nanoseconds)
         }
-        LibraryEvents.forward(from: library, to: hub, statistics: statistics, on: loop)
+        LibraryEvents.forward(from: library, to: hub, statistics: statistics, history: history, on: loop)
         environment.runs.defaultOrigin = "socket"
         // `run.recorded` to the subscribers of `runs`: the summary `run.list` gives.
         environment.runs.onRecorded = { [hub] record in
@@ -72,8 +80,13 @@ package final class EngineHost: Sendable {
         }
     }
 
-    /// Changes the settings (SIGHUP, the dashboard's URL).
-    func update(_ body: (inout HostSettings) -> Void) { settings.update(body) }
+    /// Changes the settings (SIGHUP, the dashboard's URL); the history's limits apply from the
+    /// next version or event.
+    func update(_ body: (inout HostSettings) -> Void) {
+        settings.update(body)
+        history.versions.limits = settings.read(\.history)
+        history.audit.limit = settings.read(\.auditEntries)
+    }
 
     /// Requests waiting for or running on the engine.
     var pending: Int { router.lane.pending }

@@ -20,6 +20,10 @@ package struct HostSettings: Sendable {
     var newFileMode: mode_t = 0o644
     /// The dashboard's URL with its token (nil: no dashboard).
     var dashboard: String?
+    /// `history_versions`, `history_bytes`: how much of the version history is kept.
+    package var history = HistoryLimits()
+    /// `audit_entries`: how many audit events are kept.
+    package var auditEntries = 10_000
 
     /// Settings with the defaults of a config; `socket` is what `engine.status` reports.
     package init(engineEval: Bool = false, queueLimit: Int = 1024, socket: String, fsync: FsyncPolicy = .interval, newFileMode: mode_t = 0o644) {

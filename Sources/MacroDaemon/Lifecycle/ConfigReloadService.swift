@@ -38,7 +38,7 @@ final class ConfigReloadService: DaemonService {
     /// Nothing left to stop.
     func stop() {}
 
-    private func reload() async {
+    func reload() async {
         if let configFile {
             do {
                 let fresh = try MacroConfig.load(file: configFile)
@@ -47,13 +47,18 @@ final class ConfigReloadService: DaemonService {
                 host.update { settings in
                     settings.engineEval = fresh.engineEval
                     settings.queueLimit = fresh.queueLimit
+                    settings.history = HistoryLimits(versions: fresh.historyVersions, bytes: fresh.historyBytes)
+                    settings.auditEntries = fresh.auditEntries
                 }
+                host.history.audit.record(.configReload, by: AuditActor(.signal), details: ["file": .string(configFile), "ok": true])
                 if fresh.macrosDirectory != config.macrosDirectory || fresh.channels != config.channels || fresh.socket != config.socket {
                     logger.warning("SIGHUP: macros_dir, progress and socket changes take effect on restart")
                 }
                 logger.info("SIGHUP: re-read \(configFile)")
             } catch {
                 logger.error("SIGHUP: keeping the current config: \(error)")
+                host.history.audit.record(
+                    .configReload, by: AuditActor(.signal), details: ["file": .string(configFile), "ok": false, "error": .string("\(error)")])
             }
         }
         let watch = watch

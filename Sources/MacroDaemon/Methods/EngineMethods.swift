@@ -8,7 +8,7 @@ import NIOCore
 /// arrival order (the ``EngineLane`` brings them there). Each method's code is in the file of its
 /// kind: `LibraryMethods` (the macro files), `CallMethods` (`macro.call`, `macro.profile`),
 /// `StatusMethods` (status, statistics, the log, progress, subscriptions, `engine.eval`),
-/// `QuarantineMethods`.
+/// `QuarantineMethods`, `HistoryMethods` (the version history and the audit log).
 final class EngineMethods: Sendable, RPCMethodHandlers {
     typealias Request = MethodRequest
     typealias Reply = MethodReply
@@ -24,14 +24,17 @@ final class EngineMethods: Sendable, RPCMethodHandlers {
     /// The per-macro statistics (`macro.stats`), confined to the engine's loop.
     let statistics: NIOLoopBoundBox<StatisticsTable>
     let consoleRoutes: ConsoleRoutes
+    /// The version history and the audit log.
+    let changes: History
     let version: String
     let started = ContinuousClock.now
 
     init(
         engine: MacroEngine, model: ProgressModel, library: MacroLibrary, hub: NotificationHub, settings: SettingsBox,
         counters: RequestCounters, publisher: ProgressPublisher, persistence: StatePersistence,
-        statistics: NIOLoopBoundBox<StatisticsTable>, consoleRoutes: ConsoleRoutes, version: String
+        statistics: NIOLoopBoundBox<StatisticsTable>, consoleRoutes: ConsoleRoutes, history: History, version: String
     ) {
+        self.changes = history
         self.engine = engine
         self.model = model
         self.library = library

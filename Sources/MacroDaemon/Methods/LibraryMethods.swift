@@ -42,7 +42,7 @@ extension EngineMethods {
         } catch let error as MacroError {
             throw RPCError(code: RPCError.internalError, message: error.message)
         }
-        let entry = library.load(file: path)
+        let (entry, _) = changes.acting(as: request.connection.actor, kind: .save) { library.load(file: path) }
         return .value(["name": .string(name), "file": .string(path), "version": .number(Double(entry.version))])
     }
 
@@ -68,7 +68,7 @@ extension EngineMethods {
         if unlink(path) != 0 && errno != ENOENT {
             throw RPCError(code: RPCError.internalError, message: "cannot delete \(path): \(String(cString: strerror(errno)))")
         }
-        library.remove(name)
+        changes.acting(as: request.connection.actor, kind: .delete) { library.remove(name) }
         return .value(["name": .string(name)])
     }
 }

@@ -12,10 +12,14 @@ extension EngineMethods {
         guard case .string(let name) = params.value["name"] else { throw params.invalid("name", "must be a macro name, or lib/NAME for a lib file") }
         let lifted: Quarantine.File
         do {
+            // The lift is audited; the load it makes is the file's own (no new content: no save).
             lifted = try library.unquarantine(name)
         } catch let error as MacroError {
             throw RPCError(code: RPCError.noSuchMacro, message: error.message)
         }
+        changes.audit.record(
+            .unquarantine, by: request.connection.actor, name: name, after: changes.versions.latest(of: name)?.hash,
+            details: ["file": .string(lifted.path), "stalls": .number(Double(lifted.stalls))])
         let entry = name.hasPrefix("lib/") ? library.libEntries.first { $0.name == name } : library.entry(named: name)
         return .value([
             "name": .string(name), "file": .string(lifted.path), "stalls": .number(Double(lifted.stalls)),

@@ -103,6 +103,9 @@ extension EngineMethods {
             updates.append((key, number))
         }
         for (channel, value) in updates { try model.set(channel, to: value) }
+        var asked = OrderedFields()
+        for (channel, value) in updates { asked[channel] = .number(value) }
+        changes.audit.record(.progressSet, by: request.connection.actor, details: ["values": .object(asked)])
         return .value(publisher.values())
     }
 

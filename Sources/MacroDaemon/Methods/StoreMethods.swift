@@ -35,6 +35,7 @@ extension EngineMethods {
         } catch let error as MacroError {
             throw params.invalid(error.message.contains("key") && !error.message.contains("limit") ? "key" : "value", "refused: \(error.message)")
         }
+        changes.audit.record(.storeEdit, by: request.connection.actor, name: name, details: ["key": .string(key), "op": "set", "value": value])
         return .value(["name": .string(name), "key": .string(key), "bytes": .number(Double(store.bytes(name)))])
     }
 
@@ -43,7 +44,9 @@ extension EngineMethods {
         let params = request.params
         let name = try existingMacro(params)
         let key = try params.string("key")
-        return .value(["name": .string(name), "key": .string(key), "deleted": .bool(store.delete(name, key))])
+        let deleted = store.delete(name, key)
+        if deleted { changes.audit.record(.storeEdit, by: request.connection.actor, name: name, details: ["key": .string(key), "op": "delete"]) }
+        return .value(["name": .string(name), "key": .string(key), "deleted": .bool(deleted)])
     }
 
     /// `store.list`: `[{name, keys, bytes}]`, the macros whose store holds something, and the limit.

@@ -76,6 +76,17 @@ package final class EngineMetrics: Sendable {
         descriptor("trigger_dropped", "total", "Trigger fires that started no run, by macro: the run mode dropped them, or the macro's triggers were paused.")
     }
 
+    static var auditEvents: MetricNameDescriptor {
+        descriptor(
+            "audit_events", "total",
+            "Changes recorded in the audit log by kind: save, rollback, delete, quarantine, unquarantine, configReload, progressSet, storeEdit.")
+    }
+
+    /// Counts an event of the audit log.
+    func auditEvent(kind: AuditEvent.Kind) {
+        registry.makeCounter(descriptor: Self.auditEvents, labels: [("kind", kind.rawValue)]).increment()
+    }
+
     /// Counts a run `macro`'s trigger of `kind` started.
     func triggerFired(macro: String, kind: String) {
         registry.makeCounter(descriptor: Self.triggerFires, labels: [("macro", macro), ("kind", kind)]).increment()

@@ -7,7 +7,10 @@ import NIOCore
 enum LibraryEvents {
     /// Forwards every change `library` reports from now on; `loop` is the engine's, where the
     /// statistics live.
-    static func forward(from library: MacroLibrary, to hub: NotificationHub, statistics: NIOLoopBoundBox<StatisticsTable>, on loop: any EventLoop) {
+    /// `history` keeps each new version and audits the change first.
+    static func forward(
+        from library: MacroLibrary, to hub: NotificationHub, statistics: NIOLoopBoundBox<StatisticsTable>, history: History? = nil, on loop: any EventLoop
+    ) {
         let record = { @Sendable (body: @escaping @Sendable (StatisticsTable) -> Void) in
             if loop.inEventLoop { body(statistics.value) } else { loop.execute { body(statistics.value) } }
         }
@@ -29,6 +32,7 @@ enum LibraryEvents {
             }
         }
         library.onChange { [hub] change in
+            history?.libraryChanged(change)
             switch change {
             case .loaded(let name, let version, let dependents):
                 record { $0.loaded(name, version: version) }

@@ -9,6 +9,7 @@ extension RPCError {
         switch error {
         case let error as RPCError: self = error
         case let error as MacroError: self.init(error)
+        case let error as HistoryError: self = error.rpcError
         case let error as DebugError: self.init(code: RPCError.debugFailed, message: error.message, data: ["kind": .string(error.code.rawValue)])
         default:
             logger.error("internal error in \(method): \(error)")

@@ -124,6 +124,10 @@ final class StallRecovery: Sendable {
         logger.critical("\(reason); restarting the engine (connections, subscriptions and every answered call's state are kept)")
         if let file = verdict.quarantined {
             logger.error("quarantined \(file.macro.map { "macro \($0)" } ?? file.path): \(file.reason); \(file.remedy)")
+            let name = file.macro ?? MacroLibrary.entryName(ofPath: file.path, directory: library.directory)
+            host.history.audit.record(
+                .quarantine, by: .daemon, name: name, after: host.history.versions.latest(of: name)?.hash,
+                details: ["file": .string(file.path), "reason": .string(file.reason)])
         }
         if verdict.paused, !(previous?.paused ?? false) {
             logger.critical(

@@ -11,6 +11,8 @@ package struct ClientPipeline: Sendable {
     let maxLineBytes: Int
     let maxInFlight: Int
     let busyControl: BusyControl?
+    /// The credentials a connection whose channel has no `SO_PEERCRED` (a test's) stands for.
+    package var assumedPeer: PeerCredentials?
 
     let logger: Logger
 
@@ -59,6 +61,6 @@ package struct ClientPipeline: Sendable {
         try pipeline.addHandler(
             ConnectionHandler(
                 host: host, allowedUIDs: allowedUIDs, maxLineBytes: maxLineBytes, maxInFlight: maxInFlight, logger: logger,
-                pendingInput: pending, subscriptions: subscriptions, busyGate: gate))
+                pendingInput: pending, subscriptions: subscriptions, busyGate: gate, assumedPeer: assumedPeer))
     }
 }

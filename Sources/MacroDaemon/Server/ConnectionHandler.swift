@@ -8,10 +8,16 @@ import Glibc
 #endif
 
 /// The peer's credentials (struct ucred: pid, uid, gid), read with SO_PEERCRED.
-struct PeerCredentials: Sendable {
-    var pid: Int32 = 0
-    var uid: UInt32 = 0
-    var gid: UInt32 = 0
+package struct PeerCredentials: Sendable, Equatable {
+    package var pid: Int32 = 0
+    package var uid: UInt32 = 0
+    package var gid: UInt32 = 0
+
+    package init(pid: Int32 = 0, uid: UInt32 = 0, gid: UInt32 = 0) {
+        self.pid = pid
+        self.uid = uid
+        self.gid = gid
+    }
 }
 
 /// One client connection: lines in, requests admitted by the router as they are decoded, each
@@ -68,13 +74,16 @@ final class ConnectionHandler: ChannelDuplexHandler, ReplyReceiver {
     private let adoptedSubscriptions: [EventKind]
     /// The connection's gate when it lives on the engine's loop (``BusyControl``).
     private let busyGate: BusyGate?
+    /// The credentials a channel without `SO_PEERCRED` (a test's) stands for.
+    private let assumedPeer: PeerCredentials?
 
     /// `pendingInput` is the line decoder's; `subscriptions` restores those of a connection handed
     /// over by an engine restart.
     init(
         host: EngineHost, allowedUIDs: [UInt32], maxLineBytes: Int, maxInFlight: Int, logger: Logger,
-        pendingInput: PendingInput = PendingInput(), subscriptions: [EventKind] = [], busyGate: BusyGate? = nil
+        pendingInput: PendingInput = PendingInput(), subscriptions: [EventKind] = [], busyGate: BusyGate? = nil, assumedPeer: PeerCredentials? = nil
     ) {
+        self.assumedPeer = assumedPeer
         self.pendingInput = pendingInput
         self.busyGate = busyGate
         self.adoptedSubscriptions = subscriptions
@@ -126,7 +135,10 @@ final class ConnectionHandler: ChannelDuplexHandler, ReplyReceiver {
     }
 
     private func checkPeer(context: ChannelHandlerContext) {
-        guard let provider = context.channel as? any SocketOptionProvider else { return }
+        guard let provider = context.channel as? any SocketOptionProvider else {
+            connection?.peer.withLock { $0 = assumedPeer }
+            return
+        }
         if let connection {
             let cookie: EventLoopFuture<UInt64> = provider.unsafeGetSocketOption(level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SocketCookie.option))
             cookie.whenSuccess { connection.cookie.store($0, ordering: .relaxed) }
@@ -138,6 +150,7 @@ final class ConnectionHandler: ChannelDuplexHandler, ReplyReceiver {
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         let connection = self.connection
         future.whenSuccess { credentials in
+            connection?.peer.withLock { $0 = credentials }
             if credentials.uid == own { connection?.peerIsOwner.store(true, ordering: .relaxed) }
             guard credentials.uid != own, !allowed.contains(credentials.uid) else { return }
             let (handler, context) = loopBound.value

@@ -44,6 +44,8 @@ package final class Connection: Sendable {
     /// `engine.status` show the dashboard's URL with its token. A socket connection starts false
     /// and is set from its `SO_PEERCRED` (a uid in `allowed_uids` may call macros, not see the token).
     let peerIsOwner = Atomic<Bool>(true)
+    /// A socket peer's credentials (`SO_PEERCRED`), once read: who its changes are audited as.
+    let peer = Mutex<PeerCredentials?>(nil)
     /// Reply bytes encoded for it that the kernel has not taken (``ReplyBudget``).
     let owedBytes = Atomic<Int>(0)
     /// Its share: the channel's write high-water mark (`connection_buffer_bytes`).
@@ -104,6 +106,14 @@ package final class Connection: Sendable {
 
     /// True for a Unix-socket client (line framing): the kind an engine restart hands over.
     var isSocket: Bool { framing is LineFraming }
+
+    /// Who this connection's changes are audited as: a socket client with its peer's uid and pid,
+    /// or a dashboard session (a WebSocket or `POST /rpc`) by its number.
+    package var actor: AuditActor {
+        guard isSocket else { return AuditActor(.dashboard, session: id) }
+        let peer = peer.withLock { $0 }
+        return AuditActor(.socket, uid: peer?.uid, pid: peer?.pid)
+    }
 
     /// Adds `kinds` to the subscriptions; returns them all.
     func subscribe(_ kinds: [EventKind]) -> Set<EventKind> {

@@ -10,7 +10,7 @@ package final class RPCGateway: Sendable {
     /// The configured progress channels (names and ranges), for clients that draw them.
     package let channels: [ProgressChannel]
 
-    init(host: EngineHost, channels: [ProgressChannel]) {
+    package init(host: EngineHost, channels: [ProgressChannel]) {
         self.host = host
         self.channels = channels
     }

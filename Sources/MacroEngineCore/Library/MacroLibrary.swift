@@ -273,7 +273,7 @@ public final class MacroLibrary: Sendable {
     }
 
     /// Set after the first full load: from then on each load is logged at `info`.
-    private let startedUp = Atomic<Bool>(false)
+    let startedUp = Atomic<Bool>(false)
 
     /// Logs a version that went live ("loaded bump v3"; `debug` during the first full load,
     /// which logs a summary instead) and tells the observer.

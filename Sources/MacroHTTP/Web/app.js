@@ -1,6 +1,6 @@
 'use strict';
-// stats.js defines renderProfilePicker, debugger.js the debugger (classic scripts share one global scope).
-/* global renderProfilePicker, receiveDebug, breakpointsChanged, debugMacro, debugState */
+// stats.js defines renderProfilePicker, debugger.js the debugger, history.js showHistory (classic scripts share one global scope).
+/* global renderProfilePicker, receiveDebug, breakpointsChanged, debugMacro, debugState, showHistory */
 
 /**
  * The page's element with this id (index.html has every id the scripts ask for without checking).
@@ -187,7 +187,11 @@ function receive(message) {
   if (receiveDebug(message.method, message.params)) return;
   switch (message.method) {
     case 'progress.changed': updateValues(message.params); break;
-    case 'macro.loaded': case 'macro.failed': case 'macro.removed': scheduleMacros(); break;
+    case 'macro.loaded':
+      scheduleMacros();
+      if (message.params && message.params.name === app.current) showHistory(app.current);
+      break;
+    case 'macro.failed': case 'macro.removed': scheduleMacros(); break;
     case 'log': appendLog(message.params); break;
     default: break;
   }
@@ -556,6 +560,7 @@ async function openMacro(name, focus) {
     showDiagnostic('', '');
   }
   updateEditorButtons();
+  showHistory(name);
   if (focus) editor().focus();
 }
 

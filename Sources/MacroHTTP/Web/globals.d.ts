@@ -1,5 +1,5 @@
 // Types for the type checker only (tsc --checkJs, `make web-check`); not served. The page's
-// scripts are classic scripts sharing one global scope: editor.js, then app.js, then stats.js.
+// scripts are classic scripts sharing one global scope: editor.js, then app.js, stats.js, debugger.js, history.js.
 
 /** A progress channel of `/config.json`. */
 interface Channel { name: string; min: number; max: number }
@@ -76,6 +76,10 @@ interface RPCResults {
   'engine.status': EngineStatus;
   'macro.stats': MacroStats[];
   'macro.profile': { folded: string; samples: number; runs: number };
+  'macro.history': MacroHistory;
+  'macro.diff': MacroDiff;
+  'macro.rollback': MacroRollback;
+  'audit.recent': AuditEvent[];
   'debug.start': { session: number; files: string[] };
   'debug.setBreakpoints': { breakpoints: { id: number; verified: boolean; line: number; column?: number; message?: string }[] };
   'debug.setExceptionBreakpoints': unknown;
@@ -129,4 +133,26 @@ interface Window {
   };
   /** app.js's state, for the browser test (Tests/Browser/dashboard_check.py). */
   dashboard: unknown;
+}
+
+/** A kept version of `macro.history`. */
+interface StoredVersion { version: number; hash: string; bytes: number; time: string; who: string }
+
+/** `macro.history`: a file's kept versions, oldest first, and the one its file holds now. */
+interface MacroHistory { name: string; file: string; versions: StoredVersion[]; current: number | null }
+
+/** `macro.diff`: a unified diff from version `from` to version `to` (or the file now). */
+interface MacroDiff { name: string; from: number; to: number | 'current'; diff: string }
+
+/** `macro.rollback`: the version restored, and its number as the newest version. */
+interface MacroRollback { name: string; file: string; restored: number; version: number | null; unchanged: boolean }
+
+/** Who made an audited change. */
+interface AuditActor { surface: 'socket' | 'dashboard' | 'file' | 'daemon' | 'signal'; uid?: number; pid?: number; session?: number }
+
+/** An entry of `audit.recent`. */
+interface AuditEvent {
+  seq: number; time: string;
+  kind: 'save' | 'rollback' | 'delete' | 'quarantine' | 'unquarantine' | 'configReload' | 'progressSet' | 'storeEdit';
+  who: AuditActor; name?: string; before?: string; after?: string; version?: number; details?: Record<string, unknown>;
 }

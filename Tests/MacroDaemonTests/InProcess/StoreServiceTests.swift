@@ -87,6 +87,11 @@ struct StoreServiceTests {
         #expect(try await client.call(.storeDelete, ["name": "counter", "key": "note"])["result"]["deleted"] == false)
         // Journaled like a macro's own change.
         #expect(try directory.read("state.json.store.journal").hasSuffix(#"[["counter","note"]]"# + "\n"))
+        // And audited as an edit from outside, in order (a refused delete is no edit).
+        let audit = try #require(try await client.call(.auditRecent, ["kind": "storeEdit"])["result"].arrayValue)
+        #expect(audit.map { $0["details"]["op"] } == ["set", "set", "delete"], "\(audit)")
+        #expect(audit.map { $0["details"]["key"] } == ["count", "note", "note"])
+        #expect(audit.first?["name"] == "counter")
     }
 
     @Test func badEditsAreRefusedByNameAndWriteNothing() async throws {
