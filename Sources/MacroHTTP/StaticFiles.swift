@@ -33,6 +33,7 @@ final class StaticFiles: Sendable {
         "/stats.js": File(contentType: "text/javascript; charset=utf-8", body: Array(DashboardAssets.statsJS.utf8)),
         "/debugger.js": File(contentType: "text/javascript; charset=utf-8", body: Array(DashboardAssets.debuggerJS.utf8)),
         "/history.js": File(contentType: "text/javascript; charset=utf-8", body: Array(DashboardAssets.historyJS.utf8)),
+        "/records.js": File(contentType: "text/javascript; charset=utf-8", body: Array(DashboardAssets.recordsJS.utf8)),
         "/app.css": File(contentType: "text/css; charset=utf-8", body: Array(DashboardAssets.appCSS.utf8)),
         "/favicon.svg": File(contentType: "image/svg+xml", body: Array(DashboardAssets.faviconSVG.utf8)),
     ]

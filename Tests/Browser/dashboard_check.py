@@ -556,6 +556,33 @@ def run_checks(driver, args):
         driver.save_screenshot(os.path.join(args.out, "history.png"))
     history()
 
+    @check("the store card edits bump's store, and the runs card shows a failed run and replays it to its throw")
+    def store_and_runs():
+        click(driver, "Edit bump")
+        driver.find_element(By.ID, "store-key").send_keys("note")
+        driver.find_element(By.ID, "store-value").send_keys('{"a": [1, 2]}')
+        click(driver, "Set")
+        wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, '#store tr[data-key="note"]'))
+        shown = driver.find_element(By.CSS_SELECTOR, '#store tr[data-key="note"] input').get_attribute("value")
+        assert shown == '{"a":[1,2]}', shown
+        stored = subprocess.run([args.macro, "store", "bump", "note", "--socket", args.socket], capture_output=True, text=True, timeout=30).stdout.strip()
+        assert stored == '{"a":[1,2]}', stored
+        # flaky failed above: its run is listed, marked failed, and replays to the throw (line 2).
+        wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#runs tr.failed"))
+        row = driver.find_element(By.CSS_SELECTOR, "#runs tr.failed")
+        run = row.get_attribute("data-run")
+        assert "flaky" in row.text and "asked to fail" in row.text, row.text
+        click(driver, f"Show run {run}")
+        wait.until(lambda d: "error: " in d.find_element(By.ID, "run-detail").text)
+        detail = driver.find_element(By.ID, "run-detail").text
+        assert "arguments: [true]" in detail and "flaky.js:2:" in detail, detail
+        click(driver, f"Debug run {run}")
+        WebDriverWait(driver, 30, poll_frequency=0.1).until(lambda d: "Paused on exception" in d.find_element(By.ID, "debug-status").text)
+        assert "flaky.js:2" in driver.find_element(By.ID, "debug-status").text, driver.find_element(By.ID, "debug-status").text
+        click(driver, "Stop")
+        driver.save_screenshot(os.path.join(args.out, "runs.png"))
+    store_and_runs()
+
     @check("the page logged no console errors")
     def no_errors():
         drain_console()

@@ -188,7 +188,7 @@ struct DashboardSecurityTests {
     @Test(arguments: [
         ("/", "index.html", "text/html; charset=utf-8"), ("/app.js", "app.js", "text/javascript; charset=utf-8"),
         ("/editor.js", "editor.js", "text/javascript; charset=utf-8"), ("/stats.js", "stats.js", "text/javascript; charset=utf-8"),
-        ("/history.js", "history.js", "text/javascript; charset=utf-8"),
+        ("/history.js", "history.js", "text/javascript; charset=utf-8"), ("/records.js", "records.js", "text/javascript; charset=utf-8"),
         ("/app.css", "app.css", "text/css; charset=utf-8"), ("/favicon.svg", "favicon.svg", "image/svg+xml"),
     ])
     func thePageIsTheWebFolder(path: String, file: String, contentType: String) throws {

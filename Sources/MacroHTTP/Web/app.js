@@ -1,6 +1,6 @@
 'use strict';
 // stats.js defines renderProfilePicker, debugger.js the debugger, history.js showHistory (classic scripts share one global scope).
-/* global renderProfilePicker, receiveDebug, breakpointsChanged, debugMacro, debugState, showHistory */
+/* global renderProfilePicker, receiveDebug, breakpointsChanged, debugMacro, debugState, showHistory, showStore, showRuns, runRecorded */
 
 /**
  * The page's element with this id (index.html has every id the scripts ask for without checking).
@@ -193,6 +193,7 @@ function receive(message) {
       break;
     case 'macro.failed': case 'macro.removed': scheduleMacros(); break;
     case 'log': appendLog(message.params); break;
+    case 'run.recorded': runRecorded(message.params); break;
     default: break;
   }
 }
@@ -217,12 +218,13 @@ function setUpOnce() {
 async function start() {
   // Not `if (!app.config)`: two connections opening before the config came would make two editors.
   await setUpOnce();
-  await rpc('subscribe', { events: ['progress', 'macros', 'log'] });
+  await rpc('subscribe', { events: ['progress', 'macros', 'log', 'runs'] });
   updateValues(await rpc('progress.get'));
   $('log').textContent = '';
   for (const record of await rpc('log.recent', { limit: 100 })) appendLog(record);
   await loadMacros();
   await refreshStatus();
+  await showRuns();
 }
 
 // ---- Rings ----
@@ -561,6 +563,7 @@ async function openMacro(name, focus) {
   }
   updateEditorButtons();
   showHistory(name);
+  showStore(name);
   if (focus) editor().focus();
 }
 

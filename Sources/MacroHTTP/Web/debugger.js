@@ -47,9 +47,11 @@ function renderControls() {
 
 /**
  * Runs macro `name` with `args` in a new debug session, stopping at the editor's breakpoints
- * (or, when it has none, before its first statement).
+ * (or, when it has none, before its first statement). Given a run id instead of arguments, it
+ * replays that recorded run: its arguments, from the values it found, stopping at its first
+ * line or at its throw.
  * @param {string} name
- * @param {unknown[]} args
+ * @param {unknown[] | number} args
  */
 async function debugMacro(name, args) {
   if (debugState.session !== null) await stopDebugging();
@@ -60,7 +62,9 @@ async function debugMacro(name, args) {
   $('debug-stack').textContent = '';
   $('debug-variables').textContent = '';
   try {
-    const started = await rpc('debug.start', { name, args, stopOnEntry: lines.length === 0 });
+    const started = typeof args === 'number'
+      ? await rpc('debug.start', { run: args })
+      : await rpc('debug.start', { name, args, stopOnEntry: lines.length === 0 });
     debugState.session = started.session;
     debugState.macro = name;
     debugState.stopped = false;

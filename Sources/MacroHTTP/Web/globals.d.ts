@@ -80,6 +80,11 @@ interface RPCResults {
   'macro.diff': MacroDiff;
   'macro.rollback': MacroRollback;
   'audit.recent': AuditEvent[];
+  'store.get': StoreContents;
+  'store.set': { name: string; key: string; bytes: number };
+  'store.delete': { name: string; key: string; deleted: boolean };
+  'run.list': RunSummary[];
+  'run.get': RunRecord;
   'debug.start': { session: number; files: string[] };
   'debug.setBreakpoints': { breakpoints: { id: number; verified: boolean; line: number; column?: number; message?: string }[] };
   'debug.setExceptionBreakpoints': unknown;
@@ -155,4 +160,21 @@ interface AuditEvent {
   seq: number; time: string;
   kind: 'save' | 'rollback' | 'delete' | 'quarantine' | 'unquarantine' | 'configReload' | 'progressSet' | 'storeEdit';
   who: AuditActor; name?: string; before?: string; after?: string; version?: number; details?: Record<string, unknown>;
+}
+
+/** `store.get {name}`: a macro's store, its size and the limit. */
+interface StoreContents { name: string; entries: Record<string, unknown>; bytes: number; limit: number }
+
+/** An entry of `run.list`, and the params of `run.recorded`. */
+interface RunSummary { id: number; call: number; macro: string; origin: string; started: string; ok: boolean | null; ms: number | null; error?: string }
+
+/** `run.get`: one run whole. */
+interface RunRecord {
+  id: number; call: number; macro: string; version: string | null; origin: string; started: string; arguments: unknown[];
+  result?: unknown; error?: { code: string; name?: string; message: string; file?: string; line?: number; column?: number; location?: string; stack?: string };
+  console: { level: string; message: string }[];
+  changes: { channel: string; from: number; to: number; kept: boolean }[];
+  storeChanges: { key: string; from?: unknown; to?: unknown; kept: boolean }[];
+  valuesBefore: Record<string, number>; storeBefore: Record<string, unknown> | null;
+  timings: { totalMs: number; javascriptMs: number; turns: { atMs: number; ms: number }[] };
 }
