@@ -18,11 +18,12 @@ extension MacroStore: MacroEngineSupport {
 extension MacroEngine {
     /// Defines the global `store` over `store` (see ``MacroStore/addMacroSupport(engine:)``).
     func installStoreObject(store: MacroStore) throws {
-        try sync { [weak self] runtime in
+        try sync { runtime in
             // The macro whose store a native function reads: the running call's, else the
-            // owner of a macro called synchronously.
-            let macro: (String) throws -> String = { function in
-                guard let runtime = self?.runtime.value else { throw MacroError.engineGone }
+            // owner of a macro called synchronously. The runtime is held weakly (it owns these
+            // functions) and read directly: the natives run on its loop.
+            let macro: (String) throws -> String = { [weak runtime] function in
+                guard let runtime else { throw MacroError.engineGone }
                 if let macro = runtime.currentCall?.macro ?? runtime.currentOwner?.macro { return macro }
                 throw MacroError.typeError(
                     "\(function): no macro is running; a store belongs to the macro whose call runs (code run at load, and the REPL, have none)")

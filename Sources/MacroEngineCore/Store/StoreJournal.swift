@@ -21,6 +21,8 @@ public final class StoreJournal: Sendable {
     /// The journal file.
     public var journalPath: String { snapshotPath.replacingSuffix(".json", with: ".journal") }
     private let file: Mutex<AppendOnlyFile>
+    /// The snapshot's size as last written or read (no `stat` per append).
+    private let snapshotBytes = Atomic<Int>(-1)
 
     /// The journal is folded into the snapshot when it passes this size, or the snapshot's size
     /// if that is larger (so a large store is not rewritten for every few changes).
@@ -73,8 +75,12 @@ public final class StoreJournal: Sendable {
     }
 
     private var snapshotSize: Int {
+        let known = snapshotBytes.load(ordering: .relaxed)
+        if known >= 0 { return known }
         var info = stat()
-        return stat(snapshotPath, &info) == 0 ? Int(info.st_size) : 0
+        let size = stat(snapshotPath, &info) == 0 ? Int(info.st_size) : 0
+        snapshotBytes.store(size, ordering: .relaxed)
+        return size
     }
 
     /// Writes the snapshot (an empty store list removes it).
@@ -95,6 +101,7 @@ public final class StoreJournal: Sendable {
         }
         bytes.append(contentsOf: Array("}}\n".utf8))
         try AtomicFile.write(Data(bytes), to: snapshotPath, mode: 0o600, durable: durable)
+        snapshotBytes.store(bytes.count, ordering: .relaxed)
     }
 
     /// One journal line for `changes`.
