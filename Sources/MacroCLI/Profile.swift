@@ -96,10 +96,7 @@ package struct Profile: ParsableCommand {
         Console.error("\(samples) samples of \(runs) run(s) written to \(path)\(note)")
         if samples == 0 {
             // About one sample per millisecond of JavaScript: these runs took less than one in all.
-            let more = min(ProfileLimits.maximumRuns, max(runs * 100, 1000))
-            throw Failure(
-                exit: 65, kind: "threw",
-                message: "no samples: \(runs) run(s) of \(name) took less than the sampler's millisecond in all; try --runs \(more) (at most \(ProfileLimits.maximumRuns))")
+            throw Failure(exit: 65, kind: "threw", message: ProfileLimits.noSamplesMessage(runs: runs, name: name))
         }
     }
 
