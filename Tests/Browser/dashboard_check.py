@@ -105,6 +105,16 @@ def button(driver, label, prefix=False):
     raise AssertionError(f"no button named {label!r}")
 
 
+def fresh(read, tries=20):
+    """`read()` again when a re-render made what it found stale (tables re-render on every macro event)."""
+    for _ in range(tries - 1):
+        try:
+            return read()
+        except StaleElementReferenceException:
+            time.sleep(0.02)
+    return read()
+
+
 def click(driver, label):
     """Clicks the button named `label`, again if the list re-rendered under the click."""
     for _ in range(5):
@@ -537,8 +547,11 @@ def run_checks(driver, args):
     def history():
         click(driver, "Edit bump")
         # bump's versions: the file macrod started with, then the good save above (the broken one never went live).
-        wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#history tr")) == 2)
-        assert driver.find_element(By.CSS_SELECTOR, "#history tr.current").get_attribute("data-version") == "2"
+        # The table re-renders on every macro event: read it in one script, so no row goes stale under the read.
+        rows = "return [...document.querySelectorAll('#history tr')].map(r => [r.dataset.version, r.classList.contains('current')])"
+        wait.until(lambda d: len(d.execute_script(rows)) == 2)
+        shown = driver.execute_script(rows)
+        assert [v for v, current in shown if current] == ["2"], shown
         click(driver, "Diff version 1")
         wait.until(lambda d: "+    return 'saved';" in d.find_element(By.ID, "history-diff").text)
         click(driver, "Restore version 1")
@@ -548,7 +561,7 @@ def run_checks(driver, args):
         result = macro(args, "run", "bump", "outer", "2")
         assert result["result"] != "saved", result
         wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, '#audit tr[data-kind="rollback"]'))
-        row = driver.find_element(By.CSS_SELECTOR, '#audit tr[data-kind="rollback"]').text
+        row = fresh(lambda: driver.find_element(By.CSS_SELECTOR, '#audit tr[data-kind="rollback"]').text)
         assert "dashboard session" in row and "bump" in row, row
         events = subprocess.run([args.macro, "audit", "--kind", "rollback", "--socket", args.socket, "--json"],
                                 capture_output=True, text=True, timeout=30).stdout.splitlines()
@@ -563,15 +576,15 @@ def run_checks(driver, args):
         driver.find_element(By.ID, "store-value").send_keys('{"a": [1, 2]}')
         click(driver, "Set")
         wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, '#store tr[data-key="note"]'))
-        shown = driver.find_element(By.CSS_SELECTOR, '#store tr[data-key="note"] input').get_attribute("value")
+        shown = fresh(lambda: driver.find_element(By.CSS_SELECTOR, '#store tr[data-key="note"] input').get_attribute("value"))
         assert shown == '{"a":[1,2]}', shown
         stored = subprocess.run([args.macro, "store", "bump", "note", "--socket", args.socket], capture_output=True, text=True, timeout=30).stdout.strip()
         assert stored == '{"a":[1,2]}', stored
         # flaky failed above: its run is listed, marked failed, and replays to the throw (line 2).
         wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#runs tr.failed"))
-        row = driver.find_element(By.CSS_SELECTOR, "#runs tr.failed")
-        run = row.get_attribute("data-run")
-        assert "flaky" in row.text and "asked to fail" in row.text, row.text
+        run, text = fresh(lambda: (lambda row: (row.get_attribute("data-run"), row.text))(
+            driver.find_element(By.CSS_SELECTOR, "#runs tr.failed")))
+        assert "flaky" in text and "asked to fail" in text, text
         click(driver, f"Show run {run}")
         wait.until(lambda d: "error: " in d.find_element(By.ID, "run-detail").text)
         detail = driver.find_element(By.ID, "run-detail").text
