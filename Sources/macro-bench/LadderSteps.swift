@@ -170,6 +170,24 @@ final class Ladder: @unchecked Sendable {
                 guard succeeded == n else { fatalError("ladder: \(n - succeeded) calls failed or went pending") }
             }
             rows.append(LadderRow(step: "6 call (MacroLibrary.callOutcome: entry, turn, JS, result)", nanoseconds: figures.nanoseconds, allocations: figures.allocations))
+
+            // 6b. The run record: step 6 again without the run log (record_runs: false); the
+            // difference is what recording the run costs (contained in step 6).
+            let runs = engine.runLog
+            engine.runLog = nil
+            defer { engine.runLog = runs }
+            let unrecorded = try onLoop { n in
+                var succeeded = 0
+                for _ in 0..<n {
+                    let start = library.callOutcome("add", arguments: [.number(0.5)], deadline: nil, callID: engine.reserveCallID())
+                    if case .ended(.success) = start { succeeded &+= 1 }
+                }
+                guard succeeded == n else { fatalError("ladder: \(n - succeeded) calls failed or went pending") }
+            }
+            rows.append(
+                LadderRow(
+                    step: "  6b of which the run record (6 minus 6 with record_runs: false)", nanoseconds: figures.nanoseconds - unrecorded.nanoseconds,
+                    allocations: figures.allocations.flatMap { recorded in unrecorded.allocations.map { recorded - $0 } }, accumulates: false))
         }
 
         // 6a. JavaScript alone: the same function called through JavaScriptCore's C API in a

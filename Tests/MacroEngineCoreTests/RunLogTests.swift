@@ -4,7 +4,7 @@ import MacroEngineCore
 import MacroTestSupport
 import Testing
 
-/// Issue #37: the run log's bounds and its file.
+/// The run log: its bounds, its file, and what it keeps of a run once the run has ended.
 @Suite("The run log")
 struct RunLogTests {
     private static func log(_ limits: RunLog.Limits) throws -> (MacroEngine, RunLog) {
@@ -47,6 +47,21 @@ struct RunLogTests {
         #expect(loaded.list().map { $0.json } == runs.list().map { $0.json })
         _ = try Self.run(other, "good").call(["c"])
         #expect(loaded.list().map(\.id) == [1, 2, 3])
+    }
+
+    @Test func aTimerARunLeavesBehindDoesNotWriteIntoItsRecord() throws {
+        let (engine, runs) = try Self.log(RunLog.Limits())
+        let leaves = try engine.setMethod(
+            javascript: "function leaves() { setTimeout(function () { console.log('late'); progress.inner = 7 }, 0); return 1 }", key: "leaves")
+        let waits = try engine.setMethod(javascript: "function waits() { return sleep(20).then(function () { return progress.inner }) }", key: "waits")
+        #expect(try leaves.call([]) == 1)
+        // The timer has run by the time `waits` ends (it was due first): it changed the ring...
+        #expect(try waits.call([]) == 7)
+        // ...but after its run had ended, so the run's record has neither its line nor its change.
+        let record = try #require(runs.list(macro: "leaves").first)
+        #expect(record.console.isEmpty)
+        #expect(record.changes.isEmpty)
+        #expect(record.turns.count == 1)
     }
 
     @Test func withoutALogNothingIsRecorded() throws {

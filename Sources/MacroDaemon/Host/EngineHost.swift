@@ -75,7 +75,7 @@ package final class EngineHost: Sendable {
         environment.runs.defaultOrigin = "socket"
         // `run.recorded` to the subscribers of `runs`: the summary `run.list` gives.
         environment.runs.onRecorded = { [hub] record in
-            guard hub.hasSubscribers(.runs), let notification = hub.prepare(.runs, RPCNotification.runRecorded.rawValue, record.summary) else { return }
+            guard hub.hasSubscribers(.runs), let notification = hub.prepare(.runs, RPCNotification.runRecorded.rawValue, record().summary) else { return }
             hub.deliver(notification)
         }
     }

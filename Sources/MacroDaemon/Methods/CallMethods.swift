@@ -42,10 +42,9 @@ extension EngineMethods {
         let start = NIODeadline.now().uptimeNanoseconds
         statistics.value.started(callID ?? 0, macro: name)
         let route = wantsConsole ? id.flatMap { id in callID.map { consoleRoutes.open(call: $0, to: connection, id: id) } } : nil
+        // A socket client's run needs no word: the log's default origin is "socket".
         if let callID, !connection.isSocket {
             engine.runLog?.expect(origin: "dashboard", call: callID)
-        } else if let callID {
-            engine.runLog?.expect(origin: "socket", call: callID)
         }
         let outcome = library.callOutcome(name, arguments: arguments, deadline: deadline, callID: callID)
         return .call(outcome, CallRecord(name: name, callID: callID, start: start, route: route))

@@ -79,10 +79,16 @@ public final class ProgressModel: Sendable {
         return zip(channels, values).map { ($0.name, $1) }
     }
 
-    /// ``committedValues`` without the names, in channel order (one array, no pairs).
-    public var committedValueArray: [Double] {
-        // A copy of its own: sharing the model's buffer would make the model copy it at its next write.
-        state.locked { state in (state.inTurn ? state.journal : state.values).withUnsafeBufferPointer { Array($0) } }
+    /// Calls `body` with each value as of the last committed turn (``committedValues``), by
+    /// channel index, under the model's lock (no array: a run record reads them per run).
+    public func forEachCommittedValue(_ body: (_ index: Int, _ value: Double) -> Void) {
+        state.locked { state in
+            if state.inTurn {
+                for index in state.journal.indices { body(index, state.journal[index]) }
+            } else {
+                for index in state.values.indices { body(index, state.values[index]) }
+            }
+        }
     }
 
     /// All values by channel name.
@@ -158,14 +164,13 @@ public final class ProgressModel: Sendable {
         }
     }
 
-    /// The open turn's changes so far: each channel whose value differs from the turn's start
-    /// (empty outside a turn). For the run records, read before the turn commits or rolls back.
-    public func turnChanges() -> [(channel: String, from: Double, to: Double)] {
+    /// Calls `body` with the open turn's changes so far: each channel whose value differs from
+    /// the turn's start (none outside a turn), under the model's lock. For the run records,
+    /// read before the turn commits or rolls back.
+    public func forEachTurnChange(_ body: (_ channel: String, _ from: Double, _ to: Double) -> Void) {
         state.locked { state in
-            guard state.inTurn, state.journal != state.values else { return [] }
-            return channels.indices.compactMap { i in
-                state.journal[i] == state.values[i] ? nil : (channels[i].name, state.journal[i], state.values[i])
-            }
+            guard state.inTurn else { return }
+            for i in channels.indices where state.journal[i] != state.values[i] { body(channels[i].name, state.journal[i], state.values[i]) }
         }
     }
 

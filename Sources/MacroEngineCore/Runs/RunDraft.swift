@@ -1,8 +1,12 @@
 import MacroBase
 
-/// A run's record while it runs: made when the call begins and carried by its `CallContext`, so
-/// that its turns and console lines are added without a lock or a lookup; it becomes a
-/// ``RunRecord`` when the call ends. Confined to the engine's loop, like the call.
+/// A run, while it runs and after: made when the call begins and carried by its `CallContext`,
+/// so that its turns and console lines are added without a lock or a lookup. When the call ends
+/// the draft is sealed and kept as it is by ``RunLog``: the ``RunRecord`` a reader sees is built
+/// from it only when someone reads it, so a run nobody reads costs no copy.
+///
+/// Written only on the engine's loop and only until ``sealed``; after that the log hands it
+/// only to readers holding its lock, which is what lets ``RunLog/Kept`` carry it across threads.
 final class RunDraft {
     let call: Int
     let macro: String
@@ -10,45 +14,114 @@ final class RunDraft {
     let arguments: [MacroValue]
     /// When it began (uptime nanoseconds).
     let began: UInt64
+    /// When it began (wall clock, seconds since 1970).
+    let startedAt: Double
     /// Who started it (nil: the log's default).
     var origin: String?
-    /// The channels' committed values, in channel order.
-    var valuesBefore: [Double] = []
+    /// The channels' committed values when it began, in channel order: the first four in
+    /// place (no array per run), any more after them.
+    private var firstValuesBefore = SIMD4<Double>()
+    private var moreValuesBefore: [Double] = []
+    private var valuesBeforeCount = 0
     var storeBefore: [String: String]?
     var console: [RunRecord.ConsoleLine] = []
     var consoleDropped = 0
     var changes: [RunRecord.Change] = []
     var storeChanges: [RunRecord.StoreEdit] = []
-    var turns: [RunRecord.Turn] = []
+    /// Its turns: the first in place (most runs have one), the others after it.
+    private var firstTurn: RunRecord.Turn?
+    private var moreTurns: [RunRecord.Turn] = []
     var turnsDropped = 0
     var javascriptMs: Double = 0
 
-    init(call: Int, macro: String, version: UInt64?, arguments: [MacroValue], began: UInt64) {
+    // Set once, when it ends (``RunLog/finished(_:outcome:)``).
+    /// The record's id.
+    var id = 0
+    var result: MacroValue?
+    var error: MacroError?
+    var totalMs: Double?
+    var bytes = 0
+    /// A record read back from the file keeps its own channel names and version text.
+    private var channelsRead: [String]?
+    private var versionRead: String?
+    /// Ended and kept: nothing writes to it any more (a late turn of a timer it left is not its).
+    var sealed = false
+
+    init(call: Int, macro: String, version: UInt64?, arguments: [MacroValue], began: UInt64, startedAt: Double) {
         self.call = call
         self.macro = macro
         self.version = version
         self.arguments = arguments
         self.began = began
+        self.startedAt = startedAt
+    }
+
+    /// A finished run's draft holding `record` (one read back from the file, or abandoned),
+    /// sealed. Its record gives back `record`.
+    convenience init(sealed record: RunRecord) {
+        self.init(call: record.call, macro: record.macro, version: nil, arguments: record.arguments, began: 0, startedAt: record.startedAt)
+        channelsRead = record.channels
+        versionRead = record.version
+        origin = record.origin
+        for (index, value) in record.values.enumerated() { valueBefore(index, value) }
+        storeBefore = record.storeBefore
+        console = record.console
+        consoleDropped = record.consoleDropped
+        changes = record.changes
+        storeChanges = record.storeChanges
+        for turn in record.turns { add(turn) }
+        turnsDropped = record.turnsDropped
+        javascriptMs = record.javascriptMs
+        id = record.id
+        result = record.result
+        error = record.error
+        totalMs = record.totalMs
+        bytes = record.bytes
+        sealed = true
+    }
+
+    /// The value of channel `index` when it began (indexes from 0, in order).
+    func valueBefore(_ index: Int, _ value: Double) {
+        if index < 4 { firstValuesBefore[index] = value } else { moreValuesBefore.append(value) }
+        valuesBeforeCount = index + 1
+    }
+
+    /// The channels' values when it began, in channel order.
+    var valuesBefore: [Double] {
+        (0..<min(valuesBeforeCount, 4)).map { firstValuesBefore[$0] } + moreValuesBefore
+    }
+
+    /// How many turns it has kept.
+    var turnCount: Int { firstTurn == nil ? 0 : 1 + moreTurns.count }
+
+    /// A turn of the run.
+    func add(_ turn: RunRecord.Turn) {
+        if firstTurn == nil { firstTurn = turn } else { moreTurns.append(turn) }
     }
 
     /// A console line of the run (the first ``RunLog/consoleLines`` are kept).
     func console(level: String, message: String) {
+        guard !sealed else { return }
         if console.count < RunLog.consoleLines { console.append(RunRecord.ConsoleLine(level: level, message: message)) } else { consoleDropped += 1 }
     }
 
-    /// The record, without its outcome and id (the log sets them).
-    func record(startedAt: Double, totalMs: Double, channels: [String]) -> RunRecord {
+    /// Its record: `channels` are the names of ``valuesBefore``'s values, `origin` the one who
+    /// started it when nobody said.
+    func record(channels: [String], defaultOrigin: String) -> RunRecord {
         var record = RunRecord(
-            id: 0, call: call, macro: macro, version: version.map { String($0, radix: 16) }, origin: origin ?? "", startedAt: startedAt,
-            arguments: arguments, channels: channels, values: valuesBefore, storeBefore: storeBefore)
+            id: id, call: call, macro: macro, version: versionRead ?? version.map { String($0, radix: 16) }, origin: origin ?? defaultOrigin,
+            startedAt: startedAt, arguments: arguments, channels: channelsRead ?? channels, values: valuesBefore, storeBefore: storeBefore)
         record.console = console
         record.consoleDropped = consoleDropped
         record.changes = changes
         record.storeChanges = storeChanges
-        record.turns = turns
+        record.turns = firstTurn.map { [$0] + moreTurns } ?? []
         record.turnsDropped = turnsDropped
         record.javascriptMs = javascriptMs
         record.totalMs = totalMs
+        record.result = result
+        record.error = error
+        record.bytes = bytes
         return record
     }
 }

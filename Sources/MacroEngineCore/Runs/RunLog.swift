@@ -46,12 +46,29 @@ public final class RunLog: Sendable {
     private struct Rings {
         var ok = CircularBuffer<Kept>()
         var failed = CircularBuffer<Kept>()
+
+        /// Appends `kept` to its ring, dropping the oldest past `limit` (their bytes added to `dropped`).
+        mutating func keep(_ kept: Kept, failed isFailure: Bool, limit: Int, dropped: inout Int) {
+            if isFailure {
+                failed.append(kept)
+                while failed.count > limit { dropped += failed.removeFirst().bytes }
+            } else {
+                ok.append(kept)
+                while ok.count > limit { dropped += ok.removeFirst().bytes }
+            }
+        }
     }
 
-    /// A finished record, boxed once.
-    private final class Kept: Sendable {
-        let record: RunRecord
-        init(_ record: RunRecord) { self.record = record }
+    /// A finished run: its sealed draft (one reference: keeping and dropping it moves a pointer).
+    ///
+    /// `@unchecked Sendable`: a draft is written only on the engine's loop and only before it is
+    /// sealed, which happens before it joins the rings under the log's lock; from then on it is
+    /// read only, and only under that lock.
+    private struct Kept: @unchecked Sendable {
+        let draft: RunDraft
+        var id: Int { draft.id }
+        var bytes: Int { draft.bytes }
+        func record(channels: [String]) -> RunRecord { draft.record(channels: channels, defaultOrigin: "") }
     }
 
     private struct State {
@@ -64,7 +81,7 @@ public final class RunLog: Sendable {
         var origins: [Int: String] = [:]
         var finished: [String: Rings] = [:]
         var bytes = 0
-        var recorded: (@Sendable (RunRecord) -> Void)?
+        var recorded: (@Sendable (_ record: () -> RunRecord) -> Void)?
     }
 
     /// A log of the runs changing `model` and `store`.
@@ -81,8 +98,10 @@ public final class RunLog: Sendable {
         set { state.withLock { $0.limits = newValue } }
     }
 
-    /// Called with each finished record, on the engine's loop (`run.recorded`).
-    public var onRecorded: (@Sendable (RunRecord) -> Void)? {
+    /// Called as each run ends, on the engine's loop (`run.recorded`), with what builds its
+    /// record: a listener that wants it calls it there and then (a run nobody listens to is
+    /// never copied).
+    public var onRecorded: (@Sendable (_ record: () -> RunRecord) -> Void)? {
         get { state.withLock { $0.recorded } }
         set { state.withLock { $0.recorded = newValue } }
     }
@@ -105,8 +124,9 @@ public final class RunLog: Sendable {
     /// A run of `macro` begins: its draft, which the call carries (no lock while it runs). The
     /// values and the store are read as the run finds them; nothing else is done until it ends.
     func began(call: Int, macro: String, version: UInt64?, arguments: [MacroValue]) -> RunDraft {
-        let draft = RunDraft(call: call, macro: macro, version: version, arguments: arguments, began: NIODeadline.now().uptimeNanoseconds)
-        draft.valuesBefore = model.committedValueArray
+        let draft = RunDraft(
+            call: call, macro: macro, version: version, arguments: arguments, began: NIODeadline.now().uptimeNanoseconds, startedAt: Self.wallClock())
+        model.forEachCommittedValue { index, value in draft.valueBefore(index, value) }
         draft.storeBefore = store.committedEntries(macro, upTo: Self.storeSnapshotBytes)
         if expectedOrigins.load(ordering: .relaxed) > 0 {
             draft.origin = state.withLock { $0.origins.removeValue(forKey: call) }
@@ -118,38 +138,47 @@ public final class RunLog: Sendable {
     /// A turn of the draft's run ends, before its changes commit (or roll back, `failed`): what
     /// it changed is read now. `began`/`ended`: the turn's uptime nanoseconds.
     func turnEnding(_ draft: RunDraft, failed: Bool, began: UInt64, ended: UInt64) {
+        guard !draft.sealed else { return }
         let ms = Double(ended &- began) / 1e6
         draft.javascriptMs += ms
-        if draft.turns.count < Self.turnsKept {
-            draft.turns.append(RunRecord.Turn(atMs: Double(began &- draft.began) / 1e6, ms: ms))
+        if draft.turnCount < Self.turnsKept {
+            draft.add(RunRecord.Turn(atMs: Double(began &- draft.began) / 1e6, ms: ms))
         } else {
             draft.turnsDropped += 1
         }
-        for change in model.turnChanges() {
-            draft.changes.append(RunRecord.Change(channel: change.channel, from: change.from, to: change.to, kept: !failed))
-        }
+        model.forEachTurnChange { channel, from, to in draft.changes.append(RunRecord.Change(channel: channel, from: from, to: to, kept: !failed)) }
         for edit in store.turnChanges() where edit.macro == draft.macro {
             draft.storeChanges.append(RunRecord.StoreEdit(key: edit.key, from: edit.from, to: edit.to, kept: !failed))
         }
     }
 
-    /// The draft's run ended with `outcome`: its record joins its macro's rings.
+    /// The draft's run ended with `outcome`: the draft, sealed, joins its macro's rings.
     func finished(_ draft: RunDraft, outcome: Result<MacroValue, any Error>) {
-        let totalMs = Double(NIODeadline.now().uptimeNanoseconds &- draft.began) / 1e6
-        var record = draft.record(startedAt: Date().timeIntervalSince1970 - totalMs / 1000, totalMs: totalMs, channels: channelNames)
+        guard !draft.sealed else { return }
+        draft.totalMs = Double(NIODeadline.now().uptimeNanoseconds &- draft.began) / 1e6
         switch outcome {
-        case .success(let value): record.result = value
-        case .failure(let error): record.error = (error as? MacroError) ?? MacroError(code: .threw, message: "\(error)", macro: record.macro)
+        case .success(let value): draft.result = value
+        case .failure(let error): draft.error = (error as? MacroError) ?? MacroError(code: .threw, message: "\(error)", macro: draft.macro)
         }
-        record.bytes = Self.size(of: record)
-        let recorded = state.withLock { state -> (@Sendable (RunRecord) -> Void)? in
-            if record.origin.isEmpty { record.origin = state.defaultOrigin }
-            record.id = state.nextID
+        draft.bytes = Self.size(of: draft)
+        draft.sealed = true
+        let recorded = state.withLock { state -> (@Sendable (_ record: () -> RunRecord) -> Void)? in
+            if draft.origin == nil { draft.origin = state.defaultOrigin }
+            draft.id = state.nextID
             state.nextID += 1
-            Self.keep(record, in: &state)
+            Self.keep(Kept(draft: draft), macro: draft.macro, failed: draft.error != nil, in: &state)
             return state.recorded
         }
-        recorded?(record)
+        guard let recorded else { return }
+        let channels = channelNames
+        recorded { state.withLock { _ in draft.record(channels: channels, defaultOrigin: "") } }
+    }
+
+    /// Now, in seconds since 1970 (`clock_gettime`: `Date()` costs more, per run).
+    private static func wallClock() -> Double {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
     }
 
     /// Records call `call` of `macro` as a failure with `reason` without its details: the engine
@@ -164,43 +193,33 @@ public final class RunLog: Sendable {
             failed.origin = state.defaultOrigin
             failed.id = state.nextID
             state.nextID += 1
-            Self.keep(failed, in: &state)
+            Self.keep(Kept(draft: RunDraft(sealed: failed)), macro: macro, failed: true, in: &state)
         }
     }
 
-    /// Roughly the bytes a record holds.
-    static func size(of record: RunRecord) -> Int {
-        var bytes = 256 + record.changes.count * 48 + record.console.reduce(0) { $0 + $1.message.utf8.count + 32 }
-        bytes += record.storeChanges.reduce(0) { $0 + $1.key.utf8.count + ($1.from?.utf8.count ?? 0) + ($1.to?.utf8.count ?? 0) + 32 }
-        bytes += record.arguments.reduce(0) { $0 + size(of: $1) } + (record.result.map { size(of: $0) } ?? 0)
-        bytes += (record.error?.message.utf8.count ?? 0) + (record.error?.stack?.utf8.count ?? 0)
-        bytes += record.storeBefore?.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count } ?? 0
+    /// Roughly the bytes a run's record holds.
+    static func size(of draft: RunDraft) -> Int {
+        var bytes = 256 + draft.changes.count * 48 + draft.console.reduce(0) { $0 + $1.message.utf8.count + 32 }
+        bytes += draft.storeChanges.reduce(0) { $0 + $1.key.utf8.count + ($1.from?.utf8.count ?? 0) + ($1.to?.utf8.count ?? 0) + 32 }
+        bytes += draft.arguments.reduce(0) { $0 + size(of: $1) } + (draft.result.map { size(of: $0) } ?? 0)
+        bytes += (draft.error?.message.utf8.count ?? 0) + (draft.error?.stack?.utf8.count ?? 0)
+        bytes += draft.storeBefore?.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count } ?? 0
         return bytes
     }
 
-    private static func keep(_ record: RunRecord, in state: inout State) {
-        // In place: a copy of the rings out of the dictionary and back would copy every record.
-        let limit = record.failed ? state.limits.failedPerMacro : state.limits.perMacro
+    private static func keep(_ kept: Kept, macro: String, failed: Bool, in state: inout State) {
+        let limit = failed ? state.limits.failedPerMacro : state.limits.perMacro
         var dropped = 0
-        // Moved out of the dictionary and back: the rings stay uniquely referenced, so nothing is copied.
-        var rings = state.finished.removeValue(forKey: record.macro) ?? Rings()
-        let kept = Kept(record)
-        if record.failed {
-            rings.failed.append(kept)
-            while rings.failed.count > limit { dropped += rings.failed.removeFirst().record.bytes }
-        } else {
-            rings.ok.append(kept)
-            while rings.ok.count > limit { dropped += rings.ok.removeFirst().record.bytes }
-        }
-        state.finished[record.macro] = rings
-        state.bytes += record.bytes - dropped
+        // In place, through the dictionary's subscript: the rings stay uniquely referenced, so nothing is copied.
+        state.finished[macro, default: Rings()].keep(kept, failed: failed, limit: limit, dropped: &dropped)
+        state.bytes += kept.bytes - dropped
         // Past the bytes: the oldest success of any macro first, then the oldest failure.
         while state.bytes > state.limits.bytes {
             guard let (macro, failed) = oldest(in: state) else { break }
             if failed {
-                state.bytes -= state.finished[macro]!.failed.removeFirst().record.bytes
+                state.bytes -= state.finished[macro]!.failed.removeFirst().bytes
             } else {
-                state.bytes -= state.finished[macro]!.ok.removeFirst().record.bytes
+                state.bytes -= state.finished[macro]!.ok.removeFirst().bytes
             }
         }
     }
@@ -210,7 +229,7 @@ public final class RunLog: Sendable {
         var best: (String, Bool, Int)?
         for failed in [false, true] {
             for (macro, rings) in state.finished {
-                guard let first = (failed ? rings.failed.first : rings.ok.first)?.record else { continue }
+                guard let first = failed ? rings.failed.first : rings.ok.first else { continue }
                 if best == nil || first.id < best!.2 { best = (macro, failed, first.id) }
             }
             if let best { return (best.0, best.1) }
@@ -236,7 +255,7 @@ public final class RunLog: Sendable {
         let records = state.withLock { state in
             (macro.map { [$0] } ?? Array(state.finished.keys)).flatMap { name -> [RunRecord] in
                 guard let rings = state.finished[name] else { return [] }
-                return (failed ? Array(rings.failed) : Array(rings.ok) + Array(rings.failed)).map(\.record)
+                return (failed ? Array(rings.failed) : Array(rings.ok) + Array(rings.failed)).map { $0.record(channels: channelNames) }
             }
         }
         return Array(records.sorted { $0.id < $1.id }.suffix(limit))
@@ -246,7 +265,9 @@ public final class RunLog: Sendable {
     public func record(_ id: Int) -> RunRecord? {
         state.withLock { state in
             for rings in state.finished.values {
-                if let found = rings.ok.first(where: { $0.record.id == id }) ?? rings.failed.first(where: { $0.record.id == id }) { return found.record }
+                if let found = rings.ok.first(where: { $0.id == id }) ?? rings.failed.first(where: { $0.id == id }) {
+                    return found.record(channels: channelNames)
+                }
             }
             return nil
         }
@@ -278,7 +299,7 @@ public final class RunLog: Sendable {
                     skipped += 1
                     continue
                 }
-                Self.keep(record, in: &state)
+                Self.keep(Kept(draft: RunDraft(sealed: record)), macro: record.macro, failed: record.failed, in: &state)
                 state.nextID = max(state.nextID, record.id + 1)
                 loaded += 1
             }
