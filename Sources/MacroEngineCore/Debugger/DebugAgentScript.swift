@@ -59,6 +59,14 @@ enum DebugAgentScript {
             for (var p = f.parent; p; p = p.parent) if (p === ancestor) return true;
             return false;
           }
+          // Stepping out of `from` (returned or suspended) lands in f when f is back in the frame
+          // that called it, or outside that frame once it is no longer running: a callback a
+          // native calls again (`forEach`) is another call under the same caller, not a way out.
+          function outOf(f, from) {
+            if (f === from || descends(f, from) || !(from.done || from.suspended)) return false;
+            var caller = from.parent;
+            return !caller || caller.done || caller.suspended || f === caller || !descends(f, caller);
+          }
 
           function hitCondition(expr, hits) {
             var m = /^\s*(>=|<=|==|>|<|%)?\s*(\d+)\s*$/.exec(expr);
@@ -135,7 +143,7 @@ enum DebugAgentScript {
             if (b && breakpointHit(b, f)) return stop("breakpoint", f, { hitBreakpointIds: [b.id] });
             if (mode === 1) return stop("step", f);
             if (mode === 2 && (f === stepFrame || (stepFrame.done && !descends(f, stepFrame)))) return stop("step", f);
-            if (mode === 3 && f !== stepFrame && !descends(f, stepFrame) && (stepFrame.done || stepFrame.suspended)) return stop("step", f);
+            if (mode === 3 && outOf(f, stepFrame)) return stop("step", f);
           }
           function firstSight(error) {
             if (error !== null && (typeof error === "object" || typeof error === "function")) {

@@ -27,6 +27,25 @@ struct DapTests {
             return progress[channel];
         }
         """,
+        // Callbacks a native (Array.prototype.forEach) calls: stepping out of one goes back to the
+        // caller (line 6), or past a caller that has nothing after the forEach (line 14).
+        "each.js": """
+        function each(list) {
+            let sum = 0;
+            list.forEach(function (x) {
+                sum += x;
+            });
+            const after = sum * 2;
+            function record(seen) {
+                list.forEach((x) => {
+                    seen.push(x);
+                });
+            }
+            const seen = [];
+            record(seen);
+            return after + seen.length;
+        }
+        """,
     ]) { _, own in own }
 
     /// A daemon with the files, and a `macro dap` launched on `macro` with breakpoints set.
