@@ -5,19 +5,67 @@ import Synchronization
 
 /// `macro dap`'s protocol logic: Debug Adapter Protocol requests from the client become
 /// macrod's `debug.*` requests, and macrod's `debug.*` notifications become DAP events. One
-/// session per adapter; its one thread is the macro (id 1).
+/// session at a time (a `restart` replaces it); its one thread is the macro (id 1).
 final class DapAdapter: Sendable {
     private let framing: DapFraming
     private let defaultSocket: @Sendable (String?) throws -> String
     private let state = Mutex(State())
-    /// Signalled when the session has ended (its `terminated` event was sent).
-    private let ended = DispatchSemaphore(value: 0)
+
+    /// How the session's end was asked for, which decides what the client is told of it.
+    private enum Ending: Sendable {
+        /// It ended by itself (or macrod went away): its result or error, `exited`, `terminated`.
+        case none
+        /// A `terminate` request: as `none`, without calling the cancellation an error.
+        case terminate
+        /// A `disconnect`: only `terminated` (the client is leaving; nothing failed).
+        case disconnect
+        /// A `restart`: nothing (the client's session goes on with the next one).
+        case restart
+    }
+
+    /// What the client set, kept for a `restart` (which starts a new session with them): each
+    /// file's breakpoints as sent to macrod, with the ids the client knows them by.
+    private struct Remembered: Sendable {
+        var path: String
+        var breakpoints: [MacroValue]
+        var ids: [Int]
+    }
 
     private struct State {
         var link: DapDaemonLink?
         var session: Int?
+        /// Bumped when a session's connection is given up (a restart, a failed launch): what that
+        /// connection still says is dropped.
+        var generation = 0
         var macro = "macro"
         var finished = false
+        var ending = Ending.none
+        /// Signalled when the session has ended (its end was reported, or dropped for a restart).
+        var ended = DispatchSemaphore(value: 0)
+        /// The launch's arguments, for a `restart`.
+        var launchArguments: MacroValue?
+        var configured = false
+        /// The files the session loaded (macro files and lib files).
+        var files: [String] = []
+        /// The exception the session is stopped at: `{id, message, breakMode, stackTrace}`.
+        var exception: MacroValue?
+        var columnsStartAt1 = true
+        var lineBreakpoints: [Remembered] = []
+        var functionBreakpoints = Remembered(path: "", breakpoints: [], ids: [])
+        /// The last `debug.setExceptionBreakpoints` params (without the session).
+        var exceptionFilters: MacroValue?
+        /// The client's breakpoint ids by the session's (they stay the same across a restart).
+        var clientIDs: [Int: Int] = [:]
+        var lastClientID = 0
+
+        /// Fresh client ids for `ids` (the session's), remembered.
+        mutating func assign(_ ids: [Int?]) -> [Int] {
+            ids.map { id in
+                lastClientID += 1
+                if let id { clientIDs[id] = lastClientID }
+                return lastClientID
+            }
+        }
     }
 
     static let threadID = 1
@@ -30,54 +78,59 @@ final class DapAdapter: Sendable {
     /// Reads and answers requests until `disconnect` or the end of input.
     func run() throws {
         while let message = try framing.read() {
-            guard message["type"].stringValue == "request", let command = message["command"].stringValue else { continue }
+            guard message["type"].stringValue == "request" else { continue }
+            guard let command = message["command"].stringValue, !command.isEmpty else {
+                respond(message, error: "a request without a command")
+                continue
+            }
             if handle(command, message) { return }
         }
         // The client went away: end the session with it.
+        state.withLock { $0.ending = .disconnect }
         terminateAndWait()
     }
 
     // MARK: Requests
 
-    /// Handles one request; true when the adapter should exit.
+    /// Handles one request; true when the adapter should exit. Every request is answered: one
+    /// this adapter does not know fails with its name.
     private func handle(_ command: String, _ request: MacroValue) -> Bool {
         let arguments = request["arguments"]
         switch command {
         case "initialize":
+            state.withLock { $0.columnsStartAt1 = arguments["columnsStartAt1"].boolValue ?? true }
             respond(request, body: Self.capabilities)
         case "launch":
-            launch(request, arguments)
+            if let error = open(arguments) {
+                respond(request, error: error)
+            } else {
+                respond(request, body: [:])
+                event("initialized", [:])
+            }
+        case "restart":
+            restart(request, arguments)
         case "setBreakpoints":
-            let path = arguments["source"]["path"].stringValue ?? ""
-            let breakpoints = (arguments["breakpoints"].arrayValue ?? []).map { b -> MacroValue in
-                var entry: MacroValue = ["line": b["line"]]
-                for key in ["column", "condition", "hitCondition", "logMessage"] where b[key] != .undefined {
-                    entry = entry.with(key, b[key])
-                }
-                return entry
-            }
-            daemon(request, .debugSetBreakpoints, ["path": .string(path), "breakpoints": .array(breakpoints)]) { result in
-                .object([
-                    "breakpoints": .array(
-                        (result["breakpoints"].arrayValue ?? []).map { b in
-                            var entry: MacroValue = [
-                                "id": b["id"], "verified": b["verified"], "line": b["line"],
-                                "source": ["path": .string(path), "name": .string((path as NSString).lastPathComponent)],
-                            ]
-                            if b["column"] != .undefined { entry = entry.with("column", b["column"]) }
-                            if b["message"] != .undefined { entry = entry.with("message", b["message"]) }
-                            return entry
-                        })
-                ])
-            }
+            setBreakpoints(request, arguments)
+        case "setFunctionBreakpoints":
+            setFunctionBreakpoints(request, arguments)
         case "setExceptionBreakpoints":
             let filters = (arguments["filters"].arrayValue ?? []).compactMap(\.stringValue)
-            daemon(request, .debugSetExceptionBreakpoints, ["all": .bool(filters.contains("all")), "uncaught": .bool(filters.contains("uncaught"))]) { _ in [:] }
+            let params: MacroValue = ["all": .bool(filters.contains("all")), "uncaught": .bool(filters.contains("uncaught"))]
+            state.withLock { $0.exceptionFilters = params }
+            daemon(request, .debugSetExceptionBreakpoints, params) { _ in [:] }
         case "configurationDone":
+            state.withLock { $0.configured = true }
             daemon(request, .debugRun, [:]) { _ in [:] }
         case "threads":
             let name = state.withLock { $0.macro }
             respond(request, body: ["threads": [["id": .number(Double(Self.threadID)), "name": .string(name)]]])
+        case "loadedSources":
+            let (session, files) = state.withLock { ($0.session, $0.files) }
+            if session == nil {
+                respond(request, error: "no debug session: launch one first")
+            } else {
+                respond(request, body: ["sources": .array(files.map { Self.source($0) })])
+            }
         case "stackTrace":
             let start = arguments["startFrame"].intValue ?? 0
             let levels = arguments["levels"].intValue ?? 0
@@ -87,11 +140,7 @@ final class DapAdapter: Sendable {
                 return [
                     "stackFrames": .array(
                         window.map { f in
-                            let path = f["file"].stringValue ?? ""
-                            return [
-                                "id": f["id"], "name": f["name"], "line": f["line"], "column": f["column"],
-                                "source": ["path": .string(path), "name": .string((path as NSString).lastPathComponent)],
-                            ]
+                            ["id": f["id"], "name": f["name"], "line": f["line"], "column": f["column"], "source": Self.source(f["file"].stringValue ?? "")]
                         }), "totalFrames": .number(Double(frames.count)),
                 ]
             }
@@ -122,22 +171,38 @@ final class DapAdapter: Sendable {
             sessionRequest(request, "evaluate", args) { v in
                 ["result": v["value"], "type": v["type"], "variablesReference": v["ref"]]
             }
+        case "completions":
+            completions(request, arguments)
+        case "exceptionInfo":
+            guard let exception = state.withLock({ $0.exception }) else {
+                respond(request, error: "exceptionInfo: the macro is not stopped at an exception")
+                break
+            }
+            respond(
+                request,
+                body: [
+                    "exceptionId": exception["id"], "description": exception["message"], "breakMode": exception["breakMode"],
+                    "details": ["message": exception["message"], "typeName": exception["id"], "stackTrace": exception["stackTrace"]],
+                ])
         case "setVariable":
             sessionRequest(request, "setVariable", ["ref": arguments["variablesReference"], "name": arguments["name"], "value": arguments["value"]]) { v in
                 ["value": v["value"], "type": v["type"], "variablesReference": v["ref"]]
             }
         case "continue", "next", "stepIn", "stepOut":
+            state.withLock { $0.exception = nil }
             sessionRequest(request, command, [:]) { _ in command == "continue" ? ["allThreadsContinued": true] : [:] }
         case "pause":
             daemon(request, .debugPause, [:]) { _ in [:] }
         case "terminate":
+            state.withLock { if $0.ending == .none { $0.ending = .terminate } }
             daemon(request, .debugTerminate, [:]) { _ in [:] }
         case "disconnect":
+            state.withLock { $0.ending = .disconnect }
             terminateAndWait()
             respond(request, body: [:])
             return true
         default:
-            respond(request, error: "macro dap does not handle '\(command)'")
+            respond(request, error: "macro dap does not handle the request '\(command)'")
         }
         return false
     }
@@ -147,28 +212,42 @@ final class DapAdapter: Sendable {
         "supportsConditionalBreakpoints": true,
         "supportsHitConditionalBreakpoints": true,
         "supportsLogPoints": true,
+        "supportsFunctionBreakpoints": true,
         "supportsEvaluateForHovers": true,
         "supportsSetVariable": true,
         "supportsTerminateRequest": true,
+        "supportsRestartRequest": true,
+        "supportsExceptionInfoRequest": true,
+        "supportsCompletionsRequest": true,
+        "completionTriggerCharacters": ["."],
+        "supportsLoadedSourcesRequest": true,
         "exceptionBreakpointFilters": [
             ["filter": "uncaught", "label": "Uncaught exceptions", "default": true],
             ["filter": "all", "label": "All exceptions", "default": false],
         ],
     ]
 
-    private func launch(_ request: MacroValue, _ arguments: MacroValue) {
+    /// A DAP `Source` for `path`.
+    static func source(_ path: String) -> MacroValue {
+        ["path": .string(path), "name": .string((path as NSString).lastPathComponent)]
+    }
+
+    /// Connects and starts a session for the launch `arguments` (waiting for macrod's answer);
+    /// the error's text when it did not start.
+    private func open(_ arguments: MacroValue) -> String? {
         let run = arguments["run"]
         guard let macro = arguments["macro"].stringValue ?? (run == .undefined ? nil : "run \(run.jsonText())") else {
-            return respond(request, error: "launch: \"macro\" (the macro's name), or \"run\" (a run id from `macro runs`, to replay it), is required")
+            return "launch: \"macro\" (the macro's name), or \"run\" (a run id from `macro runs`, to replay it), is required"
         }
+        let generation = state.withLock { $0.generation }
         let link: DapDaemonLink
         do {
             let path = try defaultSocket(arguments["socket"].stringValue)
             link = try DapDaemonLink(
-                path: path, onNotification: { [weak self] method, params in self?.notification(method, params) },
-                onClose: { [weak self] in self?.daemonClosed() })
+                path: path, onNotification: { [weak self] method, params in self?.notification(method, params, generation: generation) },
+                onClose: { [weak self] in self?.daemonClosed(generation: generation) })
         } catch {
-            return respond(request, error: "launch: \(error)")
+            return "launch: \(error)"
         }
         state.withLock {
             $0.link = link; $0.macro = macro
@@ -181,18 +260,158 @@ final class DapAdapter: Sendable {
         if run != .undefined { params = ["run": run] }
         if arguments["idleTimeoutMs"] != .undefined { params = params.with("idleTimeoutMs", arguments["idleTimeoutMs"]) }
         if arguments["evaluateLimitMs"] != .undefined { params = params.with("evaluateLimitMs", arguments["evaluateLimitMs"]) }
-        link.call(.debugStart, params) { [self] result in
-            switch result {
-            case .success(let value):
-                state.withLock {
-                    $0.session = value["session"].intValue
-                    if let name = value["macro"].stringValue { $0.macro = name }
-                }
-                respond(request, body: [:])
-                event("initialized", [:])
-            case .failure(let error):
-                respond(request, error: error.message)
+        switch link.callAndWait(.debugStart, params) {
+        case .success(let value):
+            state.withLock {
+                $0.session = value["session"].intValue
+                if let name = value["macro"].stringValue { $0.macro = name }
+                $0.files = (value["files"].arrayValue ?? []).compactMap(\.stringValue)
+                $0.launchArguments = arguments
             }
+            return nil
+        case .failure(let error):
+            // No session on that connection: it goes, and nothing it says is reported.
+            state.withLock {
+                $0.generation += 1; $0.link = nil
+            }
+            link.close()
+            return error.message
+        }
+    }
+
+    /// `restart`: the session ends (quietly), and a new one starts with the launch arguments
+    /// (the request's, when it has them), the breakpoints and exception filters set so far, and
+    /// runs when the first one had been configured. A client's breakpoint ids stay valid: each
+    /// breakpoint's new binding comes as a `breakpoint` event (`changed`).
+    private func restart(_ request: MacroValue, _ arguments: MacroValue) {
+        guard let previous = state.withLock({ $0.launchArguments }) else {
+            return respond(request, error: "restart: nothing was launched yet")
+        }
+        let given = arguments["arguments"]
+        let launch = given["macro"] != .undefined || given["run"] != .undefined ? given : previous
+        state.withLock { $0.ending = .restart }
+        terminateAndWait()
+        let old = state.withLock { state -> DapDaemonLink? in
+            defer {
+                state.generation += 1
+                state.link = nil; state.session = nil; state.finished = false; state.ending = .none
+                state.ended = DispatchSemaphore(value: 0)
+                state.exception = nil; state.files = []; state.clientIDs = [:]
+            }
+            return state.link
+        }
+        old?.close()
+        if let error = open(launch) {
+            respond(request, error: "restart: \(error)")
+            // The client's session has no macro any more: it ends, saying why.
+            return finish(["error": ["message": .string(error)]])
+        }
+        let (link, session, configured) = state.withLock { ($0.link, $0.session, $0.configured) }
+        guard let link, let session else { return respond(request, error: "restart: no session") }
+        reapply(link, session)
+        respond(request, body: [:])
+        if configured { link.call(.debugRun, ["session": .number(Double(session))]) { _ in } }
+    }
+
+    /// Sets what the client had set on the new session of a restart.
+    private func reapply(_ link: DapDaemonLink, _ session: Int) {
+        let (lines, functions, exceptions) = state.withLock { ($0.lineBreakpoints, $0.functionBreakpoints, $0.exceptionFilters) }
+        let id = MacroValue.number(Double(session))
+        for file in lines {
+            guard case .success(let result) = link.callAndWait(.debugSetBreakpoints, ["session": id, "path": .string(file.path), "breakpoints": .array(file.breakpoints)])
+            else { continue }
+            rebind(result, ids: file.ids, path: file.path)
+        }
+        if !functions.breakpoints.isEmpty,
+            case .success(let result) = link.callAndWait(.debugSetFunctionBreakpoints, ["session": id, "breakpoints": .array(functions.breakpoints)])
+        {
+            rebind(result, ids: functions.ids, path: nil)
+        }
+        if let exceptions { _ = link.callAndWait(.debugSetExceptionBreakpoints, exceptions.with("session", id)) }
+    }
+
+    private func rebind(_ result: MacroValue, ids: [Int], path: String?) {
+        for (index, b) in (result["breakpoints"].arrayValue ?? []).enumerated() where index < ids.count {
+            state.withLock { state in
+                if let id = b["id"].intValue { state.clientIDs[id] = ids[index] }
+            }
+            event("breakpoint", ["reason": "changed", "breakpoint": Self.breakpoint(b, id: ids[index], path: path ?? b["path"].stringValue)])
+        }
+    }
+
+    /// A DAP `Breakpoint` from macrod's `{id, verified, line, column?, message?, path?}`.
+    static func breakpoint(_ b: MacroValue, id: Int, path: String?) -> MacroValue {
+        var entry: MacroValue = ["id": .number(Double(id)), "verified": b["verified"]]
+        if let line = b["line"].intValue, line > 0 { entry = entry.with("line", .number(Double(line))) }
+        if let path { entry = entry.with("source", source(path)) }
+        if b["column"] != .undefined { entry = entry.with("column", b["column"]) }
+        if b["message"] != .undefined { entry = entry.with("message", b["message"]) }
+        return entry
+    }
+
+    private func setBreakpoints(_ request: MacroValue, _ arguments: MacroValue) {
+        let path = arguments["source"]["path"].stringValue ?? ""
+        let breakpoints = (arguments["breakpoints"].arrayValue ?? []).map { b -> MacroValue in
+            var entry: MacroValue = ["line": b["line"]]
+            for key in ["column", "condition", "hitCondition", "logMessage"] where b[key] != .undefined {
+                entry = entry.with(key, b[key])
+            }
+            return entry
+        }
+        daemon(request, .debugSetBreakpoints, ["path": .string(path), "breakpoints": .array(breakpoints)]) { [self] result in
+            let answered = result["breakpoints"].arrayValue ?? []
+            let ids = state.withLock { state -> [Int] in
+                let ids = state.assign(answered.map { $0["id"].intValue })
+                let kept = Remembered(path: path, breakpoints: breakpoints, ids: ids)
+                if let index = state.lineBreakpoints.firstIndex(where: { $0.path == path }) {
+                    state.lineBreakpoints[index] = kept
+                } else {
+                    state.lineBreakpoints.append(kept)
+                }
+                return ids
+            }
+            return ["breakpoints": .array(answered.enumerated().map { Self.breakpoint($1, id: ids[$0], path: path) })]
+        }
+    }
+
+    private func setFunctionBreakpoints(_ request: MacroValue, _ arguments: MacroValue) {
+        let breakpoints = (arguments["breakpoints"].arrayValue ?? []).map { b -> MacroValue in
+            var entry: MacroValue = ["name": b["name"]]
+            for key in ["condition", "hitCondition"] where b[key] != .undefined {
+                entry = entry.with(key, b[key])
+            }
+            return entry
+        }
+        daemon(request, .debugSetFunctionBreakpoints, ["breakpoints": .array(breakpoints)]) { [self] result in
+            let answered = result["breakpoints"].arrayValue ?? []
+            let ids = state.withLock { state -> [Int] in
+                let ids = state.assign(answered.map { $0["id"].intValue })
+                state.functionBreakpoints = Remembered(path: "", breakpoints: breakpoints, ids: ids)
+                return ids
+            }
+            return ["breakpoints": .array(answered.enumerated().map { Self.breakpoint($1, id: ids[$0], path: $1["path"].stringValue) })]
+        }
+    }
+
+    /// `completions`: the line of `text` asked for, up to `column`, is completed in the stopped
+    /// session (the frame's names, or the properties after a `.`); each target replaces the
+    /// word before the cursor (`start`, `length`).
+    private func completions(_ request: MacroValue, _ arguments: MacroValue) {
+        let base = state.withLock { $0.columnsStartAt1 ? 1 : 0 }
+        let lines = (arguments["text"].stringValue ?? "").split(separator: "\n", omittingEmptySubsequences: false)
+        let lineIndex = min(max((arguments["line"].intValue ?? base) - base, 0), max(lines.count - 1, 0))
+        let line = Array((lines.isEmpty ? "" : lines[lineIndex]).utf16)
+        let cursor = min(max((arguments["column"].intValue ?? line.count + base) - base, 0), line.count)
+        var args: MacroValue = ["text": .string(String(decoding: line[..<cursor], as: UTF16.self))]
+        if arguments["frameId"] != .undefined { args = args.with("frameId", arguments["frameId"]) }
+        sessionRequest(request, "completions", args) { result in
+            let length = result["length"].intValue ?? 0
+            return [
+                "targets": .array(
+                    (result["targets"].arrayValue ?? []).map { t in
+                        ["label": t["label"], "type": t["type"], "start": .number(Double(cursor - length + base)), "length": .number(Double(length))]
+                    })
+            ]
         }
     }
 
@@ -213,9 +432,9 @@ final class DapAdapter: Sendable {
         daemon(request, .debugRequest, ["op": .string(op), "args": args], body: body)
     }
 
-    /// Ends a running session and waits (at most 5 s) for its `terminated` event.
+    /// Ends a running session and waits (at most 5 s) for its end.
     private func terminateAndWait() {
-        let (link, session, finished) = state.withLock { ($0.link, $0.session, $0.finished) }
+        let (link, session, finished, ended) = state.withLock { ($0.link, $0.session, $0.finished, $0.ended) }
         guard let link, let session, !finished else { return }
         link.call(.debugTerminate, ["session": .number(Double(session))]) { _ in }
         _ = ended.wait(timeout: .now() + 5)
@@ -223,19 +442,26 @@ final class DapAdapter: Sendable {
 
     // MARK: Events
 
-    private func notification(_ method: String, _ params: MacroValue) {
+    private func notification(_ method: String, _ params: MacroValue, generation: Int) {
+        guard state.withLock({ $0.generation == generation }) else { return }
         switch method {
         case RPCNotification.debugStopped.rawValue:
             var body: MacroValue = ["reason": params["reason"], "threadId": .number(Double(Self.threadID)), "allThreadsStopped": true]
-            if params["hitBreakpointIds"] != .undefined { body = body.with("hitBreakpointIds", params["hitBreakpointIds"]) }
+            let hit = state.withLock { state -> [MacroValue]? in
+                // (`nil` alone would be MacroValue's own literal, `.undefined`.)
+                state.exception = params["exception"] == .undefined ? MacroValue?.none : params["exception"]
+                return params["hitBreakpointIds"].arrayValue.map { ids in
+                    ids.map { id in id.intValue.flatMap { state.clientIDs[$0] }.map { .number(Double($0)) } ?? id }
+                }
+            }
+            if let hit { body = body.with("hitBreakpointIds", .array(hit)) }
             if params["description"] != .undefined { body = body.with("description", params["description"]) }
             if params["text"] != .undefined { body = body.with("text", params["text"]) }
             event("stopped", body)
         case RPCNotification.debugOutput.rawValue:
             var body: MacroValue = ["category": params["category"], "output": params["text"]]
             if let file = params["file"].stringValue {
-                body = body.with("source", ["path": .string(file), "name": .string((file as NSString).lastPathComponent)])
-                    .with("line", params["line"]).with("column", params["column"])
+                body = body.with("source", Self.source(file)).with("line", params["line"]).with("column", params["column"])
             }
             event("output", body)
         case RPCNotification.debugTerminated.rawValue:
@@ -246,13 +472,21 @@ final class DapAdapter: Sendable {
     }
 
     private func finish(_ outcome: MacroValue) {
-        let first = state.withLock { state -> Bool in
+        let (first, ending, ended) = state.withLock { state in
             defer { state.finished = true }
-            return !state.finished
+            return (!state.finished, state.ending, state.ended)
         }
         guard first else { return }
+        defer { ended.signal() }
+        switch ending {
+        case .restart: return
+        case .disconnect: return event("terminated", [:])
+        case .none, .terminate: break
+        }
         var summary: String
-        if let message = outcome["error"]["message"].stringValue {
+        if ending == .terminate, outcome["error"]["code"] == "cancelled" {
+            summary = "terminated: the macro did not finish"
+        } else if let message = outcome["error"]["message"].stringValue {
             summary = "error: \(message)"
         } else {
             summary = "result: \(outcome["result"] == .undefined ? "undefined" : outcome["result"].jsonText(pretty: false))"
@@ -264,10 +498,10 @@ final class DapAdapter: Sendable {
         event("output", ["category": "console", "output": .string(summary + "\n")])
         event("exited", ["exitCode": .number(outcome["error"] == .undefined ? 0 : 1)])
         event("terminated", [:])
-        ended.signal()
     }
 
-    private func daemonClosed() {
+    private func daemonClosed(generation: Int) {
+        guard state.withLock({ $0.generation == generation }) else { return }
         finish(["error": ["message": "macrod closed the connection"]])
     }
 

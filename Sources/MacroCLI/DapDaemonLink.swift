@@ -64,4 +64,20 @@ final class DapDaemonLink: @unchecked Sendable {
         }
         if let failed { reply(.failure(failed)) }
     }
+
+    /// Sends `method` with `params` and waits for the result (not on the reader thread: it
+    /// delivers it). The connection's end answers every call, so this never waits forever.
+    func callAndWait(_ method: RPCMethod, _ params: MacroValue) -> Result<MacroValue, RPCError> {
+        let answered = DispatchSemaphore(value: 0)
+        let result = Mutex<Result<MacroValue, RPCError>?>(nil)
+        call(method, params) { value in
+            result.withLock { $0 = value }
+            answered.signal()
+        }
+        answered.wait()
+        return result.withLock { $0 } ?? .failure(RPCError(code: RPCError.internalError, message: "no answer"))
+    }
+
+    /// Ends the connection: macrod sees it close (and ends its session), the reader thread ends.
+    func close() { client.shutdownWrite() }
 }

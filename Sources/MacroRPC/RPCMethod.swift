@@ -45,6 +45,7 @@ public enum RPCMethod: String, CaseIterable, Sendable {
     case debugList = "debug.list"
     case debugSetBreakpoints = "debug.setBreakpoints"
     case debugSetExceptionBreakpoints = "debug.setExceptionBreakpoints"
+    case debugSetFunctionBreakpoints = "debug.setFunctionBreakpoints"
     case debugRun = "debug.run"
     case debugPause = "debug.pause"
     case debugRequest = "debug.request"
@@ -131,6 +132,7 @@ public enum RPCMethod: String, CaseIterable, Sendable {
         case .debugList: Descriptor(params: [], lane: .debug, commit: .own)
         case .debugSetBreakpoints: Descriptor(params: ["session", "path", "breakpoints"], lane: .debug, commit: .own)
         case .debugSetExceptionBreakpoints: Descriptor(params: ["session", "all", "uncaught"], lane: .debug, commit: .own)
+        case .debugSetFunctionBreakpoints: Descriptor(params: ["session", "breakpoints"], lane: .debug, commit: .own)
         case .debugRun, .debugPause, .debugTerminate: Descriptor(params: ["session"], lane: .debug, commit: .own)
         case .debugRequest: Descriptor(params: ["session", "op", "args"], lane: .debug, commit: .own)
         }
@@ -259,8 +261,8 @@ extension RPCMethod {
         case .diff: try handlers.diff(request)
         case .rollback: try handlers.rollback(request)
         case .auditRecent: try handlers.auditRecent(request)
-        case .running, .cancel, .debugStart, .debugList, .debugSetBreakpoints, .debugSetExceptionBreakpoints, .debugRun, .debugPause,
-            .debugRequest, .debugTerminate:
+        case .running, .cancel, .debugStart, .debugList, .debugSetBreakpoints, .debugSetExceptionBreakpoints, .debugSetFunctionBreakpoints,
+            .debugRun, .debugPause, .debugRequest, .debugTerminate:
             nil
         }
     }

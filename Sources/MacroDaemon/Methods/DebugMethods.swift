@@ -14,9 +14,10 @@ import Synchronization
 ///
 /// Requests: `debug.start {name, args?, stopOnEntry?, idleTimeoutMs?, evaluateLimitMs?}` → `{session, files,
 /// skipped}`; `debug.setBreakpoints {session, path, breakpoints: [{line, column?, condition?,
-/// hitCondition?, logMessage?}]}`; `debug.setExceptionBreakpoints {session, all?, uncaught?}`;
+/// hitCondition?, logMessage?}]}`; `debug.setFunctionBreakpoints {session, breakpoints: [{name,
+/// condition?, hitCondition?}]}`; `debug.setExceptionBreakpoints {session, all?, uncaught?}`;
 /// `debug.run {session}`; `debug.pause {session}`; `debug.list` (every open session); `debug.request {session, op, args?}` (a
-/// stopped session's `stackTrace`, `scopes`, `variables`, `evaluate`, `setVariable`, and the
+/// stopped session's `stackTrace`, `scopes`, `variables`, `evaluate`, `setVariable`, `completions`, and the
 /// resumes `continue`, `next`, `stepIn`, `stepOut`); `debug.terminate {session}`.
 /// Notifications: `debug.stopped`, `debug.output`, `debug.terminated`, each with `session`.
 final class DebugMethods: Sendable {
@@ -96,6 +97,8 @@ final class DebugMethods: Sendable {
         case .debugSetBreakpoints:
             guard let path = params["path"].stringValue else { throw Self.missing("path", method.rawValue) }
             process.send("setBreakpoints", ["path": .string(path), "breakpoints": params["breakpoints"].arrayValue.map { .array($0) } ?? []], reply: forward)
+        case .debugSetFunctionBreakpoints:
+            process.send("setFunctionBreakpoints", ["breakpoints": params["breakpoints"].arrayValue.map { .array($0) } ?? []], reply: forward)
         case .debugSetExceptionBreakpoints:
             process.send("setExceptionBreakpoints", ["all": .bool(params["all"].boolValue ?? false), "uncaught": .bool(params["uncaught"].boolValue ?? false)], reply: forward)
         case .debugRun:

@@ -42,11 +42,13 @@ enum DebugAgentScript {
             if (v === version) return;
             version = v;
             var c = JSON.parse(native("config"));
+            // By site: a line breakpoint and a function breakpoint may share one.
             var next = Object.create(null);
             c.breakpoints.forEach(function (b) {
-              var old = breakpoints[b.site];
-              b.hits = old && old.id === b.id ? old.hits : 0;
-              next[b.site] = b;
+              var old = breakpoints[b.site] || [];
+              b.hits = 0;
+              for (var i = 0; i < old.length; i++) if (old[i].id === b.id) b.hits = old[i].hits;
+              (next[b.site] || (next[b.site] = [])).push(b);
             });
             breakpoints = next;
             catchAll = c.exceptions.all;
@@ -58,6 +60,14 @@ enum DebugAgentScript {
           function descends(f, ancestor) {
             for (var p = f.parent; p; p = p.parent) if (p === ancestor) return true;
             return false;
+          }
+          // Stepping out of `from` (returned or suspended) lands in f when f is back in the frame
+          // that called it, or outside that frame once it is no longer running: a callback a
+          // native calls again (`forEach`) is another call under the same caller, not a way out.
+          function outOf(f, from) {
+            if (f === from || descends(f, from) || !(from.done || from.suspended)) return false;
+            var caller = from.parent;
+            return !caller || caller.done || caller.suspended || f === caller || !descends(f, caller);
           }
 
           function hitCondition(expr, hits) {
@@ -131,11 +141,19 @@ enum DebugAgentScript {
             refresh();
             if (mode === -1) return stop("pause", f);
             if (entryPending) { entryPending = false; return stop("entry", f); }
-            var b = breakpoints[site];
-            if (b && breakpointHit(b, f)) return stop("breakpoint", f, { hitBreakpointIds: [b.id] });
+            var list = breakpoints[site];
+            if (list) {
+              var ids = [], lines = 0;
+              for (var i = 0; i < list.length; i++) {
+                if (!breakpointHit(list[i], f)) continue;
+                ids.push(list[i].id);
+                if (!list[i].fn) lines++;
+              }
+              if (ids.length) return stop(lines ? "breakpoint" : "function breakpoint", f, { hitBreakpointIds: ids });
+            }
             if (mode === 1) return stop("step", f);
             if (mode === 2 && (f === stepFrame || (stepFrame.done && !descends(f, stepFrame)))) return stop("step", f);
-            if (mode === 3 && f !== stepFrame && !descends(f, stepFrame) && (stepFrame.done || stepFrame.suspended)) return stop("step", f);
+            if (mode === 3 && outOf(f, stepFrame)) return stop("step", f);
           }
           function firstSight(error) {
             if (error !== null && (typeof error === "object" || typeof error === "function")) {
@@ -151,15 +169,32 @@ enum DebugAgentScript {
             for (var p = f.parent; p; p = p.parent) if (!p.done && p.site >= 0 && sites[p.site][4]) return true;
             return false;
           }
-          function exceptionInfo(error) {
-            var t;
-            try { t = error instanceof Error ? String(error.name) + ": " + String(error.message) : text(error); } catch (e) { t = "exception"; }
-            return { description: t, text: t };
+          // The stop's description, and what an `exceptionInfo` asks: the error's name (its type
+          // for a value that is no Error), message, how it stopped (`always`: every throw,
+          // `unhandled`: no frame catches it) and the stack where it stopped.
+          function exceptionInfo(error, f, breakMode) {
+            var t, id, message;
+            try {
+              if (error instanceof Error) {
+                id = String(error.name); message = String(error.message); t = id + ": " + message;
+              } else {
+                t = text(error); message = t;
+                id = error === null ? "null" : typeof error === "object" ? preview(error).replace(/ ?\{.*$/, "") || "Object" : typeof error;
+              }
+            } catch (e) { t = message = id = "exception"; }
+            var stack = [];
+            for (var p = f; p; p = p.parent) {
+              if (p.done || p.site < 0) continue;
+              var at = position(p);
+              stack.push("    at " + at.name + " (" + at.file + ":" + at.line + ":" + at.column + ")");
+            }
+            return { description: t, text: t, exception: { id: id, message: message, breakMode: breakMode, stackTrace: stack.join("\n") } };
           }
           function thrown(f, error) {
             if (stopped || f.site < 0 || !firstSight(error)) return;
             refresh();
-            if (catchAll || (catchUncaught && !caughtAbove(f))) stop("exception", f, exceptionInfo(error));
+            var uncaught = !caughtAbove(f);
+            if (catchAll || (catchUncaught && uncaught)) stop("exception", f, exceptionInfo(error, f, uncaught ? "unhandled" : "always"));
           }
           // A throw statement of a plain frame: unless a try of the frame's own catches it (its
           // catch clause reports it), it leaves the frame, as a wrapped frame's catch would see.
@@ -172,7 +207,7 @@ enum DebugAgentScript {
             f.done = false; current = f;
             if (stopped || f.site < 0 || !firstSight(error)) return;
             refresh();
-            if (catchAll) stop("exception", f, exceptionInfo(error));
+            if (catchAll) stop("exception", f, exceptionInfo(error, f, "always"));
           }
 
           // While stopped.
@@ -288,6 +323,51 @@ enum DebugAgentScript {
             return describe(h.object[args.name]);
           }
           var builtin = Object.create(null);
+          // Completions of the text before the cursor: after `a.b.`, the properties of `a.b` (own
+          // and inherited, evaluated in the frame; getters are not run); else the names in the
+          // frame's scopes and the globals. Each `{label, type}` starts with the word being typed
+          // (its length is `length`), sorted, without duplicates. Only a chain of names is
+          // evaluated before a dot (`a.b.`, not a call).
+          function completions(args) {
+            var f = args.frameId ? frameOf(args.frameId) : stopped.frames[0];
+            var before = String(args.text);
+            var prefix = /[A-Za-z_$][\w$]*$/.exec(before);
+            prefix = prefix ? prefix[0] : "";
+            before = before.slice(0, before.length - prefix.length);
+            var out = [], taken = Object.create(null);
+            function add(name, type) {
+              if (taken[name] || name.slice(0, prefix.length) !== prefix || !/^[A-Za-z_$][\w$]*$/.test(name) || name.indexOf(agentName) === 0) return;
+              taken[name] = true;
+              out.push({ label: name, type: type });
+            }
+            // A function's name is a method or a function. No getter of the user's is run: the
+            // built-ins' data properties are the lockdown's accessors, whose getter only returns.
+            function kind(o, name, other) {
+              var d, v;
+              try {
+                d = Object.getOwnPropertyDescriptor(o, name);
+                v = !d ? undefined : "value" in d ? d.value : d.get && d.get.name === "__macroengine_frozen_get" ? apply(d.get, o, []) : undefined;
+              } catch (e) { v = undefined; }
+              return typeof v === "function" ? (other === "property" ? "method" : "function") : other;
+            }
+            if (/\.\s*$/.test(before)) {
+              var m = /((?:[A-Za-z_$][\w$]*\s*\??\.\s*)*[A-Za-z_$][\w$]*)\s*\??\.\s*$/.exec(before);
+              if (!m || /(^|[^\w$])\d+\s*\.\s*$/.test(before)) return { targets: [], length: prefix.length };
+              // What cannot be evaluated (a name not defined yet, as one types) has no completions.
+              var v;
+              try { v = ev(f, bounded(m[1])); } catch (e) { if (requestDeadline && apply(DateNow, DateCtor, []) > requestDeadline) throw e; v = undefined; }
+              if (v === null || v === undefined) return { targets: [], length: prefix.length };
+              for (var o = Object(v), depth = 0; o && depth < 64; o = Object.getPrototypeOf(o), depth++) {
+                Object.getOwnPropertyNames(o).forEach(function (n) { add(n, kind(o, n, "property")); });
+              }
+            } else {
+              var chain = scopeChain(f);
+              chain.locals.concat(chain.closure).forEach(function (n) { add(n, "variable"); });
+              Object.getOwnPropertyNames(globalThis).forEach(function (n) { if (n.indexOf("__") !== 0) add(n, kind(globalThis, n, "variable")); });
+            }
+            out.sort(function (a, b) { return a.label < b.label ? -1 : a.label > b.label ? 1 : 0; });
+            return { targets: out, length: prefix.length };
+          }
 
           function stop(reason, f, extra) {
             mode = 0; stepFrame = null;
@@ -323,6 +403,7 @@ enum DebugAgentScript {
                         case "variables": return variables(c);
                         case "evaluate": return evaluate(c);
                         case "setVariable": return setVariable(c);
+                        case "completions": return completions(c);
                         default: throw new Error("unknown debugger command '" + c.op + "'");
                       }
                     } catch (e) {

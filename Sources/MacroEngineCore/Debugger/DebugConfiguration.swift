@@ -11,6 +11,9 @@ final class DebugConfiguration: Sendable {
         var condition: String?
         var hitCondition: String?
         var logMessage: String?
+        /// A function breakpoint's (on the function's first statement): its stop's reason is
+        /// `function breakpoint` when no line breakpoint of the same statement stops too.
+        var function = false
     }
 
     private struct State {
@@ -72,6 +75,7 @@ final class DebugConfiguration: Sendable {
                 if let c = b.condition, !c.isEmpty { entry = entry.setting("condition", .string(c)) }
                 if let h = b.hitCondition, !h.isEmpty { entry = entry.setting("hitCondition", .string(h)) }
                 if let l = b.logMessage { entry = entry.setting("logMessage", .string(l)) }
+                if b.function { entry = entry.setting("fn", true) }
                 return entry
             }
             let entry = state.stopOnEntry

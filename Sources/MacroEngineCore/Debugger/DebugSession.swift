@@ -226,14 +226,36 @@ public final class DebugSession: Sendable {
         public var column: Int?
         /// Why it is not verified.
         public var message: String?
+        /// The file it is bound in, for a function breakpoint (a line breakpoint's is the file it was set in).
+        public var path: String?
 
         /// Creates an answer.
-        public init(id: Int, verified: Bool, line: Int, column: Int?, message: String? = nil) {
+        public init(id: Int, verified: Bool, line: Int, column: Int?, message: String? = nil, path: String? = nil) {
             self.id = id
             self.verified = verified
             self.line = line
             self.column = column
             self.message = message
+            self.path = path
+        }
+    }
+
+    /// A function breakpoint as a client asks for it: a stop on entry to every function named
+    /// `name` (at its first statement).
+    public struct FunctionBreakpointRequest: Sendable {
+        /// The function's name, as the call stack shows it (`double`, a method's key, a macro
+        /// file's function named after the file).
+        public var name: String
+        /// Stop only when this expression is truthy in the function's frame.
+        public var condition: String?
+        /// Stop only when the hit count matches (as ``BreakpointRequest/hitCondition``).
+        public var hitCondition: String?
+
+        /// Creates a request.
+        public init(name: String, condition: String? = nil, hitCondition: String? = nil) {
+            self.name = name
+            self.condition = condition
+            self.hitCondition = hitCondition
         }
     }
 
@@ -261,6 +283,36 @@ public final class DebugSession: Sendable {
         }
         return answers
     }
+
+    /// Replaces the function breakpoints. Each binds to the first statement of every function of
+    /// its name; the answer has where (the first such function), or why not (`verified` false).
+    public func setFunctionBreakpoints(_ requests: [FunctionBreakpointRequest]) -> [Breakpoint] {
+        var answers: [Breakpoint] = []
+        _ = configuration.setBreakpoints(file: Self.functionBreakpointsKey) { nextID in
+            var bound: [DebugConfiguration.Breakpoint] = []
+            for request in requests {
+                let id = nextID
+                nextID += 1
+                let sites = map.entrySites(ofFunction: request.name)
+                guard let first = sites.first else {
+                    let why =
+                        map.hasFunction(named: request.name)
+                        ? "the function '\(request.name)' has no statement to stop at" : "no function named '\(request.name)' in this session's files"
+                    answers.append(Breakpoint(id: id, verified: false, line: 0, column: nil, message: why))
+                    continue
+                }
+                answers.append(Breakpoint(id: id, verified: true, line: first.line, column: first.column, path: map.files[first.file]))
+                bound += sites.map {
+                    .init(id: id, site: $0.id, condition: request.condition, hitCondition: request.hitCondition, logMessage: nil, function: true)
+                }
+            }
+            return bound
+        }
+        return answers
+    }
+
+    /// The key function breakpoints are kept under beside the files' (no path is empty).
+    static let functionBreakpointsKey = ""
 
     /// Which exceptions stop the session: every throw (`all`), or those no frame catches.
     public func setExceptionBreakpoints(all: Bool, uncaught: Bool) {
@@ -321,7 +373,8 @@ public final class DebugSession: Sendable {
     }
 
     /// Sends a request to the stopped session: `stackTrace`, `scopes` {frameId}, `variables`
-    /// {ref}, `evaluate` {expression, frameId?}, `setVariable` {ref, name, value}, or a resume:
+    /// {ref}, `evaluate` {expression, frameId?}, `setVariable` {ref, name, value}, `completions`
+    /// {text (up to the cursor), frameId?} → `{targets: [{label, type}], length}`, or a resume:
     /// `continue`, `next`, `stepIn`, `stepOut`. `reply` gets the agent's answer (any thread).
     public func request(_ op: String, _ arguments: MacroValue = [:], reply: @escaping @Sendable (Result<MacroValue, DebugError>) -> Void) {
         channel.submit(arguments.setting("op", .string(op)), reply: reply)

@@ -10,7 +10,7 @@ import Synchronization
 ///
 /// The protocol is one JSON text per line. macrod writes the launch first, `{"launch": OPTIONS}`
 /// (``DebugSession/Options/json``), then requests `{"id", "op", ...}`: `setBreakpoints {path,
-/// breakpoints}`, `setExceptionBreakpoints {all, uncaught}`, `run`, `pause`, `terminate`, and
+/// breakpoints}`, `setFunctionBreakpoints {breakpoints}`, `setExceptionBreakpoints {all, uncaught}`, `run`, `pause`, `terminate`, and
 /// `request {request, args}`. The worker answers the launch with `{"launched": {files,
 /// skipped}}` or `{"failed": MESSAGE}`, each request with `{"id", "result"}` or `{"id", "error":
 /// {code, message}}`, and writes the session's events as `{"event": stopped|output|terminated,
@@ -70,6 +70,11 @@ public enum DebugWorker {
             }
             let set = session.setBreakpoints(path: request["path"].stringValue ?? "", requests)
             reply(.success(["breakpoints": .array(set.map(\.json))]))
+        case "setFunctionBreakpoints":
+            let requests = (request["breakpoints"].arrayValue ?? []).map { b in
+                DebugSession.FunctionBreakpointRequest(name: b["name"].stringValue ?? "", condition: b["condition"].stringValue, hitCondition: b["hitCondition"].stringValue)
+            }
+            reply(.success(["breakpoints": .array(session.setFunctionBreakpoints(requests).map(\.json))]))
         case "setExceptionBreakpoints":
             session.setExceptionBreakpoints(all: request["all"].boolValue ?? false, uncaught: request["uncaught"].boolValue ?? false)
             reply(.success([:]))
@@ -161,11 +166,13 @@ extension DebugEvent {
 }
 
 extension DebugSession.Breakpoint {
-    /// As `debug.setBreakpoints` answers it: `{id, verified, line, column?, message?}`.
+    /// As `debug.setBreakpoints` answers it: `{id, verified, line, column?, message?}` (and a
+    /// function breakpoint's `path`).
     var json: MacroValue {
         var value: MacroValue = ["id": .number(Double(id)), "verified": .bool(verified), "line": .number(Double(line))]
         if let column { value = value.setting("column", .number(Double(column))) }
         if let message { value = value.setting("message", .string(message)) }
+        if let path { value = value.setting("path", .string(path)) }
         return value
     }
 }

@@ -12,6 +12,8 @@ public struct SourceMap: Sendable {
         public var column: Int
         /// The site's index, as the hooks name it.
         public var id: Int
+        /// The index in ``SourceMap/functionNames`` of the function the statement is in.
+        public var function: Int
     }
 
     /// The files' paths, in load order (lib files first).
@@ -24,7 +26,7 @@ public struct SourceMap: Sendable {
     init(files: [String], sites: [MacroValue], functions: [MacroValue]) {
         self.files = files
         self.sites = sites.enumerated().map { id, entry in
-            Site(file: entry[5].intValue ?? 0, line: entry[0].intValue ?? 0, column: entry[1].intValue ?? 0, id: id)
+            Site(file: entry[5].intValue ?? 0, line: entry[0].intValue ?? 0, column: entry[1].intValue ?? 0, id: id, function: entry[2].intValue ?? -1)
         }
         functionNames = functions.map { $0[0].stringValue ?? "(anonymous)" }
     }
@@ -37,4 +39,17 @@ public struct SourceMap: Sendable {
         let candidates = sites.filter { $0.file == file && ($0.line > line || ($0.line == line && $0.column >= (column ?? 0))) }
         return candidates.min { ($0.line, $0.column) < ($1.line, $1.column) }
     }
+
+    /// The sites a function breakpoint on `name` binds to: the first statement of each function
+    /// of that name (a function without statements has none), in load order.
+    public func entrySites(ofFunction name: String) -> [Site] {
+        var first: [Int: Site] = [:]
+        for site in sites where site.function >= 0 && site.function < functionNames.count && functionNames[site.function] == name {
+            if first[site.function] == nil { first[site.function] = site }
+        }
+        return first.values.sorted { $0.id < $1.id }
+    }
+
+    /// Whether a function of the session's files is named `name`.
+    public func hasFunction(named name: String) -> Bool { functionNames.contains(name) }
 }

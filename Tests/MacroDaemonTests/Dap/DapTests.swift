@@ -27,12 +27,33 @@ struct DapTests {
             return progress[channel];
         }
         """,
+        // Callbacks a native (Array.prototype.forEach) calls: stepping out of one goes back to the
+        // caller (line 6), or past a caller that has nothing after the forEach (line 14).
+        "each.js": """
+        function each(list) {
+            let sum = 0;
+            list.forEach(function (x) {
+                sum += x;
+            });
+            const after = sum * 2;
+            function record(seen) {
+                list.forEach((x) => {
+                    seen.push(x);
+                });
+            }
+            const seen = [];
+            record(seen);
+            return after + seen.length;
+        }
+        """,
     ]) { _, own in own }
 
     /// A daemon with the files, and a `macro dap` launched on `macro` with breakpoints set.
     struct Setup {
         let daemon: DaemonProcess
         let dap: DapClient
+        /// The answer to `setFunctionBreakpoints`, when the launch set some.
+        var functionBreakpoints: MacroValue = .undefined
         func path(_ relative: String) -> String { daemon.macros + "/" + relative }
         /// `FILE:LINE:COLUMN` of a frame or breakpoint, FILE relative to the macros directory.
         func position(_ frame: MacroValue) -> String {
@@ -55,16 +76,22 @@ struct DapTests {
 
     static func launch(
         _ macro: String, _ args: MacroValue = [], stopOnEntry: Bool = false, breakpoints: [String: [MacroValue]] = [:],
-        exceptions: [String] = ["uncaught"], extra: MacroValue = [:], config: String? = nil
+        exceptions: [String] = ["uncaught"], functions: [MacroValue]? = nil, extra: MacroValue = [:], config: String? = nil
     ) async throws -> Setup {
         // A session counts its running time (not the time stopped) against the time limit, by the
         // wall clock: with the default 5 s, a loaded machine (the whole suite at once) ended a
         // session of a dozen steps in two CI runs. These tests are not about the limit.
         let daemon = try DaemonProcess(files: files, config: config ?? "time_limit_ms: 60000\ncall_deadline_ms: 120000\n")
         let dap = try DapClient(socket: daemon.socket)
-        let setup = Setup(daemon: daemon, dap: dap)
+        var setup = Setup(daemon: daemon, dap: dap)
         let capabilities = try await dap.body("initialize", ["adapterID": "macro", "linesStartAt1": true, "columnsStartAt1": true])
         #expect(capabilities["supportsConfigurationDoneRequest"] == true)
+        for capability in [
+            "supportsRestartRequest", "supportsExceptionInfoRequest", "supportsCompletionsRequest", "supportsLoadedSourcesRequest",
+            "supportsFunctionBreakpoints",
+        ] {
+            #expect(capabilities[capability] == true, "\(capability)")
+        }
         var arguments: MacroValue = ["macro": .string(macro), "args": args, "stopOnEntry": .bool(stopOnEntry)]
         for (key, value) in extra.objectValue ?? [:] { if case .object(var fields) = arguments { fields[key] = value; arguments = .object(fields) } }
         try await dap.body("launch", arguments)
@@ -73,6 +100,7 @@ struct DapTests {
             let set = try await dap.body("setBreakpoints", ["source": ["path": .string(setup.path(file))], "breakpoints": .array(list)])
             #expect(set["breakpoints"].arrayValue?.allSatisfy { $0["verified"] == true } == true)
         }
+        if let functions { setup.functionBreakpoints = try await dap.body("setFunctionBreakpoints", ["breakpoints": .array(functions)]) }
         try await dap.body("setExceptionBreakpoints", ["filters": .array(exceptions.map { .string($0) })])
         try await dap.body("configurationDone")
         return setup
@@ -224,6 +252,8 @@ extension DapTests {
         let n = Int(try await s.dap.body("evaluate", ["expression": "n", "frameId": try await s.topFrame()["id"]])["result"].stringValue ?? "") ?? -1
         #expect(n >= 0)
         try await s.dap.body("terminate")
+        // Asked for: said as such, not as an error.
+        #expect(try await s.dap.event("output")["output"] == "terminated: the macro did not finish\n")
         #expect(try await s.dap.event("exited")["exitCode"] == 1)
         _ = try await s.dap.event("terminated")
         try await s.dap.body("disconnect")
