@@ -180,6 +180,8 @@ struct LiveEditTests {
         #expect(refused.data?["column"] == 13)
         let notAFunction = try #require(throws: RPCError.self) { try client.call("macro.check", ["name": "m", "source": "42"]) }
         #expect(notAFunction.code == -32003)
+        // A verdict is the check's answer, not a failed request: `macro status` counts no error.
+        #expect(try client.call("engine.status")["errors"] == 0)
         for name in ["../x", "Math"] {
             let error = try #require(throws: RPCError.self) { try client.call("macro.check", ["name": .string(name), "source": "function() {}"]) }
             #expect([-32602, -32003].contains(error.code), "\(name)")

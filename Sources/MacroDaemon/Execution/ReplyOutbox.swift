@@ -56,7 +56,9 @@ final class ReplyOutbox {
             switch outcome {
             case .success(let result): reply = RPCCodec.response(id: id, result: result)
             case .failure(let error):
-                counters.countError()
+                // A check's verdict that a text does not load is its answer (`macro edit` asks
+                // for one at every save), not a failed request.
+                if !(error is MacroError && job.request.method == RPCMethod.check.rawValue) { counters.countError() }
                 reply = RPCCodec.response(id: id, error: RPCError(error, method: job.request.method, logger: logger))
             }
         }
