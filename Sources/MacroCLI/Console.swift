@@ -35,13 +35,13 @@ package enum Console {
         }
     }
 
-    /// JSC's `name@file:line:col` as `name (file:line:col)`.
+    /// JSC's `name@file:line:col` as `name (file:line:col)`; a frame without a name (JSC's
+    /// bare `file:line:col`, or `[native code]`) as `<anonymous> (file:line:col)`, as Node shows it.
     static func formatFrame(_ frame: String) -> String {
-        guard let at = frame.firstIndex(of: "@") else { return frame }
+        guard let at = frame.firstIndex(of: "@") else { return frame.isEmpty ? frame : "<anonymous> (\(frame))" }
         let name = frame[..<at]
         let location = frame[frame.index(after: at)...]
-        if name.isEmpty { return String(location) }
-        return "\(name) (\(location))"
+        return "\(name.isEmpty ? "<anonymous>" : name) (\(location))"
     }
 
     /// The error's fields for `--json`: name, macro, file, line, column, stack.

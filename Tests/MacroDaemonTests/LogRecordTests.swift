@@ -40,7 +40,7 @@ struct LogRecordTests {
         #expect(record["level"] == "error")
         #expect(record["message"] == "TypeError: bad 1")
         let file = daemon.macros + "/deep.js"
-        let stack = "inner@\(file):2:41\ndeep@\(file):3:8"
+        let stack = "inner@\(file):2:41\ndeep@\(file):3:3"
         #expect(Array(record["metadata"].objectValue?.keys ?? []) == ["macro", "code", "error.name", "file", "line", "column", "stack"])
         #expect(
             record["metadata"] == [
@@ -52,7 +52,7 @@ struct LogRecordTests {
         let start = try #require(lines.firstIndex { $0.contains(" error macrod: TypeError: bad 1") })
         #expect(lines[start].hasSuffix(": TypeError: bad 1 macro=deep code=threw error.name=TypeError file=\(file) line=2 column=41"))
         #expect(Self.milliseconds(String(lines[start].prefix(24))) != nil)
-        #expect(Array(lines[(start + 1)...(start + 3)]) == ["    stack:", "      inner@\(file):2:41", "      deep@\(file):3:8"])
+        #expect(Array(lines[(start + 1)...(start + 3)]) == ["    stack:", "      inner@\(file):2:41", "      deep@\(file):3:3"])
     }
 
     @Test func aSuccessfulReloadIsLogged() throws {

@@ -18,8 +18,8 @@ struct StopLocationDaemonTests {
 
     /// What each macro's error must say: line, column, stack (`%` is the macros directory).
     static let expected: [String: (line: Int, column: Int, stack: String)] = [
-        "nested": (4, 7, "helper@%/nested.js:4:7\nnested@%/nested.js:7:9"),
-        "viaLib": (4, 3, "forever@%/lib/forever.js:4:3\nviaLib@%/viaLib.js:3:26"),
+        "nested": (4, 7, "helper@%/nested.js:4:7\nnested@%/nested.js:7:3"),
+        "viaLib": (4, 3, "forever@%/lib/forever.js:4:3\nviaLib@%/viaLib.js:3:19"),
         "later": (4, 3, "later@%/later.js:4:3"),
     ]
 

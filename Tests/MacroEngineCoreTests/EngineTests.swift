@@ -27,7 +27,7 @@ struct EngineTests {
         #expect(error.file == "/m/boom.js")
         #expect(error.line == 3)
         #expect(error.column == 23)
-        #expect(error.stack == "boom@/m/boom.js:3:23\nglobal code@/m/boom.js:5:5")
+        #expect(error.stack == "boom@/m/boom.js:3:23\nglobal code@/m/boom.js:5:1")
         #expect(error.description == "/m/boom.js:3:23: error: RangeError: too far")
         // The exception handler saw exactly the thrown error.
         #expect(errors.recorded == [error])

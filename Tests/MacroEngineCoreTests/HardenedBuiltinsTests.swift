@@ -224,7 +224,7 @@ struct StackTraceLimitTests {
         let file = dir.url("macros") + "/boom.js"
         #expect(error.file == file)
         #expect(error.line == 2 && error.column == 37)
-        #expect(error.stack == "inner@\(file):2:37\nboom@\(file):3:8", "\(error)")
+        #expect(error.stack == "inner@\(file):2:37\nboom@\(file):3:3", "\(error)")
     }
 
     @Test func aDeleteCostsOneErrorItsStackAndNoMore() throws {
@@ -234,6 +234,6 @@ struct StackTraceLimitTests {
         #expect(first.stack == nil)
         let second = try #require(throws: MacroError.self) { try library.callFuture("boom").wait() }
         let file = dir.url("macros") + "/boom.js"
-        #expect(second.stack == "inner@\(file):2:37\nboom@\(file):3:8", "\(second)")
+        #expect(second.stack == "inner@\(file):2:37\nboom@\(file):3:3", "\(second)")
     }
 }

@@ -61,6 +61,27 @@ struct MacroMethodTests {
         #expect(error.column == 1)
     }
 
+    @Test func aFileWithAStatementAfterItsFunctionSaysWhereAndWhatToDo() throws {
+        let (engine, _, _) = try makeEngine()
+        let sources = [
+            "function nat() {\n    return helper(1);\n}\nfunction helper(x) {\n    return x;\n}\n",
+            "function nat() {\n    return obj.method(1);\n}\n\nvar obj = {};\n",
+        ]
+        for (source, line) in zip(sources, [4, 5]) {
+            let error = try #require(throws: MacroError.self) { try engine.setMethod(javascript: source, key: "nat") }
+            #expect(error.code == .notAFunction)
+            #expect(
+                error.message
+                    == "a macro file holds one function, named like the file, and nothing after it; line \(line) starts another statement. Put helpers in macros/lib/ (every macro can call them), or make the file a module (`export default function nat(...) { ... }`, its helpers beside it)"
+            )
+            #expect(error.line == line)
+            #expect(error.column == 1)
+        }
+        // A real syntax error in such a file stays a syntax error.
+        let broken = try #require(throws: MacroError.self) { try engine.setMethod(javascript: "function nat() {\n  return 1 *;\n}\nvar x;\n", key: "nat") }
+        #expect(broken.code == .syntax)
+    }
+
     struct Greeter: MacroEngineSupport {
         let greeting: String
         func addMacroSupport(engine: MacroEngine) throws {

@@ -420,6 +420,8 @@ final class JSRuntime {
         }
         var errorColumn = column
         if let errorFile, let shift = lineOneShift[errorFile], line == 1, let c = column { errorColumn = max(1, c - shift) }
+        // Callers at the start of their calls, an async function's resume frame left out.
+        stack = stack.map { StackTidy.tidy($0) { evaluatedSources[$0]?.text } }
         if !lineOneShift.isEmpty { stack = stack.map { JSRuntime.unshiftLineOne(in: $0, shifts: lineOneShift) } }
         return MacroError(
             code: name == "SyntaxError" ? .syntax : .threw,

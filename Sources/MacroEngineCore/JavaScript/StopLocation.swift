@@ -90,6 +90,9 @@ extension JSRuntime {
             // The body an async function resumes in has no name of its own: the function's.
             if frames[0].function.isEmpty, let name = found.name { frames[0].function = name }
         }
+        // Callers at the start of their calls, an async function's resume frame left out.
+        frames = StackTidy.tidy(frames.map(\.stackLine).joined(separator: "\n")) { evaluatedSources[$0]?.text }
+            .split(separator: "\n").map { StackFrame(stackLine: $0) }
         // Macro files run as `(` + source, modules behind a header: their line 1 is to the right.
         for index in frames.indices {
             if frames[index].line == 1, let file = frames[index].file, let shift = lineOneShift[file], let column = frames[index].column {

@@ -105,6 +105,17 @@ extension JSRuntime {
             if error.file == nil || error.file == "" { error.file = file }
             error.macro = macro
             if error.code == .timeout || error.code == .memoryLimit { error.message = Self.stoppedAtLoad(error) }
+            // A file that parses as a script but not as one expression holds more than the
+            // function (a helper after it, a `var`): JavaScriptCore's "Expected ')' to end a
+            // compound expression" says nothing of that, so say what to do instead.
+            if error.code == .syntax, let line = error.line, (try? checkSyntax(String(trimmed), file: nil)) != nil {
+                error.code = .notAFunction
+                error.message =
+                    "a macro file holds one function, named like the file, and nothing after it; line \(line) starts another statement. "
+                    + "Put helpers in macros/lib/ (every macro can call them), or make the file a module "
+                    + "(`export default function \(macro)(...) { ... }`, its helpers beside it)"
+                throw error
+            }
             // An error on the wrapper's closing line means the file ended too early.
             let bodyLines = trimmed.split(separator: "\n", omittingEmptySubsequences: false)
             if error.code == .syntax, let line = error.line, line > bodyLines.count {
