@@ -195,7 +195,7 @@ let package = Package(
         ),
         .testTarget(
             name: "MacroCLITests",
-            dependencies: ["MacroTestSupport", "MacroEngineCore", "MacroRPC"]
+            dependencies: ["MacroTestSupport", "MacroEngineCore", "MacroRPC", "MacroCLI"]
         ),
         // Drives macrod's service in-process on NIOAsyncTestingChannel (like HummingbirdTesting).
         .target(
