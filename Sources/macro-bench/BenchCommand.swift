@@ -210,7 +210,7 @@ struct BenchCommand: ParsableCommand {
             )
         }
 
-        // Issue 14: the always-on statistics' share of a call, at the rates just measured.
+        // The always-on statistics' share of a call, at the rates just measured.
         let recording = try StatisticsCost.nanosecondsPerCall()
         report.section("7. Per-macro statistics on the hot path (recording per call, in-process)")
         report.row(
@@ -348,7 +348,7 @@ struct BenchCommand: ParsableCommand {
                     "\(count) client\(count == 1 ? "" : "s"): server CPU per call recorded vs not", ours: best(recorded).serverCPUMicros,
                     anchor: best(plain).serverCPUMicros, unit: "us", lowerIsBetter: true, target: 1.03)
             }
-            report.note("Issue 37's budget: recording may cost at most 3% of a call (targets 0.97x and 1.03x).")
+            report.note("The run records' budget: recording may cost at most 3% of a call (targets 0.97x and 1.03x).")
         }
 
         // 5. CLI, whole process.

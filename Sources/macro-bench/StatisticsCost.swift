@@ -1,7 +1,7 @@
 import MacroDaemon
 import MacroEngineCore
 
-/// Issue 14's budget: what the always-on statistics add to each call. The table macrod records
+/// The statistics' budget: what the always-on statistics add to each call. The table macrod records
 /// into (``StatisticsTable`` with its Prometheus metrics) takes exactly what a call gives it on
 /// the engine's loop: its start, the end of its turn (time in JavaScript), its settling with two
 /// clock reads for the latency. The report divides this by a call's time at the measured rate.

@@ -93,7 +93,7 @@ struct CLITests {
         let f = try Fixture()
         let result = try f.run("run", "spin", "--timeout-ms", "300")
         #expect(result.status == 75, "\(result)")
-        // The position is the loop that was running when the watchdog stopped it (issue 23).
+        // The position is the loop that was running when the watchdog stopped it.
         #expect(result.stderr == "\(f.dir.url("macros/spin.js")):2:3: error: timed out after 300 ms\n    at spin (\(f.dir.url("macros/spin.js")):2:3)\n")
     }
 
@@ -184,7 +184,7 @@ struct CLITests {
         #expect(try f.dir.read("state/\(kept[0])") == "{ this is not json")
     }
 
-    /// Issue 25 (minor): saved values out of range were clamped silently, and a garbled journal
+    /// Saved values out of range were clamped silently, and a garbled journal
     /// was ignored silently; in-process runs say so on stderr too.
     @Test func outOfRangeValuesAndAGarbledJournalAreWarnedAbout() throws {
         let f = try Fixture()

@@ -119,7 +119,7 @@ struct CLIUsageTests {
         for line in examples { #expect(line.hasPrefix("  macro "), "wrapped to column 0: '\(line)'") }
     }
 
-    /// Issue 39, item 13: `macro` alone printed the help and exited 0; it names no command, a
+    /// `macro` alone printed the help and exited 0; it names no command, a
     /// usage error (64) like any other, with the help on stderr. `macro-local` alike.
     @Test func bareMacroIsAUsageErrorWithTheHelpOnStderr() throws {
         let help = try BinaryRunner.macro("--help", environment: ["COLUMNS": "80"])
@@ -133,7 +133,7 @@ struct CLIUsageTests {
         }
     }
 
-    /// Issue 39, item 13: each subcommand's `--help` repeated the root's whole exit-code table;
+    /// Each subcommand's `--help` repeated the root's whole exit-code table;
     /// it lists the codes that command exits with, the root all of them.
     @Test func aSubcommandsHelpListsOnlyTheExitCodesItUses() throws {
         func table(_ arguments: String...) throws -> [String] {

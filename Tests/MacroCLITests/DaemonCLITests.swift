@@ -39,7 +39,7 @@ struct DaemonCLITests {
         #expect(types.stdout.contains("declare function setInnerProgress(value: number): void;"))
     }
 
-    /// Issue 23 (smaller): `macro --socket S run x` was refused, though every command takes
+    /// `macro --socket S run x` was refused, though every command takes
     /// --socket; options every command takes may come before its name.
     @Test func optionsEveryCommandTakesMayComeFirst() throws {
         let daemon = try DaemonProcess(files: Self.files)
@@ -53,7 +53,7 @@ struct DaemonCLITests {
         #expect(bogus.status == 64)
     }
 
-    /// Issue 23 (smaller): `macro show lib/rings` was refused, though `macro list` lists it.
+    /// `macro show lib/rings` was refused, though `macro list` lists it.
     @Test func showPrintsALibFileAsListNamesIt() throws {
         let daemon = try DaemonProcess(files: Self.files)
         let shown = try BinaryRunner.macro("show", "lib/rings", "--socket", daemon.socket)

@@ -163,7 +163,7 @@ struct EditTests {
     static let bumpGood = "function bump(c, n) {\n    progress[c] += (n === undefined ? 1 : n)\n    return progress[c]\n}\n"
     static let bumpBroken = "function bump(c, n) {\n    progress[c] += (n === undefined ? 1 : n)\n    return progress[c] +\n}\n"
 
-    /// Issue 23: the fix after a broken save was reported as still broken (exit 65 with the old
+    /// The fix after a broken save was reported as still broken (exit 65 with the old
     /// error), because the wait read the daemon's entry before it had reloaded the file. The
     /// verdict is now about the text saved: `macro.check` of it, then the load waited for.
     @Test func aFixAfterABrokenSaveIsReportedLoadedNotTheOldError() throws {

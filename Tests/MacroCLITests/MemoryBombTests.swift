@@ -3,7 +3,7 @@ import MacroEngineCore
 import MacroTestSupport
 import Testing
 
-/// Issue 25, item 12: bombs of many small objects cost the process 1.5x to 3x what the heap
+/// Bombs of many small objects cost the process 1.5x to 3x what the heap
 /// reports live, so they reached the stall watch's 1.5 x `memory_limit_mb` (an engine restart,
 /// exit 75 "in JavaScript the watchdog cannot reach") before the watchdog's memory verdict. In
 /// their own process (macro-local, as a user runs them), they end in-process now: exit 65, kind

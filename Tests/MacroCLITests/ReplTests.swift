@@ -63,7 +63,7 @@ struct ReplTests {
         #expect(end.contains("went away"), "\(end)")
     }
 
-    /// Issue 23: against macrod, every -32003 was taken as "input incomplete" (a SyntaxError
+    /// Against macrod, every -32003 was taken as "input incomplete" (a SyntaxError
     /// left the session on "..." for good), `await` did not work at the top level, console
     /// output was lost; in-process, `var x = await ...; x + 1` showed undefined. Both now run the
     /// same scripts (ReplProgram) and print exactly the same.
@@ -178,7 +178,7 @@ struct ReplTests {
     }
 }
 
-/// Issue 23, item 6: Ctrl-C on `macro run` ended the client and left the call running until its
+/// Ctrl-C on `macro run` ended the client and left the call running until its
 /// limit. Now the call is cancelled in the daemon (its changes rolled back) and `run` exits 130.
 @Suite("macro run and Ctrl-C", .serialized)
 struct RunInterruptTests {

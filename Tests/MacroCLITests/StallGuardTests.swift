@@ -3,7 +3,7 @@ import MacroEngineCore
 import MacroTestSupport
 import Testing
 
-/// Issue #10: `macro` without a daemon is not hung by JavaScript its watchdog cannot stop.
+/// `macro` without a daemon is not hung by JavaScript its watchdog cannot stop.
 @Suite("macro CLI stall guard")
 struct StallGuardTests {
     final class Fixture: Sendable {

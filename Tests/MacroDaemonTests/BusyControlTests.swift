@@ -4,7 +4,7 @@ import MacroRPC
 import MacroTestSupport
 import Testing
 
-/// Issue 19: the connections live on the engine's thread by default (one wake-up per call), and
+/// The connections live on the engine's thread by default (one wake-up per call), and
 /// a control thread takes them over while JavaScript keeps that thread busy, so the control lane
 /// still answers a runaway from any connection, an already-open one included, and nothing the
 /// clients send meanwhile is lost or reordered.

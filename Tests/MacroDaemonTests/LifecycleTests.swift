@@ -28,7 +28,7 @@ struct DaemonLifecycleTests {
         #expect(daemon.log.contains("macrod stopped"))
     }
 
-    /// Issue 25 (minor): after shutdown_grace_ms a call still running got an EOF, not an answer.
+    /// After shutdown_grace_ms a call still running got an EOF, not an answer.
     @Test func aCallStillRunningAfterTheGraceGetsAnAnswerNotAnEOF() throws {
         let daemon = try DaemonProcess(
             files: ["long.js": "async function() { await sleep(60000); return 'late' }"],
@@ -46,7 +46,7 @@ struct DaemonLifecycleTests {
         #expect(daemon.stop(signal: 0) == 0)
     }
 
-    /// Issue 32 item 9: SIGTERM while the engine is stuck in JavaScript that no watchdog stops
+    /// SIGTERM while the engine is stuck in JavaScript that no watchdog stops
     /// (an endless await loop, with a budget of a minute) stops macrod once shutdown_grace_ms is
     /// over, not once the budget and stall_grace_ms are (two minutes here); the call is answered.
     @Test(arguments: ["engine", "separate"])
@@ -90,7 +90,7 @@ struct DaemonLifecycleTests {
         #expect(try next.client().call("progress.get")["inner"] == 0)
     }
 
-    /// Issue #36: what a macro counted in its store survives `kill -9`: every answered call's
+    /// What a macro counted in its store survives `kill -9`: every answered call's
     /// change was journaled before its reply left.
     @Test func aStoreSurvivesKill9() throws {
         let daemon = try DaemonProcess(files: [
@@ -137,7 +137,7 @@ struct DaemonLifecycleTests {
         try FileManager.default.createDirectory(atPath: open, withIntermediateDirectories: true)
         chmod(open, 0o777)
         #expect(throws: SocketPath.DirectoryError.self) { try SocketPath.prepareDirectory(for: open + "/macrod.sock") }
-        // Issue 25 (minor): the full mode is named (1777 was reported as 777), and a directory
+        // The full mode is named (1777 was reported as 777), and a directory
         // the group may write to without the sticky bit is refused too (0775 was accepted).
         chmod(open, 0o1777)
         let sticky = #expect(throws: SocketPath.DirectoryError.self) { try SocketPath.prepareDirectory(for: open + "/macrod.sock") }
@@ -175,7 +175,7 @@ struct DaemonLifecycleTests {
         #expect(ok.stdout == #"{"jsonrpc":"2.0","id":1,"result":{"inner":0,"middle":0,"outer":0}}"# + "\n", "\(ok)")
     }
 
-    /// Issue 25, item 14: a uid in allowed_uids got the dashboard's token from engine.status.
+    /// A uid in allowed_uids got the dashboard's token from engine.status.
     /// It may call macros; only the socket's owner sees the URL with the token.
     @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"), "needs root and setpriv"))
     func anAllowedUserDoesNotGetTheDashboardToken() throws {

@@ -76,11 +76,11 @@ struct LiveEditTests {
         #expect(entry["status"] == "error")
         #expect(entry["version"] == 1)
         #expect(entry["error"] == ["message": "SyntaxError: Unexpected token ';'", "line": 2, "column": 17])
-        // Issue 23 (smaller): `macro run` of a broken file quietly ran the previous version.
+        // `macro run` of a broken file quietly ran the previous version.
         let run = try BinaryRunner.macro("run", "m", "--socket", daemon.socket)
         #expect(run.status == 0, "\(run)")
         #expect(run.stderr == "[m] warning: \(path):2:17: SyntaxError: Unexpected token ';'; the file does not load, so version 1, the last that did, runs\n", "\(run)")
-        // Issue 23 (smaller): one broken save wrote two log records (the library's and the engine's).
+        // One broken save wrote two log records (the library's and the engine's).
         let records = try #require(try client.call("log.recent").arrayValue)
         #expect(records.filter { $0["message"].stringValue?.contains("Unexpected token ';'") == true }.count == 1, "\(records)")
 

@@ -58,8 +58,7 @@ struct ProtocolTests {
                 "name": "fail", "message": "nope", "errorName": "Error", "file": .string(daemon.macros + "/fail.js"),
                 "line": 3, "column": 18, "stack": .string("fail@\(daemon.macros)/fail.js:3:18"),
             ])
-        // The failed call's write was not persisted as a published change... but the model is
-        // not rolled back yet (atomic turns are issue #5): the value is what the macro set.
+        // A call past its `timeoutMs` fails with -32001 and says why.
         let timeout = try #require(rpcError { try client.call("macro.call", ["name": "spin", "timeoutMs": 200]) })
         #expect(timeout.code == -32001)
         #expect(timeout.message == "timed out after 200 ms")
@@ -216,7 +215,7 @@ struct HostileLineTests {
     }
 }
 
-/// Issue 25 (minor): names every object answers to, and the engine's prefix, name no macro.
+/// Names every object answers to, and the engine's prefix, name no macro.
 @Suite("Macro names that would shadow object properties")
 struct ShadowingNameTests {
     @Test(arguments: ["__proto__", "toString", "constructor", "hasOwnProperty", "__macroengine_invoke"])

@@ -70,7 +70,7 @@ struct RobustnessTests {
         #expect(daemon.isRunning)
     }
 
-    /// Issue 25, item 4: 300 clients each pipelining 3,000 small requests without reading made
+    /// 300 clients each pipelining 3,000 small requests without reading made
     /// macrod parse and answer all of them (one read brings thousands of lines): another client's
     /// `progress.get` waited 12.8 s and RSS grew by hundreds of MiB. Now a connection never has
     /// more than `connection_in_flight` requests admitted nor replies unsent: the rest of what it
@@ -128,7 +128,7 @@ struct RobustnessTests {
         }
     }
 
-    /// Issue 25, item 13: the real bound of a client that does not read was connection_in_flight
+    /// The real bound of a client that does not read was connection_in_flight
     /// x the reply's size (10 clients echoing 900 KB reached 1.2 GB). Now macrod stops decoding a
     /// connection's requests once connection_buffer_bytes of output wait for it.
     @Test func clientsThatDoNotReadBigRepliesAreBoundedByTheBufferNotTheInFlightCount() throws {
@@ -234,7 +234,7 @@ struct RobustnessTests {
         #expect(try control.call("progress.get") == ["inner": 0, "middle": 0, "outer": 0])
         let unknown = try #require(throws: RPCError.self) { try control.call("macro.cancel", ["call": 99999]) }
         #expect(unknown.code == -32602)
-        // Issue 23 (smaller): a call that is not running is not found (66), not a usage error (64).
+        // A call that is not running is not found (66), not a usage error (64).
         let notRunning = try BinaryRunner.macro("cancel", "99999", "--socket", daemon.socket)
         #expect(notRunning.status == 66, "\(notRunning)")
         #expect(notRunning.stderr == "macro: no call 99999 is running (see `macro running`)\n")
@@ -266,7 +266,7 @@ struct RobustnessTests {
     }
 }
 
-/// Issue 25, item 4 (the log ring): a macro that logs eight 4 MiB strings, called 20 times, took
+/// The log ring: a macro that logs eight 4 MiB strings, called 20 times, took
 /// macrod from 128 to 752 MiB, and `log.recent` returned one 218 MB line.
 @Suite("The log is bounded in bytes")
 struct LogBoundTests {

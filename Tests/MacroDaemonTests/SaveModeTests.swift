@@ -28,7 +28,7 @@ struct SaveModeTests {
     }
 
     @Test func theUmaskSurvivesAnEngineRestart() throws {
-        // An endless promise chain makes macrod re-execute itself (issue 10's last resort); the
+        // An endless promise chain makes macrod re-execute itself; the
         // new process must still use the umask the first one was started with, not its own 077.
         let daemon = try DaemonProcess(
             files: ["runaway.js": "async function() { for (;;) await null; }"],

@@ -9,10 +9,10 @@ import Testing
 import Glibc
 #endif
 
-/// Issue #21: no macro can take the daemon down. A macro whose code stalls the engine (the
+/// No macro can take the daemon down. A macro whose code stalls the engine (the
 /// watchdog cannot stop it) is quarantined after its second stall; macrod never exits because of
 /// a macro; the others' calls and subscriptions go on; a save, `macro unquarantine` or the
-/// method lifts it. Issue #25, blockers 1 and 3: load-time code and SIGTERM during a stall.
+/// method lifts it. Load-time code and SIGTERM during a stall.
 @Suite("No macro can take macrod down: quarantine by behaviour", .serialized)
 struct StallQuarantineTests {
     static let config = "time_limit_ms: 300\nstall_grace_ms: 300\n"
@@ -272,7 +272,7 @@ struct StallQuarantineTests {
     }
 }
 
-/// Issue 25, items 2 and 11: a restart is bounded whatever clients have queued, and requests
+/// A restart is bounded whatever clients have queued, and requests
 /// that had not started (sent before or during the restart, on old or new connections) are
 /// answered by the next process, not failed.
 @Suite("An engine restart is bounded and fails no request that had not started", .serialized)

@@ -8,7 +8,7 @@ import Testing
 import Glibc
 #endif
 
-/// Issue #10, items 1 and 2: JavaScript that JavaScriptCore cannot interrupt (endless chains of
+/// JavaScript that JavaScriptCore cannot interrupt (endless chains of
 /// promise jobs) is stopped by macrod's last resort, which restarts the engine under the clients'
 /// feet: the stuck call fails, everything else goes on, nothing answered is lost.
 @Suite("macrod recovers from a stalled engine", .serialized)
@@ -54,7 +54,7 @@ struct StallRecoveryTests {
         throw RPCError(code: -1, message: "connection closed before reply \(id)")
     }
 
-    /// Issue #36: a macro's count in its store survives the stall restart (a re-exec that saves
+    /// A macro's count in its store survives the stall restart (a re-exec that saves
     /// nothing: the new process reads the journal), and the stuck turn's own store write is gone.
     @Test func aStoreSurvivesTheStallRestart() throws {
         var files = Self.files
@@ -69,7 +69,7 @@ struct StallRecoveryTests {
         #expect(try caller.call("macro.call", ["name": "counter"]) == 4, "log:\n\(daemon.log)")
         #expect(daemon.log.contains("serving again"))
         #expect(try caller.call("store.get", ["name": "stuck"])["entries"] == [:])
-        // Issue #37: the run records came along, the stuck run's as a failure.
+        // The run records came along, the stuck run's as a failure.
         let runs = try caller.call("run.list").arrayValue ?? []
         #expect(runs.map { $0["macro"] } == ["counter", "counter", "counter", "stuck", "counter"], "\(runs)")
         #expect(runs.map { $0["ok"] } == [true, true, true, false, true])
@@ -245,7 +245,7 @@ struct StallRecoveryTests {
         #expect(answer["error"]["data"]["reason"] == "cancelled", "\(answer)")
     }
 
-    /// A macro file is parsed, not run, before it loads (issue 25): one whose expression would
+    /// A macro file is parsed, not run, before it loads: one whose expression would
     /// run code at load is refused without running it. A lib file is a script: code it runs at
     /// load that stalls the engine gets it quarantined at once, at start and on a reload.
     @Test func aFileThatStallsWhileLoadingIsSkippedAtStartAndOnReload() throws {

@@ -8,7 +8,7 @@ import Testing
 import Glibc
 #endif
 
-/// Issue 25 (minor): a state location macrod cannot write is reported from the start and makes
+/// A state location macrod cannot write is reported from the start and makes
 /// the shutdown fail (exit 74); journals that cannot be used, and saved values out of range, are
 /// named in a warning at start.
 @Suite("macrod: the state location and the journal at start and shutdown")

@@ -104,7 +104,7 @@ struct StatisticsTests {
         #expect(counts("nap") == ["nap", "1", "0", "1", "0"])
         #expect(lines.contains("errors of boom: threw 3"))
         #expect(lines.contains("errors of spin: timeout 2, cancelled 1"))
-        // Issue 23 (smaller): the table was 127 columns wide.
+        // The table was 127 columns wide.
         #expect(lines.filter { !$0.hasPrefix("last error of ") && !$0.hasPrefix("errors of ") }.allSatisfy { $0.count <= 80 }, "\(lines)")
         #expect(lines.contains { $0.hasPrefix("last error of boom: threw at ") && $0.hasSuffix(": RangeError: out of range") })
         #expect(lines.contains { $0.hasPrefix("last error of spin: cancelled at ") })

@@ -4,7 +4,7 @@ import MacroRPC
 import MacroTestSupport
 import Testing
 
-/// Issue 23 (smaller), driven as a user does: a call cancelled with `macro cancel`, or stopped by
+/// Driven as a user does: a call cancelled with `macro cancel`, or stopped by
 /// the daemon's `time_limit_ms`, answers with the loop that was running (line and column), and
 /// each caller's call site in the stack.
 @Suite("Where a stopped call was, through macrod")

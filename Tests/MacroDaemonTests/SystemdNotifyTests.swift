@@ -7,7 +7,7 @@ import Testing
 import Glibc
 #endif
 
-/// Issue #10, item 2: `Type=notify` readiness and `WatchdogSec=` heartbeats, over a real
+/// `Type=notify` readiness and `WatchdogSec=` heartbeats, over a real
 /// datagram socket standing in for systemd's.
 @Suite("macrod speaks systemd's notify protocol")
 struct SystemdNotifyTests {

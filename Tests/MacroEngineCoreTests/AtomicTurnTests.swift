@@ -3,7 +3,7 @@ import MacroTestSupport
 import Synchronization
 import Testing
 
-/// Issue #5, guarantee 1: a failing turn leaves no partial change, and nobody sees it.
+/// A failing turn leaves no partial change, and nobody sees it.
 @Suite("Atomic turns")
 struct AtomicTurnTests {
     final class ChangeLog: Sendable {

@@ -3,7 +3,7 @@ import MacroEngineCore
 import MacroTestSupport
 import Testing
 
-/// Issue #5, guarantee 5: any call in flight can be cancelled, a runaway one included.
+/// Any call in flight can be cancelled, a runaway one included.
 @Suite("Cancelling calls")
 struct CancelTests {
     func waitForRunning(_ engine: MacroEngine, _ name: String) throws -> RunningCall {

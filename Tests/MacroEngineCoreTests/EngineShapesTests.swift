@@ -4,7 +4,7 @@ import MacroTestSupport
 import Synchronization
 import Testing
 
-/// Issue 25, items 4 and 12: shapes of JavaScript that ended in a stall restart of the whole
+/// Shapes of JavaScript that ended in a stall restart of the whole
 /// engine (the watchdog never saw them, or memory grew past the stall watch's 1.5 x
 /// `memory_limit_mb` first) now end in-process, in the call that ran them, with the error of its
 /// limit, and the engine goes on.

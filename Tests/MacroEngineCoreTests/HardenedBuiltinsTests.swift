@@ -2,7 +2,7 @@ import MacroEngineCore
 import MacroTestSupport
 import Testing
 
-/// Issue #10, item 4: the built-ins are frozen before any macro runs (harden_builtins).
+/// The built-ins are frozen before any macro runs (harden_builtins).
 @Suite("Hardened built-ins")
 struct HardenedBuiltinsTests {
     @Test(arguments: [
@@ -47,7 +47,7 @@ struct HardenedBuiltinsTests {
                 == "function 0 3")
     }
 
-    /// Issue 25, item 9: the hidden intrinsics (iterator prototypes no property names) were
+    /// The hidden intrinsics (iterator prototypes no property names) were
     /// writable (WebAssembly's too, which macros no longer have: `EngineShapesTests`): one macro setting two of them to null broke other macros'
     /// `[..."abc"]`, `Array.from`, `matchAll` and for-of over Maps until the next restart.
     @Test(arguments: [

@@ -37,7 +37,7 @@ struct HostileInputTests {
 
     @Test(arguments: [
         "progress", "console", "sleep", "setInnerProgress", "setTimeout", "Math", "JSON", "Object", "globalThis", "undefined", "eval",
-        // Issue 25 (minor): these were accepted.
+        // These were accepted.
         "__proto__", "toString", "constructor", "hasOwnProperty", "__macroengine_invoke", "valueOf",
     ])
     func aFileNamedLikeAGlobalIsRefusedAndTheGlobalStillWorks(_ name: String) throws {

@@ -131,7 +131,7 @@ struct MacroLibraryTests {
         #expect(throws: MacroError.self) { try library.call("escape") }
     }
 
-    /// Issue 25: a lib file symlinked out of the directory was loaded while a macro's was refused.
+    /// A lib file symlinked out of the directory was loaded while a macro's was refused.
     @Test func libSymlinksMustStayInsideTheDirectoryToo() throws {
         let dir = TemporaryDirectory()
         let outside = TemporaryDirectory()

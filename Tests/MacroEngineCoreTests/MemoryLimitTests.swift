@@ -2,7 +2,7 @@ import MacroEngineCore
 import MacroTestSupport
 import Testing
 
-/// Issue #5, guarantee 3: unbounded allocation is stopped before the memory cap.
+/// Unbounded allocation is stopped before the memory cap.
 @Suite("Memory limit")
 struct MemoryLimitTests {
     @Test func anAllocatingMacroIsStoppedAndTheEngineGoesOn() throws {
@@ -18,7 +18,7 @@ struct MemoryLimitTests {
     }
 }
 
-/// Issue #10, item 3: the verdict judges live memory, so a stop leaves nothing behind.
+/// The verdict judges live memory, so a stop leaves nothing behind.
 @Suite("Memory limit without aftermath")
 struct MemoryAftermathTests {
     @Test(arguments: [

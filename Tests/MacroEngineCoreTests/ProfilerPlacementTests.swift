@@ -2,7 +2,7 @@ import MacroEngineCore
 import MacroTestSupport
 import Testing
 
-/// Issue 23 item 10: a callback drawn under a caller that never called it. JavaScriptCore's
+/// A callback drawn under a caller that never called it. JavaScriptCore's
 /// sampler walks a sample taken in C code (`Math.sin` called straight from an FTL loop) from the
 /// VM's last recorded frame, which such calls do not update: a frame that had already returned
 /// (the `map` callback) then shows on top of the running one (`hot`).

@@ -3,12 +3,12 @@ import MacroEngineCore
 import MacroTestSupport
 import Testing
 
-/// Issue #10, item 1: every runaway that the in-process watchdog can see ends at its deadline,
+/// Every runaway that the in-process watchdog can see ends at its deadline,
 /// wherever the JavaScript runs: at load, while a result is converted, in timers.
 @Suite("Runaways in process")
 struct RunawayTests {
     /// A macro file whose expression would run code at load (here an endless loop) is refused by
-    /// its shape, with its position, without running any of it (issue 25).
+    /// its shape, with its position, without running any of it.
     @Test func aFileThatWouldLoopWhileItLoadsIsRefusedUnrunWithItsPositionAndTheOthersLoad() throws {
         let (engine, _, _) = try makeEngine(timeLimit: .milliseconds(200))
         let dir = TemporaryDirectory(prefix: "runaway")
@@ -36,7 +36,7 @@ struct RunawayTests {
         let lib = try #require(library.libEntries.first)
         #expect(lib.status == .error)
         #expect(lib.error?.code == .timeout)
-        // The loop that was running (issue 23), and each caller's call site.
+        // The loop that was running, and each caller's call site.
         #expect(lib.error?.line == 3)
         #expect(lib.error?.column == 3)
         #expect(lib.error?.stack == "spin@\(dir.url("lib/spin.js")):3:3\nglobal code@\(dir.url("lib/spin.js")):5:1")

@@ -72,7 +72,7 @@ struct StateJournalRemovedTests {
     }
 }
 
-/// Issue 25 (minor): journals and state files that are not what they should be are named in a
+/// Journals and state files that are not what they should be are named in a
 /// warning or an error that says what they are and what was done, and nothing is deleted.
 @Suite("State journal and state file, hostile files")
 struct StateHostileFileTests {

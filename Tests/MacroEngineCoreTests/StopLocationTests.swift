@@ -3,7 +3,7 @@ import MacroEngineCore
 import MacroTestSupport
 import Testing
 
-/// Issue 23 (smaller): a cancelled or timed-out call reports where it was, the loop that was
+/// A cancelled or timed-out call reports where it was, the loop that was
 /// running, by line and column, not its function's first line; each caller by its call site.
 @Suite("Where a stopped call was")
 struct StopLocationTests {

@@ -4,7 +4,7 @@ import MacroEngineCore
 import MacroTestSupport
 import Testing
 
-/// Issue #36, item 1: the stores' snapshot and journal beside the state file.
+/// The stores' snapshot and journal beside the state file.
 @Suite("The store journal")
 struct StoreJournalTests {
     private static func changes(_ store: MacroStore, _ body: (MacroStore) throws -> Void) rethrows -> [StoreChange] {

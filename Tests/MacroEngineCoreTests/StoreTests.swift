@@ -4,7 +4,7 @@ import MacroEngineCore
 import MacroTestSupport
 import Testing
 
-/// Issue #36, item 1: what a macro remembers, atomically with the progress model's turn.
+/// What a macro remembers, atomically with the progress model's turn.
 @Suite("The per-macro store")
 struct StoreTests {
     /// An engine with the model and a store of `limit` bytes per macro, and `macros` defined.

@@ -8,7 +8,7 @@ import Testing
 import Glibc
 #endif
 
-/// Issue 25: what a local user without the token could do to the dashboard's port.
+/// What a local user without the token could do to the dashboard's port.
 @Suite("The dashboard bounds what a client without the token can hold", .serialized)
 struct DashboardFloodTests {
     /// Item 4: 700 connections each sent `POST /rpc` with a 1 MiB body and held on; the bodies
@@ -76,7 +76,7 @@ struct DashboardFloodTests {
     }
 }
 
-/// Issue 25, items 5 and 13: with the token, 1,000,000 `macro.list` frames sent without reading
+/// With the token, 1,000,000 `macro.list` frames sent without reading
 /// were all accepted (RSS 63 -> 1,163 MiB), and 2 M pings whose pongs were never read took RSS
 /// to 811 MiB. The WebSocket now has the socket's bounds.
 @Suite("The WebSocket has the socket's backpressure", .serialized)

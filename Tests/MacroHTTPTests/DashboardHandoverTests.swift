@@ -9,7 +9,7 @@ import Testing
 import Glibc
 #endif
 
-/// Issue 25, item 8: the new process closed the inherited TCP listener and bound again, and a
+/// The new process closed the inherited TCP listener and bound again, and a
 /// local process spinning on `bind` won the port (the dashboard then moved, or macrod exited).
 /// The listening socket is now handed over like the Unix one: never closed, so never free.
 @Suite("The dashboard's port is handed over across an engine restart", .serialized)
@@ -58,8 +58,8 @@ struct DashboardHandoverTests {
     }
 }
 
-/// Issue 23, item 5: with `http: 127.0.0.1:0` every start picked a new port, and an open page
-/// reconnected to the old one forever. Issue 25 (minor): a start without the dashboard left a
+/// With `http: 127.0.0.1:0` every start picked a new port, and an open page
+/// reconnected to the old one forever. A start without the dashboard left a
 /// killed macrod's token and address files behind.
 @Suite("The dashboard keeps its port across restarts", .serialized)
 struct DashboardPortTests {

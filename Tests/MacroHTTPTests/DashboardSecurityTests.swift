@@ -61,7 +61,7 @@ struct DashboardSecurityTests {
         }
     }
 
-    /// Issue 25, item 7: cookies are not port-scoped, so a token kept in one reaches every
+    /// Cookies are not port-scoped, so a token kept in one reaches every
     /// server on 127.0.0.1 (another local user's on another port) after one click. No response
     /// sets a cookie, and a cookie (or the query) carrying the right token is no credential.
     @Test func noResponseSetsACookieAndACookieCarriesNoCredential() throws {
@@ -102,7 +102,7 @@ struct DashboardSecurityTests {
         return try #require(value["code"].stringValue, "\(reply)")
     }
 
-    /// Issue 25, item 10: the URL `macro dashboard` opens carries a one-time code, which the page
+    /// The URL `macro dashboard` opens carries a one-time code, which the page
     /// trades for the token once; a second trade (the URL read from a process list) gets nothing.
     @Test func aOneTimeCodeIsTradedForTheTokenOnceOnly() throws {
         let dashboard = try DashboardDaemon()
@@ -452,7 +452,7 @@ struct DashboardCommandTests {
         }
     }
 
-    /// Issue 25, item 10: `$BROWSER URL`'s command line is in /proc/PID/cmdline, which every
+    /// `$BROWSER URL`'s command line is in /proc/PID/cmdline, which every
     /// local user can read. On a terminal (here script(1)'s pseudo-terminal) `macro dashboard`
     /// opens the browser with a one-time code, never the token; whoever reads it after the page
     /// traded it gets nothing.
@@ -482,7 +482,7 @@ struct DashboardCommandTests {
         #expect(late.body == "401 Unauthorized: this one-time code was already used; run `macro dashboard` again\n")
     }
 
-    /// Issue 39, item 9: on a terminal where xdg-open finds no browser (it exits 3), `macro
+    /// On a terminal where xdg-open finds no browser (it exits 3), `macro
     /// dashboard` printed the URL and exited 0 in silence. It says why, repeats the URL with how
     /// long its one-time code lasts, and exits 71; a command that fails otherwise is named too.
     @Test func whenNoBrowserOpensItSaysSoWithTheURLAndExits71() throws {

@@ -7,7 +7,7 @@ import Testing
 import Glibc
 #endif
 
-/// Issue 23: `config/macrod.service` had `PrivateNetwork=yes` while the config `make
+/// `config/macrod.service` had `PrivateNetwork=yes` while the config `make
 /// install-user` installs turns the dashboard on (`http: "127.0.0.1:0"`): macrod listened in a
 /// network namespace of its own, and the URL `macro dashboard` printed reached nothing (nor could
 /// Prometheus scrape it). This installs the unit and the config as `make install-user` does (into

@@ -2,7 +2,7 @@ import MacroBase
 import MacroRPC
 import Testing
 
-/// The single request's fast path (``JSONParser/parseTopObject(_:maximumDepth:member:)``, issue 19's
+/// The single request's fast path (``JSONParser/parseTopObject(_:maximumDepth:member:)``, the
 /// ladder) reads every line exactly as the general path does: the whole document parsed, then
 /// ``RPCCodec/request(from:rawID:)``.
 @Suite("Parse: the single request's fast path")

@@ -4,10 +4,12 @@ import MacroRPC
 import NIOCore
 import Synchronization
 
-/// The method table: each request is looked up once and goes down one of two lanes. The
-/// control lane (``ControlLane``: `macro.running`, `macro.cancel`, and `progress.get` of the
-/// committed values) is answered here, on the connection's thread, so it works while a macro
-/// keeps the engine busy; the engine lane becomes an ``EngineJob`` for the ``EngineLane``, which
+/// The method table: each request is looked up once and goes down its method's lane
+/// (``RPCMethod/Lane``). The control lane (``ControlLane``: `macro.running`, `macro.cancel`,
+/// and `progress.get` of the committed values when the connection has nothing on the engine,
+/// `controlWhenIdle`) is answered here, on the connection's thread, so it works while a macro
+/// keeps the engine busy; the debug lane (`debug.*`) goes to the debug sessions, each on a
+/// thread of its own; the engine lane becomes an ``EngineJob`` for the ``EngineLane``, which
 /// runs it through ``EngineMethods`` on the engine's loop.
 final class RequestRouter: Sendable {
     private let engine: MacroEngine

@@ -9,7 +9,7 @@ import Synchronization
 /// outermost VM entry, and JavaScriptCore's watchdog restarts its budget at every entry, so an
 /// endless chain of short jobs (`for (;;) await null`, `function f() { Promise.resolve().then(f) }`)
 /// never reaches the time-limit callback, and the API lock is held through the whole drain, so no
-/// other thread can change the limit either (see shared/notes/jsc-runaways.md). The in-process
+/// other thread can change the limit either (docs/reliability.md). The in-process
 /// watchdog stops every other runaway (loops, recursion, allocation) at its deadline; this watch
 /// needs nothing from JavaScriptCore: it reads ``EngineOccupancy`` (atomics) every `tick`.
 public final class StallWatch: Sendable {

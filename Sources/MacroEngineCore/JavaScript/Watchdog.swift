@@ -98,7 +98,7 @@ final class Watchdog {
     }
 
     /// The shortest limit ever armed: JavaScriptCore 2.50.6 aborts in its trap-signal thread when
-    /// a limit of microseconds is re-armed from the callback (shared/notes/jsc-runaways.md), so
+    /// a limit of microseconds is re-armed from the callback (measured: docs/reliability.md), so
     /// the last tick before a deadline may overshoot it by up to this much.
     static let shortest = 0.005
 

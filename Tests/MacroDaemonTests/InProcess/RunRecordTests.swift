@@ -6,7 +6,7 @@ import MacroRPC
 import MacroTestSupport
 import Testing
 
-/// Issue #37: every run on the record, read back, rolled off failures last, and replayed in the
+/// Every run on the record, read back, rolled off failures last, and replayed in the
 /// debugger from the values it found.
 @Suite("Run records")
 struct RunRecordTests {

@@ -6,7 +6,7 @@ import MacroRPC
 import MacroTestSupport
 import Testing
 
-/// Issue #36, item 1, through macrod's service in-process: a store survives a new version of its
+/// Through macrod's service in-process: a store survives a new version of its
 /// macro and a restart from the journal, and is read and edited from outside.
 @Suite("Stores through macrod's service")
 struct StoreServiceTests {

@@ -4,7 +4,7 @@ import MacroEngineCore
 import MacroTestSupport
 import Testing
 
-/// A debugged run behaves like the real run (issue 32, item 8): each macro here gives the same
+/// A debugged run behaves like the real run: each macro here gives the same
 /// outcome in a debug session as in the live engine, given the same files.
 @Suite("Debug sessions: a debugged run behaves like the live run")
 struct DebugFidelityTests {

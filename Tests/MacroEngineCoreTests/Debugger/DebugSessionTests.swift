@@ -339,7 +339,7 @@ struct DebugSessionTests {
     }
 }
 
-/// Issue #36: a debug session runs on a copy of its macro's store.
+/// A debug session runs on a copy of its macro's store.
 @Suite("Debug sessions and the store")
 struct DebugStoreTests {
     @Test func aSessionReadsACopyOfTheStoreAndWritesOnlyItsCopy() async throws {
