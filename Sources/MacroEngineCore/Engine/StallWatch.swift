@@ -24,6 +24,14 @@ public final class StallWatch: Sendable {
         /// Set when the process's resident size passed the memory ceiling while the engine was
         /// inside JavaScript the watchdog cannot reach (allocation in an endless promise chain).
         public var residentBytes: Int? = nil
+
+        /// A stall (the watch makes them; tests of the verdict too).
+        public init(occupancy: EngineOccupancy.Snapshot, stuckMilliseconds: Int, cancelled: Bool, residentBytes: Int? = nil) {
+            self.occupancy = occupancy
+            self.stuckMilliseconds = stuckMilliseconds
+            self.cancelled = cancelled
+            self.residentBytes = residentBytes
+        }
     }
 
     private let occupancy: EngineOccupancy
