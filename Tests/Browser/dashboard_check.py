@@ -678,6 +678,10 @@ def run_plain_editor_checks(driver, args):
         click(driver, "Stop")
         wait.until(lambda d: d.find_element(By.ID, "debug-status").text == "bump ended: error: the debug session was terminated")
         assert driver.execute_script("return window.dashboard.editor.currentLine()") is None
+        shown = driver.execute_script(
+            "return ['debug-stack', 'debug-variables'].map((id) => [document.getElementById(id).childElementCount,"
+            " document.getElementById(id).textContent])")
+        assert shown == [[0, ""], [0, ""]], shown
         gutter_line(7).click()
         wait.until(lambda d: d.execute_script("return window.dashboard.editor.breakpoints()") == [])
         driver.find_element(By.ID, "arg-bump-channel").clear()

@@ -200,6 +200,10 @@ function terminated(end) {
   debugState.session = null;
   debugState.stopped = false;
   debugState.frame = null;
+  // The session's frames and values are gone with it.
+  debugState.frames = [];
+  $('debug-stack').textContent = '';
+  $('debug-variables').textContent = '';
   editor().showCurrentLine(null);
   renderControls();
 }
