@@ -146,6 +146,18 @@ def set_editor(driver, text):
     driver.execute_script("window.dashboard.editor.setValue(arguments[0])", text)
 
 
+# Two markers' class, sign, accessible name and computed style ({} for a missing one); with a
+# pseudo-element's content for the plain editor's markers (its gutter draws them with ::before/::after).
+MARKERS_SCRIPT = """
+return Array.from(arguments).map((selector) => { const e = document.querySelector(selector); if (!e) return {};
+  const style = getComputedStyle(e);
+  return { class: e.className, text: e.textContent, role: e.getAttribute('role'), label: e.getAttribute('aria-label') || '',
+    title: e.title, background: style.backgroundColor, color: style.color, radius: style.borderRadius,
+    before: getComputedStyle(e, '::before').content, after: getComputedStyle(e, '::after').content,
+    afterBackground: getComputedStyle(e, '::after').backgroundColor, beforeColor: getComputedStyle(e, '::before').color }; });
+"""
+
+
 def main():
     args = parse_args()
     os.makedirs(args.out, exist_ok=True)
@@ -329,7 +341,23 @@ def run_checks(driver, args):
         marked = driver.find_element(By.CSS_SELECTOR, "#editor .error-line .CodeMirror-linenumber").text
         assert marked == "3", marked
         assert len(driver.find_elements(By.CSS_SELECTOR, "#editor .error-marker")) == 1
+        # The error's marker is not a breakpoint's: another class, sign, shape and colours, and a label.
+        click_line_number(driver, 1)
+        wait.until(lambda d: d.execute_script("return window.dashboard.editor.breakpoints()") == [1])
+        markers = driver.execute_script(MARKERS_SCRIPT, "#editor .error-marker", "#editor .breakpoint-marker")
+        error, breakpoint = markers
+        assert (error["class"], error["text"], error["role"], error["background"], error["color"]) == (
+            "error-marker", "!", "img", "rgb(179, 38, 30)", "rgb(255, 255, 255)"), error
+        assert error["radius"] == "3px" and error["label"].startswith("Error on line 3: ") and error["label"] == error["title"], error
+        assert (breakpoint["class"], breakpoint["text"], breakpoint["role"], breakpoint["background"], breakpoint["color"]) == (
+            "breakpoint-marker", "●", "img", "rgba(0, 0, 0, 0)", "rgb(221, 51, 51)"), breakpoint
+        assert breakpoint["label"] == "Breakpoint on line 1" == breakpoint["title"], breakpoint
+        underline = driver.execute_script(
+            "return getComputedStyle(document.querySelector('#editor .error-line .CodeMirror-line')).textDecorationStyle")
+        assert underline == "wavy", underline
         driver.save_screenshot(os.path.join(args.out, "broken-save.png"))
+        click_line_number(driver, 1)
+        wait.until(lambda d: d.execute_script("return window.dashboard.editor.breakpoints()") == [])
         result = macro(args, "run", "bump", "middle", "1")
         assert result["result"] == 6, result
         wait_value(driver, "middle", 6.0, 1.0)
@@ -699,6 +727,15 @@ def run_plain_editor_checks(driver, args):
         wait.until(lambda d: d.find_element(By.ID, "editor-diagnostic").get_attribute("data-line") == "3")
         marked = [li.text for li in driver.find_elements(By.CSS_SELECTOR, "#editor .gutter li.error-line")]
         assert marked == ["3"], marked
+        # The error's marker is a "!" on red after the number, a breakpoint's a red dot before it.
+        driver.find_elements(By.CSS_SELECTOR, "#editor .gutter li")[0].click()
+        wait.until(lambda d: d.execute_script("return window.dashboard.editor.breakpoints()") == [1])
+        error, breakpoint = driver.execute_script(MARKERS_SCRIPT, "#editor .gutter li.error-line", "#editor .gutter li.breakpoint")
+        assert (error["after"], error["afterBackground"], error["before"]) == ('"!"', "rgb(179, 38, 30)", "none"), error
+        assert error["title"].startswith("Error on line 3: "), error
+        assert (breakpoint["before"], breakpoint["beforeColor"], breakpoint["after"]) == ('"●"', "rgb(221, 51, 51)", "none"), breakpoint
+        driver.find_elements(By.CSS_SELECTOR, "#editor .gutter li")[0].click()
+        wait.until(lambda d: d.execute_script("return window.dashboard.editor.breakpoints()") == [])
         text = driver.find_element(By.ID, "editor-diagnostic").text
         assert f"{os.path.join(args.macros_dir, 'bump.js')}:3:" in text, text
         driver.save_screenshot(os.path.join(args.out, "plain-editor.png"))
