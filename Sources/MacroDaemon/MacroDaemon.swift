@@ -55,6 +55,7 @@ public final class MacroDaemon: Service, Sendable {
     /// composition root: builds the parts every service shares (the engine, its host, the stall
     /// recovery), then runs the services in a `ServiceGroup` (see ``ServiceChain``).
     public func run() async throws {
+        let started = HostSettings.bootNanoseconds()
         // The user's umask decides the mode of macro files macrod creates (macro.save); a
         // re-executed macrod (engine restart) inherits it from the first one's environment.
         let userUmask = FileMode.userUmask(current: umask(0o077))
@@ -76,6 +77,8 @@ public final class MacroDaemon: Service, Sendable {
             newFileMode: FileMode.newFile(umask: userUmask))
         settings.history = HistoryLimits(versions: config.historyVersions, bytes: config.historyBytes)
         settings.auditEntries = config.auditEntries
+        // An engine restart is the same macrod: its uptime goes on from the first process's start.
+        settings.started = handover?.started ?? started
         let host = EngineHost(
             environment: environment, hub: hub, settings: settings, version: version, logger: logger)
         resume(host: host, library: environment.library, from: handover)

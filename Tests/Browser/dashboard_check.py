@@ -142,8 +142,54 @@ def click_line_number(driver, line):
     raise AssertionError(f"no line number {line} in the editor's gutter")
 
 
+# Where each element is, for the viewport checks: [top, bottom, left, right], null when missing.
+RECTS_SCRIPT = """
+const rect = (element) => { if (!element) return null; const r = element.getBoundingClientRect();
+  return [r.top, r.bottom, r.left, r.right]; };
+return { viewport: [window.innerWidth, window.innerHeight],
+  continue: rect(document.getElementById('debug-continue')), stack: rect(document.getElementById('debug-stack')),
+  variables: rect(document.getElementById('debug-variables')), line: rect(document.querySelector('#editor .debug-current')) };
+"""
+
+# The visible buttons whose label takes more than one line (each line of a label is a client rect of its own).
+WRAPPED_BUTTONS_SCRIPT = """
+return Array.from(document.querySelectorAll('button')).filter((b) => b.offsetParent !== null && b.textContent.trim())
+  .map((b) => { const range = document.createRange(); range.selectNodeContents(b);
+    return [b.textContent.trim(), new Set(Array.from(range.getClientRects()).map((r) => Math.round(r.top))).size]; })
+  .filter(([, lines]) => lines !== 1);
+"""
+
+# Each visible input with a placeholder: [id, the placeholder's width in the input's font, the room for text].
+PLACEHOLDERS_SCRIPT = """
+const context = document.createElement('canvas').getContext('2d');
+return Array.from(document.querySelectorAll('input[placeholder]')).filter((i) => i.offsetParent !== null).map((i) => {
+  const style = getComputedStyle(i); context.font = style.font;
+  return [i.id, context.measureText(i.placeholder).width, i.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight)]; });
+"""
+
+
+def within_viewport(rects):
+    """The names of the rects (from RECTS_SCRIPT) that are missing or not wholly inside the viewport."""
+    width, height = rects["viewport"]
+    return [name for name in ("continue", "stack", "variables", "line")
+            if rects[name] is None or rects[name][1] <= rects[name][0]
+            or rects[name][0] < 0 or rects[name][1] > height or rects[name][2] < 0 or rects[name][3] > width]
+
+
 def set_editor(driver, text):
     driver.execute_script("window.dashboard.editor.setValue(arguments[0])", text)
+
+
+# Two markers' class, sign, accessible name and computed style ({} for a missing one); with a
+# pseudo-element's content for the plain editor's markers (its gutter draws them with ::before/::after).
+MARKERS_SCRIPT = """
+return Array.from(arguments).map((selector) => { const e = document.querySelector(selector); if (!e) return {};
+  const style = getComputedStyle(e);
+  return { class: e.className, text: e.textContent, role: e.getAttribute('role'), label: e.getAttribute('aria-label') || '',
+    title: e.title, background: style.backgroundColor, color: style.color, radius: style.borderRadius,
+    before: getComputedStyle(e, '::before').content, after: getComputedStyle(e, '::after').content,
+    afterBackground: getComputedStyle(e, '::after').backgroundColor, beforeColor: getComputedStyle(e, '::before').color }; });
+"""
 
 
 def main():
@@ -292,6 +338,57 @@ def run_checks(driver, args):
         wait.until(lambda d: d.execute_script("return window.dashboard.editor.breakpoints()") == [])
     debug_bump()
 
+    @check("in a 1280×800 window, Debug bump pressed at the top of the page shows the paused line, Continue, the call stack and the variables together; the session's end empties the stack and variables")
+    def debug_fits():
+        try:
+            driver.set_window_size(1280, 800)
+            wait.until(lambda d: d.execute_script("return [window.outerWidth, window.outerHeight]") == [1280, 800])
+            driver.execute_script("window.scrollTo(0, 0)")
+            click_line_number(driver, 7)
+            wait.until(lambda d: d.execute_script("return window.dashboard.editor.breakpoints()") == [7])
+            driver.execute_script("window.scrollTo(0, 0)")
+            click(driver, "Debug bump")
+            wait.until(lambda d: d.execute_script("return window.dashboard.editor.currentLine()") == 7)
+            wait.until(lambda d: d.find_element(By.ID, "debug-stack").text == "bump bump.js:7:5")
+            wait.until(lambda d: 'channel: "inner"' in d.find_element(By.ID, "debug-variables").text)
+            try:
+                wait.until(lambda d: within_viewport(d.execute_script(RECTS_SCRIPT)) == [])
+            except TimeoutException:
+                rects = driver.execute_script(RECTS_SCRIPT)
+                raise AssertionError(f"not on screen: {within_viewport(rects)} ({rects})") from None
+            driver.save_screenshot(os.path.join(args.out, "debugger-1280x800.png"))
+            click(driver, "Continue")
+            wait.until(lambda d: d.find_element(By.ID, "debug-status").text == "bump ended: → 5.5")
+            shown = driver.execute_script(
+                "return ['debug-stack', 'debug-variables'].map((id) => [document.getElementById(id).childElementCount,"
+                " document.getElementById(id).textContent])")
+            assert shown == [[0, ""], [0, ""]], shown
+            click_line_number(driver, 7)
+            wait.until(lambda d: d.execute_script("return window.dashboard.editor.breakpoints()") == [])
+        finally:
+            driver.set_window_size(1280, 1400)
+    debug_fits()
+
+    @check("at 1280×800 and at 400 px every button's label is on one line, the debug controls are equally wide, and each placeholder fits its field")
+    def labels():
+        try:
+            for width, height in ((1280, 800), (400, 1400)):
+                driver.set_window_size(width, height)
+                wait.until(lambda d: d.execute_script("return [document.documentElement.clientWidth <= arguments[0], window.innerHeight <= arguments[1]]",
+                                                      width, height) == [True, True])
+                wrapped = driver.execute_script(WRAPPED_BUTTONS_SCRIPT)
+                assert wrapped == [], f"at {width} px these labels take more than one line: {wrapped}"
+                widths = driver.execute_script(
+                    "return Array.from(document.querySelectorAll('#debug .debug-controls button')).map((b) => b.getBoundingClientRect().width)")
+                assert len(widths) == 5 and max(widths) - min(widths) < 0.01, f"at {width} px the debug controls are {widths} px wide"
+                placeholders = driver.execute_script(PLACEHOLDERS_SCRIPT)
+                assert "arg-bump-channel" in [field for field, _, _ in placeholders], placeholders
+                cut = [entry for entry in placeholders if entry[1] > entry[2]]
+                assert cut == [], f"at {width} px these placeholders are cut: {cut}"
+        finally:
+            driver.set_window_size(1280, 1400)
+    labels()
+
     @check("a thrown error shows file:line:column and the stack")
     def thrown():
         field = driver.find_element(By.ID, "arg-bump-channel")
@@ -329,7 +426,23 @@ def run_checks(driver, args):
         marked = driver.find_element(By.CSS_SELECTOR, "#editor .error-line .CodeMirror-linenumber").text
         assert marked == "3", marked
         assert len(driver.find_elements(By.CSS_SELECTOR, "#editor .error-marker")) == 1
+        # The error's marker is not a breakpoint's: another class, sign, shape and colours, and a label.
+        click_line_number(driver, 1)
+        wait.until(lambda d: d.execute_script("return window.dashboard.editor.breakpoints()") == [1])
+        markers = driver.execute_script(MARKERS_SCRIPT, "#editor .error-marker", "#editor .breakpoint-marker")
+        error, breakpoint = markers
+        assert (error["class"], error["text"], error["role"], error["background"], error["color"]) == (
+            "error-marker", "!", "img", "rgb(179, 38, 30)", "rgb(255, 255, 255)"), error
+        assert error["radius"] == "3px" and error["label"].startswith("Error on line 3: ") and error["label"] == error["title"], error
+        assert (breakpoint["class"], breakpoint["text"], breakpoint["role"], breakpoint["background"], breakpoint["color"]) == (
+            "breakpoint-marker", "●", "img", "rgba(0, 0, 0, 0)", "rgb(221, 51, 51)"), breakpoint
+        assert breakpoint["label"] == "Breakpoint on line 1" == breakpoint["title"], breakpoint
+        underline = driver.execute_script(
+            "return getComputedStyle(document.querySelector('#editor .error-line .CodeMirror-line')).textDecorationStyle")
+        assert underline == "wavy", underline
         driver.save_screenshot(os.path.join(args.out, "broken-save.png"))
+        click_line_number(driver, 1)
+        wait.until(lambda d: d.execute_script("return window.dashboard.editor.breakpoints()") == [])
         result = macro(args, "run", "bump", "middle", "1")
         assert result["result"] == 6, result
         wait_value(driver, "middle", 6.0, 1.0)
@@ -678,6 +791,10 @@ def run_plain_editor_checks(driver, args):
         click(driver, "Stop")
         wait.until(lambda d: d.find_element(By.ID, "debug-status").text == "bump ended: error: the debug session was terminated")
         assert driver.execute_script("return window.dashboard.editor.currentLine()") is None
+        shown = driver.execute_script(
+            "return ['debug-stack', 'debug-variables'].map((id) => [document.getElementById(id).childElementCount,"
+            " document.getElementById(id).textContent])")
+        assert shown == [[0, ""], [0, ""]], shown
         gutter_line(7).click()
         wait.until(lambda d: d.execute_script("return window.dashboard.editor.breakpoints()") == [])
         driver.find_element(By.ID, "arg-bump-channel").clear()
@@ -695,6 +812,15 @@ def run_plain_editor_checks(driver, args):
         wait.until(lambda d: d.find_element(By.ID, "editor-diagnostic").get_attribute("data-line") == "3")
         marked = [li.text for li in driver.find_elements(By.CSS_SELECTOR, "#editor .gutter li.error-line")]
         assert marked == ["3"], marked
+        # The error's marker is a "!" on red after the number, a breakpoint's a red dot before it.
+        driver.find_elements(By.CSS_SELECTOR, "#editor .gutter li")[0].click()
+        wait.until(lambda d: d.execute_script("return window.dashboard.editor.breakpoints()") == [1])
+        error, breakpoint = driver.execute_script(MARKERS_SCRIPT, "#editor .gutter li.error-line", "#editor .gutter li.breakpoint")
+        assert (error["after"], error["afterBackground"], error["before"]) == ('"!"', "rgb(179, 38, 30)", "none"), error
+        assert error["title"].startswith("Error on line 3: "), error
+        assert (breakpoint["before"], breakpoint["beforeColor"], breakpoint["after"]) == ('"●"', "rgb(221, 51, 51)", "none"), breakpoint
+        driver.find_elements(By.CSS_SELECTOR, "#editor .gutter li")[0].click()
+        wait.until(lambda d: d.execute_script("return window.dashboard.editor.breakpoints()") == [])
         text = driver.find_element(By.ID, "editor-diagnostic").text
         assert f"{os.path.join(args.macros_dir, 'bump.js')}:3:" in text, text
         driver.save_screenshot(os.path.join(args.out, "plain-editor.png"))

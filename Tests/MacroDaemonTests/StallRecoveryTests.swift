@@ -76,6 +76,29 @@ struct StallRecoveryTests {
         #expect(runs.map { $0["id"] } == [1, 2, 3, 4, 5])
     }
 
+    /// An engine restart re-executes macrod in the same process: the uptime `engine.status`
+    /// reports (the dashboard's) is macrod's since it started, not the new process image's.
+    @Test func theUptimeGoesOnAcrossTheStallRestart() throws {
+        var files = Self.files
+        files["stuck.js"] = "async function stuck() { for (;;) await null; }"
+        let daemon = try DaemonProcess(files: files, config: Self.config)
+        let pid = daemon.pid
+        let client = try daemon.client()
+        let before = try #require(try client.call("engine.status")["uptime"].doubleValue)
+        // Taken after that answer: macrod's uptime grows at least this much until the next read.
+        let read = ContinuousClock.now
+        try client.send(raw: #"{"jsonrpc":"2.0","id":7,"method":"macro.call","params":{"name":"stuck"}}"#)
+        #expect(try reply(client, id: 7)["error"]["code"] == .number(Double(RPCError.timeout)))
+        // The engine is stuck until the exec: the new process answers this.
+        let elapsed = ContinuousClock.now - read
+        let after = try #require(try client.call("engine.status")["uptime"].doubleValue)
+        #expect(daemon.log.contains("serving again"), "\(daemon.log)")
+        #expect(daemon.pid == pid)
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        // The uptime is rounded to the millisecond.
+        #expect(after >= before + seconds - 0.001, "uptime \(before) s, then \(after) s after the restart, \(seconds) s later")
+    }
+
     @Test(arguments: runaways)
     func anEndlessPromiseChainIsStoppedAndEverythingElseGoesOn(_ source: String) throws {
         var files = Self.files

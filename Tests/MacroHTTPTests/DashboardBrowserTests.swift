@@ -61,8 +61,8 @@ struct DashboardBrowserTests {
             ])
         print(result.stdout)
         #expect(result.status == 0, "\(result)\n--- macrod\n\(dashboard.daemon.log)")
-        #expect(result.stdout.contains("browser: 27 passed, 0 failed"), "\(result.stdout)")
-        for screenshot in ["dashboard.png", "broken-save.png", "running.png", "history.png", "runs.png", "dashboard-dark.png", "daemon-gone.png"] {
+        #expect(result.stdout.contains("browser: 29 passed, 0 failed"), "\(result.stdout)")
+        for screenshot in ["dashboard.png", "debugger-1280x800.png", "broken-save.png", "running.png", "history.png", "runs.png", "dashboard-dark.png", "daemon-gone.png"] {
             #expect(FileManager.default.fileExists(atPath: Self.outputDirectory + "/" + screenshot), "\(screenshot) missing")
         }
     }

@@ -88,6 +88,9 @@ package final class EngineHost: Sendable {
         history.audit.limit = settings.read(\.auditEntries)
     }
 
+    /// When macrod started (``HostSettings/started``): handed over to the process an engine restart starts.
+    var started: UInt64 { settings.read(\.started) }
+
     /// Requests waiting for or running on the engine.
     var pending: Int { router.lane.pending }
     /// Requests on the engine (or waiting for a call to stop), answerable by a restart.

@@ -24,6 +24,9 @@ package struct HostSettings: Sendable {
     package var history = HistoryLimits()
     /// `audit_entries`: how many audit events are kept.
     package var auditEntries = 10_000
+    /// When macrod started (``HostSettings/bootNanoseconds()``), what `engine.status`'s uptime
+    /// counts from: the first process's start, which an engine restart (a re-exec) hands over.
+    var started = HostSettings.bootNanoseconds()
 
     /// Settings with the defaults of a config; `socket` is what `engine.status` reports.
     package init(engineEval: Bool = false, queueLimit: Int = 1024, socket: String, fsync: FsyncPolicy = .interval, newFileMode: mode_t = 0o644) {
@@ -32,6 +35,17 @@ package struct HostSettings: Sendable {
         self.socket = socket
         self.fsync = fsync
         self.newFileMode = newFileMode
+    }
+}
+
+extension HostSettings {
+    /// Nanoseconds since the machine booted, suspended time included (CLOCK_BOOTTIME, the clock
+    /// of Swift's `ContinuousClock` on Linux): one clock for every process, so an instant read by
+    /// macrod before an engine restart still means the same after the exec.
+    static func bootNanoseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_BOOTTIME, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
     }
 }
 

@@ -27,7 +27,6 @@ final class EngineMethods: Sendable, RPCMethodHandlers {
     /// The version history and the audit log.
     let changes: History
     let version: String
-    let started = ContinuousClock.now
 
     init(
         engine: MacroEngine, model: ProgressModel, library: MacroLibrary, hub: NotificationHub, settings: SettingsBox,

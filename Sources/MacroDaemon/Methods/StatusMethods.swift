@@ -11,12 +11,13 @@ extension EngineMethods {
         let connection = request.connection
         let entries = library.entries
         let libEntries = library.libEntries
-        let uptime = ContinuousClock.now - started
-        let (socket, dashboard) = settings.read { ($0.socket, $0.dashboard) }
+        // Since macrod started, across engine restarts (each one a new process image).
+        let (socket, dashboard, started) = settings.read { ($0.socket, $0.dashboard, $0.started) }
+        let uptime = Double(HostSettings.bootNanoseconds() &- started) / 1e9
         var fields: OrderedFields = [
             "version": .string(version),
             "pid": .number(Double(getpid())),
-            "uptime": .number(((Double(uptime.components.seconds) + Double(uptime.components.attoseconds) / 1e18) * 1000).rounded() / 1000),
+            "uptime": .number((uptime * 1000).rounded() / 1000),
             "socket": .string(socket),
             "macrosDir": .string(library.directory),
             "macros": ["ok": .number(Double(entries.filter { $0.status == .ok }.count)), "broken": .number(Double(entries.filter { $0.status == .error }.count))],

@@ -50,6 +50,9 @@ struct Handover: Codable, Sendable {
     var shuttingDown = false
     /// Why the last restart happened (logged by the new process).
     var reason: String = ""
+    /// When macrod started (``HostSettings/bootNanoseconds()``): the first process's start, so
+    /// the uptime `engine.status` reports does not begin again at each restart.
+    var started: UInt64? = nil
     /// When the stall was noticed (wall clock, seconds since 1970): the new process logs the time to serve again.
     var stalledAt: Double = 0
 

@@ -260,6 +260,7 @@ final class StallRecovery: Sendable {
         handover.paused = verdict.paused
         handover.totalRestarts = (previous?.totalRestarts ?? 0) + 1
         handover.reason = reason
+        handover.started = host.started
         handover.stalledAt = Date().timeIntervalSince1970
         handover.shuttingDown = shutdownRequested.load(ordering: .relaxed) || (previous?.shuttingDown ?? false)
         let failure = handover.execute()

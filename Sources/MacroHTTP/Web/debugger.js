@@ -130,6 +130,28 @@ async function stopped(stop) {
     }, `${frame.name} ${shortPath(frame.file)}:${frame.line}:${frame.column}`)));
   });
   if (frames.length) await selectFrame(frames[0]);
+  revealPause();
+}
+
+/**
+ * Brings the paused line and the debugger (its controls, the call stack and the variables) on
+ * screen together when they fit: the editor's card goes to the top when the debugger is beside
+ * it (a wide window). When the variables do not fit as well, the controls and the editor do.
+ */
+function revealPause() {
+  const card = $('editor').closest('.card');
+  if (!card) return;
+  const top = Math.min(card.getBoundingClientRect().top, $('debug').getBoundingClientRect().top);
+  const editorBottom = $('editor').getBoundingClientRect().bottom;
+  const margin = parseFloat(getComputedStyle(card).scrollMarginTop) || 0;
+  for (const last of ['debug-variables', 'debug-stack', 'debug-continue']) {
+    const bottom = Math.max(editorBottom, $(last).getBoundingClientRect().bottom);
+    if (top >= 0 && bottom <= window.innerHeight) return;
+    if (bottom - top + margin <= window.innerHeight) {
+      card.scrollIntoView({ block: 'start' });
+      return;
+    }
+  }
 }
 
 /** @param {DebugFrame} frame */
@@ -200,6 +222,10 @@ function terminated(end) {
   debugState.session = null;
   debugState.stopped = false;
   debugState.frame = null;
+  // The session's frames and values are gone with it.
+  debugState.frames = [];
+  $('debug-stack').textContent = '';
+  $('debug-variables').textContent = '';
   editor().showCurrentLine(null);
   renderControls();
 }

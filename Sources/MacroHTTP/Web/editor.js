@@ -59,6 +59,8 @@ window.MacroEditor = (() => {
         marker.className = 'breakpoint-marker';
         marker.textContent = '●';
         marker.title = `Breakpoint on line ${index + 1}`;
+        marker.setAttribute('role', 'img');
+        marker.setAttribute('aria-label', marker.title);
       }
       cm.setGutterMarker(index, 'breakpoints', marker);
     }
@@ -98,9 +100,12 @@ window.MacroEditor = (() => {
         this.clearError();
         const index = Math.max(0, Math.min(line - 1, cm.lineCount() - 1));
         const marker = document.createElement('span');
+        // Not a breakpoint's dot: a "!" of its own shape and colours, named for what it marks.
         marker.className = 'error-marker';
-        marker.textContent = '●';
-        marker.title = message;
+        marker.textContent = '!';
+        marker.title = `Error on line ${index + 1}: ${message}`;
+        marker.setAttribute('role', 'img');
+        marker.setAttribute('aria-label', marker.title);
         cm.setGutterMarker(index, 'error-gutter', marker);
         marked = cm.addLineClass(index, 'wrap', 'error-line');
         cm.scrollIntoView({ line: index, ch: 0 }, 60);
@@ -195,7 +200,7 @@ window.MacroEditor = (() => {
         errorAt = line;
         numbers();
         const item = /** @type {HTMLElement | undefined} */ (gutter.children[line - 1]);
-        if (item) { item.title = message; area.scrollTop = item.offsetTop - 40; }
+        if (item) { item.title = `Error on line ${line}: ${message}`; area.scrollTop = item.offsetTop - 40; }
       },
       clearError() {
         errorAt = null;
