@@ -475,7 +475,7 @@ function describeError(reason) {
     // JSC's `name@file:line:col` frames, shown like the CLI (Node style).
     for (const frame of (data.stack || '').split('\n').filter(Boolean)) {
       const at = frame.indexOf('@');
-      text += '\n    at ' + (at < 0 ? frame : at === 0 ? frame.slice(1) : `${frame.slice(0, at)} (${frame.slice(at + 1)})`);
+      text += '\n    at ' + (at < 0 ? `<anonymous> (${frame})` : `${at === 0 ? '<anonymous>' : frame.slice(0, at)} (${frame.slice(at + 1)})`);
     }
     return text;
   }
