@@ -64,6 +64,18 @@ struct RunLogTests {
         #expect(record.turns.count == 1)
     }
 
+    @Test func anAsyncRunsLastTurnIsInItsRecord() throws {
+        let (engine, runs) = try Self.log(RunLog.Limits())
+        let later = try engine.setMethod(
+            javascript: "async function later(n) { progress.inner = 1; await sleep(1); console.log('after'); progress.inner = n; return n }", key: "later")
+        #expect(try later.call([4]) == 4)
+        let record = try #require(runs.list(macro: "later").first)
+        #expect(record.changes.map { [$0.channel, "\($0.from)", "\($0.to)", "\($0.kept)"] } == [["inner", "0.0", "1.0", "true"], ["inner", "1.0", "4.0", "true"]])
+        #expect(record.console.map(\.message) == ["after"])
+        #expect(record.turns.count == 2)
+        #expect(record.result == 4)
+    }
+
     @Test func withoutALogNothingIsRecorded() throws {
         let (engine, runs) = try Self.log(RunLog.Limits())
         engine.runLog = nil

@@ -211,7 +211,11 @@ extension MacroEngine {
         }
         unregisterRunning(context.id)
         runtime.watchdog.cancellations.remove(context.id)
-        if let runs = context.runs, let draft = context.draft { runs.finished(draft, outcome: result) }
+        if let runs = context.runs, let draft = context.draft {
+            // Inside a turn (an async call resolving in a later turn, as a sync one in its
+            // first), the record waits for the turn's end: what that turn changed is the run's.
+            if runtime.inTransaction { runtime.runsEnding.append((runs, draft, result)) } else { runs.finished(draft, outcome: result) }
+        }
         // Inside a turn, the caller hears the outcome after the turn commits or rolls back. A
         // call still in its first turn has no promise yet: its outcome is kept, and its caller
         // reads it once that turn has ended (``invokeOutcome``).

@@ -177,6 +177,12 @@ extension MacroEngine {
         }
         defer {
             runtime.inTransaction = false
+            // The runs that ended in this turn, now that their records have its changes (before
+            // their callers hear of them).
+            if !runtime.runsEnding.isEmpty {
+                for ending in runtime.runsEnding { ending.runs.finished(ending.draft, outcome: ending.outcome, atTurnEnd: true) }
+                runtime.runsEnding.removeAll(keepingCapacity: true)
+            }
             if !runtime.afterTurn.isEmpty {
                 let waiting = runtime.afterTurn
                 runtime.afterTurn.removeAll()

@@ -70,6 +70,9 @@ final class JSRuntime {
     var inTransaction = false
     /// Work to run once the current turn has committed or rolled back (completing callers).
     var afterTurn: [() -> Void] = []
+    /// Runs that ended inside the current turn: their records are finished when it ends, with
+    /// what it changed (its capacity is kept: no allocation per call).
+    var runsEnding: [(runs: RunLog, draft: RunDraft, outcome: Result<MacroValue, any Error>)] = []
     /// The invoke helpers by arity (``invokeHelper(arity:)``), made once, kept protected.
     var invokeHelperRefs: [JSObjectRef] = []
     var pendingSentinelRef: JSObjectRef?

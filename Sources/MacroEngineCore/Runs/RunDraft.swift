@@ -14,8 +14,11 @@ final class RunDraft {
     let arguments: [MacroValue]
     /// When it began (uptime nanoseconds).
     let began: UInt64
-    /// When it began (wall clock, seconds since 1970).
-    let startedAt: Double
+    /// When it began (wall clock, seconds since 1970): from ``began`` by the log's offset, or
+    /// as read back from the file.
+    var startedAt: Double
+    /// When its last turn ended (uptime nanoseconds, 0: none yet).
+    var lastTurnEnded: UInt64 = 0
     /// Who started it (nil: the log's default).
     var origin: String?
     /// The channels' committed values when it began, in channel order: the first four in

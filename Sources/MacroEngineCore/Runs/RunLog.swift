@@ -124,8 +124,8 @@ public final class RunLog: Sendable {
     /// A run of `macro` begins: its draft, which the call carries (no lock while it runs). The
     /// values and the store are read as the run finds them; nothing else is done until it ends.
     func began(call: Int, macro: String, version: UInt64?, arguments: [MacroValue]) -> RunDraft {
-        let draft = RunDraft(
-            call: call, macro: macro, version: version, arguments: arguments, began: NIODeadline.now().uptimeNanoseconds, startedAt: Self.wallClock())
+        let began = NIODeadline.now().uptimeNanoseconds
+        let draft = RunDraft(call: call, macro: macro, version: version, arguments: arguments, began: began, startedAt: wallOffset + Double(began) / 1e9)
         model.forEachCommittedValue { index, value in draft.valueBefore(index, value) }
         draft.storeBefore = store.committedEntries(macro, upTo: Self.storeSnapshotBytes)
         if expectedOrigins.load(ordering: .relaxed) > 0 {
@@ -139,6 +139,7 @@ public final class RunLog: Sendable {
     /// it changed is read now. `began`/`ended`: the turn's uptime nanoseconds.
     func turnEnding(_ draft: RunDraft, failed: Bool, began: UInt64, ended: UInt64) {
         guard !draft.sealed else { return }
+        draft.lastTurnEnded = ended
         let ms = Double(ended &- began) / 1e6
         draft.javascriptMs += ms
         if draft.turnCount < Self.turnsKept {
@@ -153,9 +154,11 @@ public final class RunLog: Sendable {
     }
 
     /// The draft's run ended with `outcome`: the draft, sealed, joins its macro's rings.
-    func finished(_ draft: RunDraft, outcome: Result<MacroValue, any Error>) {
+    /// `atTurnEnd`: the turn it ended in has just ended (its end is the run's; no clock read).
+    func finished(_ draft: RunDraft, outcome: Result<MacroValue, any Error>, atTurnEnd: Bool = false) {
         guard !draft.sealed else { return }
-        draft.totalMs = Double(NIODeadline.now().uptimeNanoseconds &- draft.began) / 1e6
+        let ended = atTurnEnd && draft.lastTurnEnded != 0 ? draft.lastTurnEnded : NIODeadline.now().uptimeNanoseconds
+        draft.totalMs = Double(ended &- draft.began) / 1e6
         switch outcome {
         case .success(let value): draft.result = value
         case .failure(let error): draft.error = (error as? MacroError) ?? MacroError(code: .threw, message: "\(error)", macro: draft.macro)
@@ -174,12 +177,13 @@ public final class RunLog: Sendable {
         recorded { state.withLock { _ in draft.record(channels: channels, defaultOrigin: "") } }
     }
 
-    /// Now, in seconds since 1970 (`clock_gettime`: `Date()` costs more, per run).
-    private static func wallClock() -> Double {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
-    }
+    /// The wall clock minus the uptime clock, in seconds, read once: a run's start is its uptime
+    /// plus this (one clock read per run, not two; a wall-clock step after this is not seen).
+    private let wallOffset: Double = {
+        var wall = timespec()
+        clock_gettime(CLOCK_REALTIME, &wall)
+        return Double(wall.tv_sec) + Double(wall.tv_nsec) / 1e9 - Double(NIODeadline.now().uptimeNanoseconds) / 1e9
+    }()
 
     /// Records call `call` of `macro` as a failure with `reason` without its details: the engine
     /// is being restarted under it (the stall recovery's thread cannot read the running call).
