@@ -24,8 +24,10 @@ public final class MacroMethod: Sendable {
     }
 
     /// Creates the method and registers it. A source that does not load leaves the method without
-    /// a function: ``call(_:timeLimit:)`` then throws that error.
-    public init(javascript: String, key: String, file: String? = nil, engine: MacroEngine = .shared) {
+    /// a function: ``call(_:timeLimit:)`` then throws that error. The engine is passed in (an
+    /// embedder that wants the singleton passes ``MacroEngine/shared``): nothing reaches for it
+    /// by default.
+    public init(javascript: String, key: String, file: String? = nil, engine: MacroEngine) {
         self.engine = engine
         self.key = key
         self.file = file ?? "\(key).js"
