@@ -93,7 +93,8 @@ release: deps
 # CI's check of the release binaries `make run` and `make bench` use: each must parse its
 # arguments (a statically linked Swift runtime once lost argv; debug builds did not show it;
 # `macro --help` would print the root help even then, so macro and macro-local are asked for
-# `run --help`), and macro must not link JavaScriptCore (docs/cli.md, "A thin macro").
+# `run --help`), and macro must not link JavaScriptCore (docs/cli.md, "A thin macro") nor load
+# the Swift runtime as shared libraries (Package.swift: its start is most of `macro run`).
 release-check: release
 	@BIN=$$($(RELEASE_BIN)); \
 	for tool in macro macrod macro-bench; do \
@@ -107,7 +108,9 @@ release-check: release
 		*) echo "error: release $$tool run --help printed '$$out', not run's help" >&2; exit 1;; esac; \
 	done; \
 	if ldd $$BIN/macro | grep -q javascriptcoregtk; then echo "error: release macro links JavaScriptCore" >&2; exit 1; fi; \
-	echo "==> macro links no JavaScriptCore"
+	echo "==> macro links no JavaScriptCore"; \
+	if ldd $$BIN/macro | grep -qE 'libswift|Foundation'; then echo "error: release macro loads the Swift runtime as a shared library (Package.swift links it statically)" >&2; exit 1; fi; \
+	echo "==> macro links the Swift runtime statically"
 
 # The main job: macrod in the foreground with the repo's config/ and macros/ (Ctrl-C stops it).
 run: release codemirror-deps
