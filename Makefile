@@ -76,16 +76,19 @@ browser-deps:
 build: deps
 	$(SWIFT) build
 
-# Release binaries link the Swift runtime and Foundation statically: `macro` starts ~30% faster
-# (docs/performance.md), and the binaries do not depend on the toolchain's shared libraries.
+# Release binaries: `macro-local` and `macrod` use the Swift runtime and Foundation as shared
+# libraries, which the package installs once, in /usr/lib/macroengine (RUNPATH
+# $ORIGIN/../lib/macroengine; in .build the toolchain's own folder, first in the RUNPATH, serves
+# them); linked statically into each binary they made it 188 MB installed (issue 39,
+# docs/performance.md, "Installed size"). `macro` links them statically all the same (Package.swift):
+# loading a dozen shared libraries would more than double its start, most of `macro run`.
 # Every target that uses the release binaries builds them with these flags and asks for their
 # folder with the same flags (RELEASE_BIN), so one build serves them all: `make run && make deb &&
 # make run` compiles once. They link with lld, as `macro` always does (Package.swift): the static
 # Foundation's temporary-file helper calls mktemp(3), and gold prints glibc's link-time note
 # about it ("the use of `mktemp' is dangerous") for every binary that links Foundation; lld
-# does not print those notes (the binaries link the same libraries either way, and their sizes
-# differ by less than 0.2%).
-RELEASE_FLAGS := -c release --static-swift-stdlib -Xswiftc -use-ld=lld
+# does not print those notes.
+RELEASE_FLAGS := -c release -Xswiftc -use-ld=lld -Xlinker -rpath=\$$ORIGIN/../lib/macroengine
 RELEASE_BIN    = $(SWIFT) build $(RELEASE_FLAGS) --show-bin-path
 release: deps
 	$(SWIFT) build $(RELEASE_FLAGS)
@@ -93,7 +96,8 @@ release: deps
 # CI's check of the release binaries `make run` and `make bench` use: each must parse its
 # arguments (a statically linked Swift runtime once lost argv; debug builds did not show it;
 # `macro --help` would print the root help even then, so macro and macro-local are asked for
-# `run --help`), and macro must not link JavaScriptCore (docs/cli.md, "A thin macro").
+# `run --help`), and macro must not link JavaScriptCore (docs/cli.md, "A thin macro") nor load
+# the Swift runtime as shared libraries (Package.swift: its start is most of `macro run`).
 release-check: release
 	@BIN=$$($(RELEASE_BIN)); \
 	for tool in macro macrod macro-bench; do \
@@ -107,7 +111,9 @@ release-check: release
 		*) echo "error: release $$tool run --help printed '$$out', not run's help" >&2; exit 1;; esac; \
 	done; \
 	if ldd $$BIN/macro | grep -q javascriptcoregtk; then echo "error: release macro links JavaScriptCore" >&2; exit 1; fi; \
-	echo "==> macro links no JavaScriptCore"
+	echo "==> macro links no JavaScriptCore"; \
+	if ldd $$BIN/macro | grep -qE 'libswift|Foundation'; then echo "error: release macro loads the Swift runtime as a shared library (Package.swift links it statically)" >&2; exit 1; fi; \
+	echo "==> macro links the Swift runtime statically"
 
 # The main job: macrod in the foreground with the repo's config/ and macros/ (Ctrl-C stops it).
 run: release codemirror-deps
@@ -227,9 +233,10 @@ format-check:
 # The Debian package (packaging/build-deb.sh): the release binaries, the systemd user unit,
 # completions, man pages (swift-argument-parser's generate-manual), the example config and
 # macros; Depends from dpkg-shlibdeps and dpkg-query; checked by lintian. dpkg-dev (dpkg-shlibdeps,
-# dpkg-parsechangelog), lintian and systemd (systemd-analyze, for deb-test) are installed when
-# missing. dpkg-deb --root-owner-group makes the files root's without fakeroot.
-DEB_TOOLS := dpkg-shlibdeps:dpkg-dev dpkg-parsechangelog:dpkg-dev lintian:lintian systemd-analyze:systemd man:man-db
+# dpkg-parsechangelog), chrpath (the binaries' RUNPATH), lintian and systemd (systemd-analyze, for
+# deb-test) are installed when missing. dpkg-deb --root-owner-group makes the files root's without
+# fakeroot.
+DEB_TOOLS := dpkg-shlibdeps:dpkg-dev dpkg-parsechangelog:dpkg-dev chrpath:chrpath lintian:lintian systemd-analyze:systemd man:man-db
 deb-deps: deps codemirror-deps
 	@missing=""; for pair in $(DEB_TOOLS); do \
 		command -v $${pair%%:*} >/dev/null || case " $$missing " in *" $${pair#*:} "*) ;; *) missing="$$missing $${pair#*:}";; esac; \

@@ -134,14 +134,25 @@ let package = Package(
             ],
             exclude: ["link"],
             // `macro run` is a whole process per call, and most of its time is the start
-            // (docs/performance.md): lld packs the ~78,000 relative relocations of the position-
-            // independent binary (DT_RELR, glibc 2.36), and link/libstdc++.so makes libstdc++
-            // static, so no libstdc++.so is loaded and relocated. The binary stays PIE.
+            // (docs/performance.md): in release builds `macro` links the Swift runtime and
+            // Foundation statically (-static-stdlib), where `macro-local` and `macrod` share them
+            // as shared libraries (the Makefile's RELEASE_FLAGS; the package installs them once,
+            // in /usr/lib/macroengine): loading and binding a dozen shared libraries would more
+            // than double its start (docs/performance.md, "Installed size"). lld packs the
+            // ~78,000 relative relocations of the position-independent binary (DT_RELR, glibc
+            // 2.36), and link/libstdc++.so makes libstdc++ static, so no libstdc++.so is loaded
+            // and relocated. The binary stays PIE.
             linkerSettings: [
                 .unsafeFlags([
                     "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
                     "-L", Context.packageDirectory + "/Sources/macro/link",
-                ])
+                ]),
+                // The modules are compiled for the shared Foundation (the build's flags are the
+                // other binaries'), whose shared libraries carry CoreFoundation, its shims,
+                // collections and ICU inside; linked statically, those are archives of their
+                // own in the toolchain's swift_static, named here. `make release-check` checks
+                // that macro loads no Swift library.
+                .unsafeFlags(["-static-stdlib", "-lCoreFoundation", "-l_FoundationCShims", "-l_FoundationCollections", "-l_FoundationICU"], .when(configuration: .release)),
             ]
         ),
         // `macro-local`: the same commands, with their in-process parts (the engine, the macros

@@ -3,6 +3,8 @@
 # Debian's own tools (dpkg-shlibdeps for the libraries' versions, dpkg-deb, lintian).
 #
 #   /usr/bin/macro, macro-local, macrod          release binaries (RELEASE_FLAGS), stripped
+#   /usr/lib/macroengine/*.so                    the Swift runtime and Foundation, once, for
+#                                                 macro-local and macrod (macro links them statically)
 #   /usr/lib/systemd/user/macrod.service         config/macrod.service, ExecStart in /usr/bin
 #   /usr/libexec/macroengine/macrod-user-setup   the unit's first start: config and macros for the user
 #   /usr/share/macroengine/{config,macros}       the example config and macros (the repo's layout)
@@ -22,7 +24,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SWIFT=${SWIFT:-swift}
-read -r -a RELEASE <<< "${RELEASE_FLAGS:--c release --static-swift-stdlib -Xswiftc -use-ld=lld}"
+read -r -a RELEASE <<< "${RELEASE_FLAGS:--c release -Xswiftc -use-ld=lld -Xlinker -rpath=\$ORIGIN/../lib/macroengine}"
 OUT=${DEB_OUTPUT_DIR:-.}
 PKG=macroengine
 DEBIAN_DIR=packaging/debian
@@ -56,10 +58,38 @@ rm -rf "$WORK"
 mkdir -p "$ROOT/DEBIAN"
 
 # Binaries, stripped as dh_strip does.
+strip_elf() { strip --strip-unneeded --remove-section=.comment --remove-section=.note "$1"; }
 for tool in macro macro-local macrod; do
     install -D -m 755 "$BIN/$tool" "$ROOT/usr/bin/$tool"
-    strip --strip-unneeded --remove-section=.comment --remove-section=.note "$ROOT/usr/bin/$tool"
+    strip_elf "$ROOT/usr/bin/$tool"
 done
+
+# The Swift runtime and Foundation, once (issue 39: linked statically into each binary, they made
+# the package 189 MiB installed; three copies of ICU's data alone were 99 MiB). macro-local and macrod link them as
+# shared libraries (RELEASE_FLAGS) and find them in /usr/lib/macroengine, a private folder (the
+# toolchain's libraries have no stable ABI; no other package may use them), through the RUNPATH
+# $ORIGIN/../lib/macroengine; in .build the toolchain's folder, which swiftc puts first in the
+# RUNPATH, serves them. Which libraries: those the loader takes from the toolchain's runtime
+# folder for the two binaries (ldd, so ICU's, which Foundation loads, too). macro links them
+# statically (Package.swift: its start is most of `macro run`), so its RUNPATH goes.
+LIBDIR=usr/lib/$PKG
+RUNTIME_DIR=$("$SWIFT" -print-target-info | sed -n '/"runtimeLibraryPaths"/,/]/s|^ *"\(/[^"]*\)".*|\1|p' | head -1)
+[ -d "$RUNTIME_DIR" ] || fail "swift -print-target-info gave no runtime library folder ($RUNTIME_DIR)"
+runtime_libs=$(ldd "$BIN/macro-local" "$BIN/macrod" | awk -v dir="$RUNTIME_DIR/" 'index($3, dir) == 1 { print $3 }' | sort -u)
+[ -n "$runtime_libs" ] || fail "macro-local and macrod load no library from $RUNTIME_DIR: RELEASE_FLAGS link the Swift runtime statically?"
+ldd "$BIN/macro" | grep -q "$RUNTIME_DIR/" && fail "$BIN/macro loads the Swift runtime from $RUNTIME_DIR: it must link it statically (Package.swift)"
+for lib in $runtime_libs; do
+    install -D -m 644 "$lib" "$ROOT/$LIBDIR/$(basename "$lib")"
+    strip_elf "$ROOT/$LIBDIR/$(basename "$lib")"
+done
+# chrpath rewrites the RUNPATH string in place (a shorter one), so nothing else in the file moves.
+for tool in macro-local macrod; do chrpath -r "\$ORIGIN/../lib/$PKG" "$ROOT/usr/bin/$tool" >/dev/null; done
+chrpath -d "$ROOT/usr/bin/macro"
+for tool in macro macro-local macrod; do
+    missing=$(ldd "$ROOT/usr/bin/$tool" | grep -E "not found|$RUNTIME_DIR/" || true)
+    [ -z "$missing" ] || fail "$ROOT/usr/bin/$tool does not find its libraries in the package: $missing"
+done
+echo "    $LIBDIR: $(echo "$runtime_libs" | wc -l) libraries, $(du -k -s "$ROOT/$LIBDIR" | cut -f1) KiB"
 
 # The systemd user unit: the repo's, with macrod from /usr/bin and the first start's setup.
 unit=$ROOT/usr/lib/systemd/user/macrod.service
@@ -96,9 +126,9 @@ install -D -m 644 "$WORK/macro.fish" "$ROOT/usr/share/fish/vendor_completions.d/
 # (`generate-manual BINARY --output-directory DIR`, which runs BINARY --experimental-dump-help).
 # By default the tool is built beside the release binaries and run on them: the plugin
 # (`swift package plugin generate-manual`, MANUAL=plugin) works offline too, but it builds the
-# whole package in release mode without --static-swift-stdlib, which recompiles every module
-# (5 min here) and relinks the release binaries dynamically, so the next `make release` compiles
-# everything again (6 min). macrod in section 8; macro in section 1 with a page per subcommand
+# whole package in release mode without RELEASE_FLAGS (lld, the RUNPATH), which recompiles
+# every module (5 min here) and relinks the release binaries without them, so the next `make
+# release` compiles everything again (6 min). macrod in section 8; macro in section 1 with a page per subcommand
 # (macro-run(1), ...: packaging/man-pages.sh); macro-local takes macro's command line, so its
 # page is macro's.
 MAN=$WORK/man
@@ -114,7 +144,7 @@ if [ "${MANUAL:-}" = plugin ]; then
             cat "$WORK/generate-manual.log" >&2; fail "the generate-manual plugin failed"; }
         if [ "$section" = 8 ]; then cp "$PLUGIN_OUT/macrod/macrod.8" "$MAN/8/"; else cp "$PLUGIN_OUT"/macro/*.1 "$MAN/1/"; fi
     done
-    echo "    note: the plugin relinked $BIN's binaries without --static-swift-stdlib: make release rebuilds them"
+    echo "    note: the plugin relinked $BIN's binaries without RELEASE_FLAGS: make release rebuilds them"
 else
     # `make deb` builds it beforehand, from make as `make release` does: SwiftPM plans a build
     # again when the environment differs (this script's shell has its own PWD, SHLVL, ...), and
@@ -155,12 +185,14 @@ install -D -m 644 "$DEBIAN_DIR/lintian-overrides" "$ROOT/usr/share/lintian/overr
 step "Depends (dpkg-shlibdeps, dpkg-query)"
 mkdir -p "$WORK/debian"
 printf 'Source: %s\n\nPackage: %s\nArchitecture: any\n' "$PKG" "$PKG" > "$WORK/debian/control"
-shlibs=$(cd "$WORK" && dpkg-shlibdeps -O root/usr/bin/macro root/usr/bin/macro-local root/usr/bin/macrod)
+# The private libraries are the package's own: dpkg-shlibdeps looks them up in the package (-l),
+# and their own dependencies (libstdc++, glibc) count too.
+shlibs=$(cd "$WORK" && dpkg-shlibdeps -O -l"root/$LIBDIR" root/usr/bin/macro root/usr/bin/macro-local root/usr/bin/macrod root/"$LIBDIR"/*.so)
 shlibs=${shlibs#shlibs:Depends=}
 # dpkg-shlibdeps goes by the symbols a binary takes, not by a version it needs without one:
 # macro's packed relative relocations (DT_RELR, Package.swift) need the loader of glibc 2.36
 # (GLIBC_ABI_DT_RELR), which dpkg-shlibdeps does not count.
-relr=$(readelf -V "$ROOT"/usr/bin/macro "$ROOT"/usr/bin/macro-local "$ROOT"/usr/bin/macrod | grep -c 'Name: GLIBC_ABI_DT_RELR' || true)
+relr=$(readelf -V "$ROOT"/usr/bin/macro "$ROOT"/usr/bin/macro-local "$ROOT"/usr/bin/macrod "$ROOT/$LIBDIR"/*.so | grep -c 'Name: GLIBC_ABI_DT_RELR' || true)
 if [ "$relr" -gt 0 ]; then
     libc=$(echo "$shlibs" | sed -nE 's/.*libc6 \(>= ([^)]*)\).*/\1/p')
     [ -n "$libc" ] || fail "dpkg-shlibdeps gave no versioned libc6: $shlibs"

@@ -13,8 +13,9 @@ import Glibc
 /// the dynamic loader as a `NEEDED` library of whatever links the engine, so every start of a
 /// binary that contains the engine maps and relocates it (with glib and ICU) before `main`.
 /// Loading it lazily in one binary would mean building the engine as a shared library and
-/// `dlopen`ing it, which needs the Swift runtime as a shared library too; the release binaries
-/// link it statically (a second copy in the library would not work). `exec` keeps the pid, the
+/// `dlopen`ing it, which needs the Swift runtime as a shared library in `macro` too; `macro`'s
+/// release binary links it statically, for its start (a second copy in the library would not
+/// work). `exec` keeps the pid, the
 /// terminal, the open descriptors, the signal mask and ignored signals, so exit codes, stdout,
 /// stderr, Ctrl-C, a `kill` of the pid and a terminal editor behave exactly as if `macro` had
 /// run the engine itself; the cost is one more `execve` on the in-process commands only.

@@ -46,11 +46,12 @@ VERSION=$(dpkg-query -W -f '${Version}' macroengine)
 dpkg -L macroengine | sort > "$TMP/installed.txt"
 # What the package put on the machine: its files and links, and the folders only it uses.
 while read -r path; do [ -d "$path" ] && [ ! -L "$path" ] || echo "$path"; done < "$TMP/installed.txt" > "$TMP/files.txt"
-grep -E '^/usr/(share|libexec)/macroengine(/|$)|^/usr/share/doc/macroengine(/|$)' "$TMP/installed.txt" > "$TMP/own-dirs.txt"
+grep -E '^/usr/(share|libexec|lib)/macroengine(/|$)|^/usr/share/doc/macroengine(/|$)' "$TMP/installed.txt" > "$TMP/own-dirs.txt"
 echo "    $(wc -l < "$TMP/files.txt") files, Depends: $(dpkg-query -W -f '${Depends}' macroengine)"
 
 for path in /usr/bin/macro /usr/bin/macro-local /usr/bin/macrod /usr/lib/systemd/user/macrod.service \
     /usr/libexec/macroengine/macrod-user-setup \
+    /usr/lib/macroengine/libswiftCore.so /usr/lib/macroengine/libFoundation.so \
     /usr/share/bash-completion/completions/macro /usr/share/zsh/vendor-completions/_macro \
     /usr/share/fish/vendor_completions.d/macro.fish \
     /usr/share/man/man1/macro.1.gz /usr/share/man/man1/macro-run.1.gz /usr/share/man/man1/macro-local.1.gz \
@@ -70,6 +71,22 @@ for tool in macrod macro macro-local; do
     if [ "$out" = "$VERSION" ]; then ok "$tool --version: $out"; else bad "$tool --version is the package's $VERSION" "$out"; fi
 done
 check "macro links no JavaScriptCore" sh -c '! ldd /usr/bin/macro | grep -q javascriptcoregtk'
+# The Swift runtime and Foundation: macro-local and macrod from /usr/lib/macroengine, no other
+# copy (the toolchain's is on this machine); macro has its own, statically (Package.swift).
+# runtime_from TOOL: where the loader takes TOOL's Swift libraries from (ldd keeps the RUNPATH's
+# /usr/bin/../lib/macroengine as it is: realpath), and "not found" lines.
+runtime_from() {
+    ldd "/usr/bin/$1" | awk '/not found/ { print; next } /libswift|Foundation/ { print $3 }' | while read -r lib; do
+        case "$lib" in /*) realpath "$lib" ;; *) echo "$lib" ;; esac
+    done | sort -u
+}
+for tool in macro-local macrod; do
+    from=$(runtime_from "$tool")
+    if echo "$from" | grep -qx /usr/lib/macroengine/libswiftCore.so && ! echo "$from" | grep -qv '^/usr/lib/macroengine/'; then
+        ok "$tool loads the Swift runtime from /usr/lib/macroengine only"
+    else bad "$tool loads the Swift runtime from /usr/lib/macroengine only" "$from"; fi
+done
+check "macro loads no Swift runtime library" sh -c '! ldd /usr/bin/macro | grep -E "libswift|Foundation"'
 
 # The unit as systemd reads it, and its first start's setup in a temporary HOME.
 HOME_DIR=$TMP/home RUNTIME=$TMP/run
