@@ -161,7 +161,7 @@ final class Ladder: @unchecked Sendable {
         // its first turn).
         do {
             let engine = engine, library = library
-            let figures = try onLoop { n in
+            let calls: @Sendable (Int) throws -> Void = { n in
                 var succeeded = 0
                 for _ in 0..<n {
                     let start = library.callOutcome("add", arguments: [.number(0.5)], deadline: nil, callID: engine.reserveCallID())
@@ -169,6 +169,7 @@ final class Ladder: @unchecked Sendable {
                 }
                 guard succeeded == n else { fatalError("ladder: \(n - succeeded) calls failed or went pending") }
             }
+            let figures = try onLoop(calls)
             rows.append(LadderRow(step: "6 call (MacroLibrary.callOutcome: entry, turn, JS, result)", nanoseconds: figures.nanoseconds, allocations: figures.allocations))
 
             // 6b. The run record: step 6 again without the run log (record_runs: false); the
@@ -176,14 +177,7 @@ final class Ladder: @unchecked Sendable {
             let runs = engine.runLog
             engine.runLog = nil
             defer { engine.runLog = runs }
-            let unrecorded = try onLoop { n in
-                var succeeded = 0
-                for _ in 0..<n {
-                    let start = library.callOutcome("add", arguments: [.number(0.5)], deadline: nil, callID: engine.reserveCallID())
-                    if case .ended(.success) = start { succeeded &+= 1 }
-                }
-                guard succeeded == n else { fatalError("ladder: \(n - succeeded) calls failed or went pending") }
-            }
+            let unrecorded = try onLoop(calls)
             rows.append(
                 LadderRow(
                     step: "  6b of which the run record (6 minus 6 with record_runs: false)", nanoseconds: figures.nanoseconds - unrecorded.nanoseconds,

@@ -13,12 +13,18 @@ enum StackTidy {
     /// the text evaluated for a file, nil for one it does not know (its frames stay as they are).
     static func tidy(_ stack: String, source: (String) -> String?) -> String {
         var frames = stack.split(separator: "\n", omittingEmptySubsequences: false).map { StackFrame(stackLine: $0) }
+        // Each file's lines, split once however many frames point into it (a deep recursion
+        // in a large file must not scan it once per frame).
+        var lines: [String: [Substring]] = [:]
+        func lineText(_ file: String, _ number: Int) -> Substring? {
+            if lines[file] == nil { lines[file] = source(file).map { $0.split(separator: "\n", omittingEmptySubsequences: false) } ?? [] }
+            guard let all = lines[file], number >= 1, number <= all.count else { return nil }
+            return all[number - 1]
+        }
         var index = 1
         while index < frames.count {
             let frame = frames[index]
-            guard let file = frame.file, let line = frame.line, let column = frame.column, let text = source(file),
-                let lineText = Self.line(line, of: text)
-            else {
+            guard let file = frame.file, let line = frame.line, let column = frame.column, let lineText = lineText(file, line) else {
                 index += 1
                 continue
             }
@@ -30,19 +36,6 @@ enum StackTidy {
             index += 1
         }
         return frames.map(\.stackLine).joined(separator: "\n")
-    }
-
-    /// Line `number` (from 1) of `text`.
-    static func line(_ number: Int, of text: String) -> Substring? {
-        guard number >= 1 else { return nil }
-        var seen = 1
-        var start = text.startIndex
-        while seen < number {
-            guard let newline = text[start...].firstIndex(of: "\n") else { return nil }
-            start = text.index(after: newline)
-            seen += 1
-        }
-        return text[start...].prefix { $0 != "\n" }
     }
 
     /// Whether `column` of `line` is on the header of an async function named `name`: up to
