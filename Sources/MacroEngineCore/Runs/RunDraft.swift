@@ -12,8 +12,8 @@ final class RunDraft {
     let macro: String
     let version: UInt64?
     let arguments: [MacroValue]
-    /// When it began (uptime nanoseconds).
-    let began: UInt64
+    /// When it began (uptime nanoseconds): its first turn's start (0 until then).
+    var began: UInt64
     /// When it began (wall clock, seconds since 1970): from ``began`` by the log's offset, or
     /// as read back from the file.
     var startedAt: Double

@@ -124,8 +124,8 @@ public final class RunLog: Sendable {
     /// A run of `macro` begins: its draft, which the call carries (no lock while it runs). The
     /// values and the store are read as the run finds them; nothing else is done until it ends.
     func began(call: Int, macro: String, version: UInt64?, arguments: [MacroValue]) -> RunDraft {
-        let began = NIODeadline.now().uptimeNanoseconds
-        let draft = RunDraft(call: call, macro: macro, version: version, arguments: arguments, began: began, startedAt: wallOffset + Double(began) / 1e9)
+        // Its start is its first turn's (``turnEnding``): no clock read here.
+        let draft = RunDraft(call: call, macro: macro, version: version, arguments: arguments, began: 0, startedAt: 0)
         model.forEachCommittedValue { index, value in draft.valueBefore(index, value) }
         draft.storeBefore = store.committedEntries(macro, upTo: Self.storeSnapshotBytes)
         if expectedOrigins.load(ordering: .relaxed) > 0 {
@@ -139,6 +139,10 @@ public final class RunLog: Sendable {
     /// it changed is read now. `began`/`ended`: the turn's uptime nanoseconds.
     func turnEnding(_ draft: RunDraft, failed: Bool, began: UInt64, ended: UInt64) {
         guard !draft.sealed else { return }
+        if draft.began == 0 {
+            draft.began = began
+            draft.startedAt = wallOffset + Double(began) / 1e9
+        }
         draft.lastTurnEnded = ended
         let ms = Double(ended &- began) / 1e6
         draft.javascriptMs += ms
@@ -158,6 +162,11 @@ public final class RunLog: Sendable {
     func finished(_ draft: RunDraft, outcome: Result<MacroValue, any Error>, atTurnEnd: Bool = false) {
         guard !draft.sealed else { return }
         let ended = atTurnEnd && draft.lastTurnEnded != 0 ? draft.lastTurnEnded : NIODeadline.now().uptimeNanoseconds
+        if draft.began == 0 {
+            // No turn of its own reached the record (it failed before its JavaScript ran).
+            draft.began = ended
+            draft.startedAt = wallOffset + Double(ended) / 1e9
+        }
         draft.totalMs = Double(ended &- draft.began) / 1e6
         switch outcome {
         case .success(let value): draft.result = value

@@ -32,6 +32,9 @@ public final class MacroStore: Sendable {
     public static let maximumKeyBytes = 1024
 
     private let state: Mutex<State>
+    /// Whether any store ever held an entry (set by ``set(_:_:json:)`` and ``restore(_:)``,
+    /// never cleared): until then a run's record reads the stores without a lock.
+    private let everUsed = Atomic<Bool>(false)
 
     /// One macro's entries and their size.
     struct Entries {
@@ -103,7 +106,8 @@ public final class MacroStore: Sendable {
 
     /// ``committedEntries(_:)`` when the store holds at most `limit` bytes, else nil; one lock.
     public func committedEntries(_ macro: String, upTo limit: Int) -> [String: String]? {
-        state.withLock { state in
+        guard everUsed.load(ordering: .acquiring) else { return [:] }
+        return state.withLock { state in
             guard let entries = state.stores[macro] else { return state.turnStart.isEmpty ? [:] : Self.committed(macro, [:], state) }
             guard entries.bytes <= limit else { return nil }
             return state.turnStart.isEmpty ? entries.values : Self.committed(macro, entries.values, state)
@@ -157,6 +161,7 @@ public final class MacroStore: Sendable {
                         "store.set: '\(key)' would make the store of macro '\(macro)' \(after) bytes, over its limit of \(state.limit) (store_limit_bytes); nothing was written",
                     errorName: "RangeError", macro: macro)
             }
+            everUsed.store(true, ordering: .releasing)
             Self.apply(&state, StoreChange(macro: macro, key: key, json: json), old: old)
         }
     }
@@ -246,7 +251,8 @@ public final class MacroStore: Sendable {
     /// (JSON text; nil: not set), by macro and key. For the run records, read before the turn
     /// commits or rolls back.
     public func turnChanges() -> [(macro: String, key: String, from: String?, to: String?)] {
-        state.withLock { state in
+        guard everUsed.load(ordering: .acquiring) else { return [] }
+        return state.withLock { state in
             guard state.inTurn, !state.turnStart.isEmpty else { return [] }
             return state.turnStart.compactMap { key, old in
                 let now = state.stores[key.macro]?.values[key.key]
@@ -286,6 +292,7 @@ public final class MacroStore: Sendable {
                 var entries = Entries(values: values)
                 entries.bytes = values.reduce(0) { $0 + Self.size(key: $1.key, json: $1.value) }
                 state.stores[macro] = entries
+                everUsed.store(true, ordering: .releasing)
             }
             state.unjournaled.removeAll()
         }
