@@ -70,6 +70,7 @@ struct MacroMethodTests {
         for (source, line) in zip(sources, [4, 5]) {
             let error = try #require(throws: MacroError.self) { try engine.setMethod(javascript: source, key: "nat") }
             #expect(error.code == .notAFunction)
+            #expect(error.errorName == nil)
             #expect(
                 error.message
                     == "a macro file holds one function, named like the file, and nothing after it; line \(line) starts another statement. Put helpers in macros/lib/ (every macro can call them), or make the file a module (`export default function nat(...) { ... }`, its helpers beside it)"

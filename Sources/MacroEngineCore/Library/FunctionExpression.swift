@@ -110,6 +110,7 @@ extension JSRuntime {
             // compound expression" says nothing of that, so say what to do instead.
             if error.code == .syntax, let line = error.line, (try? checkSyntax(String(trimmed), file: nil)) != nil {
                 error.code = .notAFunction
+                error.errorName = nil
                 error.message =
                     "a macro file holds one function, named like the file, and nothing after it; line \(line) starts another statement. "
                     + "Put helpers in macros/lib/ (every macro can call them), or make the file a module "
