@@ -73,7 +73,7 @@ struct MacroMethodTests {
             #expect(error.errorName == nil)
             #expect(
                 error.message
-                    == "a macro file holds one function, named like the file, and nothing after it; line \(line) starts another statement. Put helpers in macros/lib/ (every macro can call them), or make the file a module (`export default function nat(...) { ... }`, its helpers beside it)"
+                    == "a macro file holds one function, named like the file, and nothing after it; line \(line) starts another statement. Move helpers to macros/lib/: a plain script there is seen by every macro, a module is imported (`import { helper } from \"./lib/NAME.js\"`)"
             )
             #expect(error.line == line)
             #expect(error.column == 1)

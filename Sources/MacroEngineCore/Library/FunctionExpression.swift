@@ -113,8 +113,8 @@ extension JSRuntime {
                 error.errorName = nil
                 error.message =
                     "a macro file holds one function, named like the file, and nothing after it; line \(line) starts another statement. "
-                    + "Put helpers in macros/lib/ (every macro can call them), or make the file a module "
-                    + "(`export default function \(macro)(...) { ... }`, its helpers beside it)"
+                    + "Move helpers to macros/lib/: a plain script there is seen by every macro, a module is imported "
+                    + "(`import { helper } from \"./lib/NAME.js\"`)"
                 throw error
             }
             // An error on the wrapper's closing line means the file ended too early.
