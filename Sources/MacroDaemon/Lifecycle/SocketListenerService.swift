@@ -117,7 +117,6 @@ final class SocketListenerService: DaemonService {
                 ).get()
                 recovery.listenerCookie.store(cookie, ordering: .relaxed)
             }
-            await adopt(handover?.clients ?? [], buffer: buffer, setUp: setUp)
         } catch {
             umask(0o077)
             throw MacroDaemonError(code: .bind, message: "cannot listen on \(socketPath): \(error)")
@@ -136,6 +135,9 @@ final class SocketListenerService: DaemonService {
                     "reason": "\(handover.reason)", "restarts": "\(handover.restarts.count)",
                 ])
         }
+        // Logged before the kept connections are served again, so that the log says so before
+        // any of them is answered.
+        await adopt(handover?.clients ?? [], buffer: buffer, setUp: setUp)
         notifier.notify("READY=1\nSTATUS=listening on \(socketPath)")
     }
 
