@@ -70,6 +70,9 @@ struct BenchCommand: ParsableCommand {
     @Flag(help: "Run scenario 1 only (e.g. to compare fsync policies with --macrod-config).")
     var roundTripOnly = false
 
+    @Flag(help: "Run section 11 only: the run records' cost, recorded vs record_runs: false.")
+    var recordsOnly = false
+
     @Flag(help: "Only measure the wire codec in-process (decode + encode of one call, scenario 3's note) and print it.")
     var codecOnly = false
 
@@ -95,6 +98,14 @@ struct BenchCommand: ParsableCommand {
         var report = Report()
         report.header(binaries: binaries)
 
+        if recordsOnly {
+            let ours = Wire(request: Macrod.call("add", "0.5"), complete: BlockingSocket.line, validate: Macrod.validate)
+            try RunRecordCost.measure(
+                into: &report, binaries: binaries, directory: directory, wire: ours, calls: calls, callsPerClient: callsPerClient,
+                clients: clients.max() ?? 50, macrodConfig: macrodConfig)
+            report.print()
+            return
+        }
         let macrod = try Macrod(binaries: binaries, directory: "\(directory)/macrod", extraConfig: macrodConfig)
         defer { macrod.stop() }
         usleep(500_000)
@@ -325,31 +336,10 @@ struct BenchCommand: ParsableCommand {
             "`addstored` is `add` plus `store.set(\"n\", (store.get(\"n\") ?? 0) + 1)`: each call changes a key, so each commit also appends a line to the store journal (fsync: interval). Both on the first macrod, which by now also has section 9's 100 scheduled macros and watcher."
         )
 
-        // 11. Run records: two fresh macrods that differ only in recording (the first one has
-        // gathered sections 9 and 10's macros and watcher by now), alternating.
-        do {
-            let recordedDaemon = try Macrod(binaries: binaries, directory: "\(directory)/macrod-recorded", extraConfig: "record_runs: true\n" + macrodConfig)
-            defer { recordedDaemon.stop() }
-            let unrecorded = try Macrod(binaries: binaries, directory: "\(directory)/macrod-unrecorded", extraConfig: "record_runs: false\n" + macrodConfig)
-            defer { unrecorded.stop() }
-            report.section("11. Run records: add with every run recorded vs record_runs: false (best of 3 alternating rounds)")
-            for count in [1, clients.max() ?? 50] {
-                let per = count == 1 ? calls : callsPerClient
-                var recorded: [LoadResult] = [], plain: [LoadResult] = []
-                for _ in 0..<3 {
-                    recorded.append(try runLoad(path: recordedDaemon.socketPath, wire: ours, clients: count, callsPerClient: per, server: recordedDaemon.child))
-                    plain.append(try runLoad(path: unrecorded.socketPath, wire: ours, clients: count, callsPerClient: per, server: unrecorded.child))
-                }
-                let best = { (runs: [LoadResult]) in runs.max { $0.callsPerSecond < $1.callsPerSecond }! }
-                report.row(
-                    "\(count) client\(count == 1 ? "" : "s"): calls/s recorded vs not", ours: best(recorded).callsPerSecond, anchor: best(plain).callsPerSecond,
-                    unit: "/s", lowerIsBetter: false, target: 0.97)
-                report.row(
-                    "\(count) client\(count == 1 ? "" : "s"): server CPU per call recorded vs not", ours: best(recorded).serverCPUMicros,
-                    anchor: best(plain).serverCPUMicros, unit: "us", lowerIsBetter: true, target: 1.03)
-            }
-            report.note("The run records' budget: recording may cost at most 3% of a call (targets 0.97x and 1.03x).")
-        }
+        // 11. Run records (after sections 9 and 10, on macrods of their own).
+        try RunRecordCost.measure(
+            into: &report, binaries: binaries, directory: directory, wire: ours, calls: calls, callsPerClient: callsPerClient,
+            clients: clients.max() ?? 50, macrodConfig: macrodConfig)
 
         // 5. CLI, whole process.
         report.section("5. CLI, whole process (median of \(cliRuns) runs)")

@@ -2,6 +2,7 @@ import Foundation
 import MacroBase
 import MacroEngineCore
 import MacroTestSupport
+import Synchronization
 import Testing
 
 /// The run log: its bounds, its file, and what it keeps of a run once the run has ended.
@@ -74,6 +75,62 @@ struct RunLogTests {
         #expect(record.console.map(\.message) == ["after"])
         #expect(record.turns.count == 2)
         #expect(record.result == 4)
+    }
+
+    /// Past its ring's size a macro's runs reuse the records the ring drops: each kept record
+    /// is exactly its own run's, with nothing left over from the run whose place it took.
+    @Test func recordsThatTakeADroppedRunsPlaceHoldOnlyTheirOwnRun() throws {
+        let (engine, runs) = try Self.log(RunLog.Limits(perMacro: 2, failedPerMacro: 2, bytes: 1 << 20))
+        let vary = try engine.setMethod(
+            javascript: """
+                function vary(n) {
+                    if (n % 3 === 0) { console.log('line of ' + n); console.warn('second of ' + n) }
+                    if (n % 2 === 0) progress.middle = n % 10
+                    if (n === 9) { progress.inner = 9; throw new Error('nine') }
+                    if (n % 4 === 3) progress.outer = n % 9
+                    return n * 2
+                }
+                """, key: "vary")
+        let heard = Mutex<[RunRecord]>([])
+        for n in 1...12 {
+            // From the 10th run a listener reads each record as it ends.
+            if n == 10 {
+                runs.onRecorded = { record in
+                    let copy = record(); heard.withLock { $0.append(copy) }
+                }
+            }
+            _ = try? vary.call([.number(Double(n))])
+        }
+        let kept = runs.list(macro: "vary")
+        let ok = kept.filter { !$0.failed }, failed = kept.filter(\.failed)
+        #expect(ok.map(\.arguments) == [[11], [12]])
+        #expect(ok.map(\.result) == [22, 24])
+        #expect(ok.map { $0.console.map(\.message) } == [[], ["line of 12", "second of 12"]])
+        #expect(ok.map { $0.changes.map { "\($0.channel) \($0.from)->\($0.to) \($0.kept)" } } == [["outer 7.0->2.0 true"], ["middle 0.0->2.0 true"]])
+        #expect(ok.map(\.turns.count) == [1, 1])
+        #expect(ok.map(\.id) == [11, 12])
+        #expect(ok.allSatisfy { $0.error == nil && $0.storeChanges.isEmpty && $0.origin == "call" })
+        #expect(failed.map(\.arguments) == [[9]])
+        #expect(failed.first?.error?.message.contains("nine") == true)
+        #expect(failed.first?.result == nil)
+        #expect(failed.first?.console.map(\.message) == ["line of 9", "second of 9"])
+        #expect(failed.first?.changes.map { "\($0.channel) \($0.from)->\($0.to) \($0.kept)" } == ["inner 0.0->9.0 false"])
+        #expect(heard.withLock { $0.map(\.arguments) } == [[10], [11], [12]])
+        #expect(heard.withLock { $0.map(\.console.count) } == [0, 0, 2])
+    }
+
+    /// Up to four numbers are kept in the record itself; every other shape of arguments as it came.
+    @Test(
+        arguments: [
+            [], [1.5], [1, -0.25, 3e300, 4], [1, 2, 3, 4, 5], [1, "two"], ["a", [1, 2], ["k": true], .null, false],
+        ] as [[MacroValue]])
+    func aRecordKeepsItsArgumentsExactly(_ arguments: [MacroValue]) throws {
+        let (engine, runs) = try Self.log(RunLog.Limits(perMacro: 1, failedPerMacro: 1, bytes: 1 << 20))
+        let echo = try engine.setMethod(javascript: "function echo(...a) { return a.length }", key: "echo")
+        // Twice: the second record takes the first one's place.
+        #expect(try echo.call([1, 2]) == 2)
+        #expect(try echo.call(arguments) == .number(Double(arguments.count)))
+        #expect(runs.list(macro: "echo").map(\.arguments) == [arguments])
     }
 
     @Test func withoutALogNothingIsRecorded() throws {

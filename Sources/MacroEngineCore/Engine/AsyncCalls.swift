@@ -119,7 +119,7 @@ extension MacroEngine {
         registerRunning(context)
         if let runs = settings.runs, let macro {
             context.runs = runs
-            context.draft = runs.began(call: context.id, macro: macro, version: owner?.hash, arguments: arguments)
+            context.draft = runs.began(call: context.id, macro: macro, version: owner?.hash, arguments: arguments, spare: runtime.spareDraft.take())
         }
         do {
             // The helper's arguments: the function, the handlers' factory, then the macro's
@@ -214,7 +214,11 @@ extension MacroEngine {
         if let runs = context.runs, let draft = context.draft {
             // Inside a turn (an async call resolving in a later turn, as a sync one in its
             // first), the record waits for the turn's end: what that turn changed is the run's.
-            if runtime.inTransaction { runtime.runsEnding.append((runs, draft, result)) } else { runs.finished(draft, outcome: result) }
+            if runtime.inTransaction {
+                runtime.runsEnding.append((runs, context, result))
+            } else {
+                runtime.recordFinished(context, draft, in: runs, outcome: result, atTurnEnd: false)
+            }
         }
         // Inside a turn, the caller hears the outcome after the turn commits or rolls back. A
         // call still in its first turn has no promise yet: its outcome is kept, and its caller

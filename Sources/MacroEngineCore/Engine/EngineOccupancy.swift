@@ -53,6 +53,8 @@ public final class EngineOccupancy: Sendable {
     }
 
     private let since = Atomic<UInt64>(0)
+    /// When the last outermost entry of a call ended (uptime nanoseconds; engine thread).
+    private let lastEndStorage = Atomic<UInt64>(0)
     private let budget = Atomic<UInt64>(0)
     private let call = Atomic<Int>(0)
     private let cancelledAt = Atomic<UInt64>(0)
@@ -172,6 +174,10 @@ public final class EngineOccupancy: Sendable {
         watchdogSeen.store(judging ? .max : max(1, Self.cpuNanoseconds(CLOCK_THREAD_CPUTIME_ID)), ordering: .relaxed)
     }
 
+    /// When the last outermost entry of a call ended, as ``end()`` read it (uptime
+    /// nanoseconds; read it on the engine thread, right after the entry).
+    var lastEnd: UInt64 { lastEndStorage.load(ordering: .relaxed) }
+
     /// The outermost entry returned to Swift (engine thread).
     func end() {
         // Kept for the per-macro statistics (time in JavaScript): read and cleared by takeLastEntry().
@@ -179,7 +185,9 @@ public final class EngineOccupancy: Sendable {
         // entries of the same call before the take add up.
         let current = call.load(ordering: .relaxed)
         if current != 0 {
-            let elapsed = Self.now() &- since.load(ordering: .relaxed)
+            let now = Self.now()
+            lastEndStorage.store(now, ordering: .relaxed)
+            let elapsed = now &- since.load(ordering: .relaxed)
             if lastEntryCall.exchange(current, ordering: .relaxed) == current {
                 lastEntryNanoseconds.add(elapsed, ordering: .relaxed)
             } else {

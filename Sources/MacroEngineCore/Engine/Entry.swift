@@ -123,7 +123,10 @@ extension MacroEngine {
             do { try runtime.disarm(turn.armed, failure: failure, macro: turn.context?.macro) } catch { failure = error }
             // The run's record reads what the turn changed before it commits or rolls back.
             if let context = turn.context, let runs = context.runs, let draft = context.draft, turn.transaction.participants != nil {
-                runs.turnEnding(draft, failed: failure != nil || runtime.turnFailed, began: turn.began, ended: NIODeadline.now().uptimeNanoseconds)
+                // The clock the occupancy read as the entry ended (no second read), when it did.
+                let lastEnd = runtime.occupancy.lastEnd
+                let ended = lastEnd >= turn.began ? lastEnd : NIODeadline.now().uptimeNanoseconds
+                runs.turnEnding(draft, failed: failure != nil || runtime.turnFailed, began: turn.began, ended: ended)
             }
             try endTransaction(runtime, turn.transaction, failure: failure)
         } catch var error as MacroError where error.code == .timeout && turn.deadlineBound {
@@ -180,7 +183,9 @@ extension MacroEngine {
             // The runs that ended in this turn, now that their records have its changes (before
             // their callers hear of them).
             if !runtime.runsEnding.isEmpty {
-                for ending in runtime.runsEnding { ending.runs.finished(ending.draft, outcome: ending.outcome, atTurnEnd: true) }
+                for ending in runtime.runsEnding {
+                    if let draft = ending.context.draft { runtime.recordFinished(ending.context, draft, in: ending.runs, outcome: ending.outcome, atTurnEnd: true) }
+                }
                 runtime.runsEnding.removeAll(keepingCapacity: true)
             }
             if !runtime.afterTurn.isEmpty {

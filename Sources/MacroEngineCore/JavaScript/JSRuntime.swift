@@ -72,7 +72,18 @@ final class JSRuntime {
     var afterTurn: [() -> Void] = []
     /// Runs that ended inside the current turn: their records are finished when it ends, with
     /// what it changed (its capacity is kept: no allocation per call).
-    var runsEnding: [(runs: RunLog, draft: RunDraft, outcome: Result<MacroValue, any Error>)] = []
+    var runsEnding: [(runs: RunLog, context: CallContext, outcome: Result<MacroValue, any Error>)] = []
+    /// A run's draft the run log dropped and gave back, for the next run to reuse (no
+    /// allocation per run once the rings are full).
+    var spareDraft: RunDraft?
+
+    /// The run of `context` ended: its draft goes to `runs` and leaves the context (which
+    /// JavaScript objects may keep alive until a collection), so that once the log drops it
+    /// nothing holds it and it can serve a later run (``spareDraft``).
+    func recordFinished(_ context: CallContext, _ draft: RunDraft, in runs: RunLog, outcome: Result<MacroValue, any Error>, atTurnEnd: Bool) {
+        context.draft = nil
+        if let spare = runs.finished(draft, outcome: outcome, atTurnEnd: atTurnEnd) { spareDraft = spare }
+    }
     /// The invoke helpers by arity (``invokeHelper(arity:)``), made once, kept protected.
     var invokeHelperRefs: [JSObjectRef] = []
     var pendingSentinelRef: JSObjectRef?

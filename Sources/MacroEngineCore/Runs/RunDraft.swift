@@ -8,10 +8,14 @@ import MacroBase
 /// Written only on the engine's loop and only until ``sealed``; after that the log hands it
 /// only to readers holding its lock, which is what lets ``RunLog/Kept`` carry it across threads.
 final class RunDraft {
-    let call: Int
-    let macro: String
-    let version: UInt64?
-    let arguments: [MacroValue]
+    private(set) var call: Int
+    private(set) var macro: String
+    private(set) var version: UInt64?
+    private var argumentsKept: RunArguments
+    /// Its arguments.
+    var arguments: [MacroValue] { argumentsKept.values }
+    /// Roughly the bytes of its arguments' JSON.
+    var argumentsSize: Int { argumentsKept.size }
     /// When it began (uptime nanoseconds): its first turn's start (0 until then).
     var began: UInt64
     /// When it began (wall clock, seconds since 1970): from ``began`` by the log's offset, or
@@ -22,8 +26,9 @@ final class RunDraft {
     /// Who started it (nil: the log's default).
     var origin: String?
     /// The channels' committed values when it began, in channel order: the first four in
-    /// place (no array per run), any more after them.
-    private var firstValuesBefore = SIMD4<Double>()
+    /// place (no array per run; a tuple, not a SIMD vector, whose alignment would make every
+    /// draft an aligned allocation), any more after them.
+    private var firstValuesBefore: (Double, Double, Double, Double) = (0, 0, 0, 0)
     private var moreValuesBefore: [Double] = []
     private var valuesBeforeCount = 0
     var storeBefore: [String: String]?
@@ -54,9 +59,42 @@ final class RunDraft {
         self.call = call
         self.macro = macro
         self.version = version
-        self.arguments = arguments
+        argumentsKept = RunArguments(arguments)
         self.began = began
         self.startedAt = startedAt
+    }
+
+    /// Makes a kept draft nobody else holds any more (see ``RunLog``'s rings) the draft of a new
+    /// run, as ``init(call:macro:version:arguments:began:startedAt:)`` would, keeping the
+    /// capacity of its arrays: a run then costs no allocation of its own.
+    func reuse(call: Int, macro: String, version: UInt64?, arguments: [MacroValue]) {
+        self.call = call
+        self.macro = macro
+        self.version = version
+        argumentsKept = RunArguments(arguments)
+        began = 0
+        startedAt = 0
+        lastTurnEnded = 0
+        origin = nil
+        moreValuesBefore.removeAll(keepingCapacity: true)
+        valuesBeforeCount = 0
+        storeBefore = nil
+        console.removeAll(keepingCapacity: true)
+        consoleDropped = 0
+        changes.removeAll(keepingCapacity: true)
+        storeChanges.removeAll(keepingCapacity: true)
+        firstTurn = nil
+        moreTurns.removeAll(keepingCapacity: true)
+        turnsDropped = 0
+        javascriptMs = 0
+        id = 0
+        result = nil
+        error = nil
+        totalMs = nil
+        bytes = 0
+        channelsRead = nil
+        versionRead = nil
+        sealed = false
     }
 
     /// A finished run's draft holding `record` (one read back from the file, or abandoned),
@@ -85,13 +123,20 @@ final class RunDraft {
 
     /// The value of channel `index` when it began (indexes from 0, in order).
     func valueBefore(_ index: Int, _ value: Double) {
-        if index < 4 { firstValuesBefore[index] = value } else { moreValuesBefore.append(value) }
+        switch index {
+        case 0: firstValuesBefore.0 = value
+        case 1: firstValuesBefore.1 = value
+        case 2: firstValuesBefore.2 = value
+        case 3: firstValuesBefore.3 = value
+        default: moreValuesBefore.append(value)
+        }
         valuesBeforeCount = index + 1
     }
 
     /// The channels' values when it began, in channel order.
     var valuesBefore: [Double] {
-        (0..<min(valuesBeforeCount, 4)).map { firstValuesBefore[$0] } + moreValuesBefore
+        let first = [firstValuesBefore.0, firstValuesBefore.1, firstValuesBefore.2, firstValuesBefore.3]
+        return first.prefix(valuesBeforeCount) + moreValuesBefore
     }
 
     /// How many turns it has kept.

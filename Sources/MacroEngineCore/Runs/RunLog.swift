@@ -47,15 +47,27 @@ public final class RunLog: Sendable {
         var ok = CircularBuffer<Kept>()
         var failed = CircularBuffer<Kept>()
 
-        /// Appends `kept` to its ring, dropping the oldest past `limit` (their bytes added to `dropped`).
-        mutating func keep(_ kept: Kept, failed isFailure: Bool, limit: Int, dropped: inout Int) {
+        /// Appends `kept` to its ring, dropping the oldest past `limit` (their bytes added to
+        /// `dropped`). Returns a dropped draft that nothing else holds (no reader, no listener),
+        /// for the next run to reuse.
+        mutating func keep(_ kept: Kept, failed isFailure: Bool, limit: Int, dropped: inout Int) -> Kept? {
+            var spare: Kept?
             if isFailure {
                 failed.append(kept)
-                while failed.count > limit { dropped += failed.removeFirst().bytes }
+                while failed.count > limit {
+                    var first = failed.removeFirst()
+                    dropped += first.bytes
+                    if spare == nil, isKnownUniquelyReferenced(&first.draft) { spare = first }
+                }
             } else {
                 ok.append(kept)
-                while ok.count > limit { dropped += ok.removeFirst().bytes }
+                while ok.count > limit {
+                    var first = ok.removeFirst()
+                    dropped += first.bytes
+                    if spare == nil, isKnownUniquelyReferenced(&first.draft) { spare = first }
+                }
             }
+            return spare
         }
     }
 
@@ -64,8 +76,11 @@ public final class RunLog: Sendable {
     /// `@unchecked Sendable`: a draft is written only on the engine's loop and only before it is
     /// sealed, which happens before it joins the rings under the log's lock; from then on it is
     /// read only, and only under that lock.
-    private struct Kept: @unchecked Sendable {
-        let draft: RunDraft
+    ///
+    /// A dropped draft that nothing else references goes back to the engine's loop for the next
+    /// run (``finished(_:outcome:atTurnEnd:)``'s result): only the loop touches it from then on.
+    struct Kept: @unchecked Sendable {
+        fileprivate(set) var draft: RunDraft
         var id: Int { draft.id }
         var bytes: Int { draft.bytes }
         func record(channels: [String]) -> RunRecord { draft.record(channels: channels, defaultOrigin: "") }
@@ -123,9 +138,16 @@ public final class RunLog: Sendable {
 
     /// A run of `macro` begins: its draft, which the call carries (no lock while it runs). The
     /// values and the store are read as the run finds them; nothing else is done until it ends.
-    func began(call: Int, macro: String, version: UInt64?, arguments: [MacroValue]) -> RunDraft {
+    /// `spare`: a draft an earlier ``finished(_:outcome:atTurnEnd:)`` gave back, reused.
+    func began(call: Int, macro: String, version: UInt64?, arguments: [MacroValue], spare: RunDraft? = nil) -> RunDraft {
         // Its start is its first turn's (``turnEnding``): no clock read here.
-        let draft = RunDraft(call: call, macro: macro, version: version, arguments: arguments, began: 0, startedAt: 0)
+        let draft: RunDraft
+        if let spare {
+            spare.reuse(call: call, macro: macro, version: version, arguments: arguments)
+            draft = spare
+        } else {
+            draft = RunDraft(call: call, macro: macro, version: version, arguments: arguments, began: 0, startedAt: 0)
+        }
         model.forEachCommittedValue { index, value in draft.valueBefore(index, value) }
         draft.storeBefore = store.committedEntries(macro, upTo: Self.storeSnapshotBytes)
         if expectedOrigins.load(ordering: .relaxed) > 0 {
@@ -159,8 +181,10 @@ public final class RunLog: Sendable {
 
     /// The draft's run ended with `outcome`: the draft, sealed, joins its macro's rings.
     /// `atTurnEnd`: the turn it ended in has just ended (its end is the run's; no clock read).
-    func finished(_ draft: RunDraft, outcome: Result<MacroValue, any Error>, atTurnEnd: Bool = false) {
-        guard !draft.sealed else { return }
+    /// Returns a draft the rings dropped and nothing else holds, for the next ``began``.
+    @discardableResult
+    func finished(_ draft: RunDraft, outcome: Result<MacroValue, any Error>, atTurnEnd: Bool = false) -> RunDraft? {
+        guard !draft.sealed else { return nil }
         let ended = atTurnEnd && draft.lastTurnEnded != 0 ? draft.lastTurnEnded : NIODeadline.now().uptimeNanoseconds
         if draft.began == 0 {
             // No turn of its own reached the record (it failed before its JavaScript ran).
@@ -168,22 +192,29 @@ public final class RunLog: Sendable {
             draft.startedAt = wallOffset + Double(ended) / 1e9
         }
         draft.totalMs = Double(ended &- draft.began) / 1e6
+        let failed: Bool
         switch outcome {
-        case .success(let value): draft.result = value
-        case .failure(let error): draft.error = (error as? MacroError) ?? MacroError(code: .threw, message: "\(error)", macro: draft.macro)
+        case .success(let value):
+            draft.result = value
+            failed = false
+        case .failure(let error):
+            draft.error = (error as? MacroError) ?? MacroError(code: .threw, message: "\(error)", macro: draft.macro)
+            failed = true
         }
         draft.bytes = Self.size(of: draft)
         draft.sealed = true
-        let recorded = state.withLock { state -> (@Sendable (_ record: () -> RunRecord) -> Void)? in
+        let (recorded, spare) = state.withLock { state -> ((@Sendable (_ record: () -> RunRecord) -> Void)?, Kept?) in
             if draft.origin == nil { draft.origin = state.defaultOrigin }
             draft.id = state.nextID
             state.nextID += 1
-            Self.keep(Kept(draft: draft), macro: draft.macro, failed: draft.error != nil, in: &state)
-            return state.recorded
+            let spare = Self.keep(Kept(draft: draft), macro: draft.macro, failed: failed, in: &state)
+            return (state.recorded, spare)
         }
-        guard let recorded else { return }
-        let channels = channelNames
-        recorded { state.withLock { _ in draft.record(channels: channels, defaultOrigin: "") } }
+        if let recorded {
+            let channels = channelNames
+            recorded { state.withLock { _ in draft.record(channels: channels, defaultOrigin: "") } }
+        }
+        return spare?.draft
     }
 
     /// The wall clock minus the uptime clock, in seconds, read once: a run's start is its uptime
@@ -212,19 +243,25 @@ public final class RunLog: Sendable {
 
     /// Roughly the bytes a run's record holds.
     static func size(of draft: RunDraft) -> Int {
-        var bytes = 256 + draft.changes.count * 48 + draft.console.reduce(0) { $0 + $1.message.utf8.count + 32 }
-        bytes += draft.storeChanges.reduce(0) { $0 + $1.key.utf8.count + ($1.from?.utf8.count ?? 0) + ($1.to?.utf8.count ?? 0) + 32 }
-        bytes += draft.arguments.reduce(0) { $0 + size(of: $1) } + (draft.result.map { size(of: $0) } ?? 0)
-        bytes += (draft.error?.message.utf8.count ?? 0) + (draft.error?.stack?.utf8.count ?? 0)
-        bytes += draft.storeBefore?.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count } ?? 0
+        var bytes = 256 + draft.changes.count * 48
+        for line in draft.console { bytes += line.message.utf8.count + 32 }
+        for edit in draft.storeChanges { bytes += edit.key.utf8.count + (edit.from?.utf8.count ?? 0) + (edit.to?.utf8.count ?? 0) + 32 }
+        bytes += draft.argumentsSize
+        if let result = draft.result { bytes += size(of: result) }
+        if let error = draft.error { bytes += error.message.utf8.count + (error.stack?.utf8.count ?? 0) }
+        if let store = draft.storeBefore {
+            for (key, value) in store { bytes += key.utf8.count + value.utf8.count }
+        }
         return bytes
     }
 
-    private static func keep(_ kept: Kept, macro: String, failed: Bool, in state: inout State) {
+    /// Keeps `kept` in its macro's rings; returns a dropped draft nothing else holds.
+    @discardableResult
+    private static func keep(_ kept: Kept, macro: String, failed: Bool, in state: inout State) -> Kept? {
         let limit = failed ? state.limits.failedPerMacro : state.limits.perMacro
         var dropped = 0
         // In place, through the dictionary's subscript: the rings stay uniquely referenced, so nothing is copied.
-        state.finished[macro, default: Rings()].keep(kept, failed: failed, limit: limit, dropped: &dropped)
+        let spare = state.finished[macro, default: Rings()].keep(kept, failed: failed, limit: limit, dropped: &dropped)
         state.bytes += kept.bytes - dropped
         // Past the bytes: the oldest success of any macro first, then the oldest failure.
         while state.bytes > state.limits.bytes {
@@ -235,6 +272,7 @@ public final class RunLog: Sendable {
                 state.bytes -= state.finished[macro]!.ok.removeFirst().bytes
             }
         }
+        return spare
     }
 
     /// The macro whose oldest record goes next: a success if any is kept.
