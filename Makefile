@@ -19,7 +19,7 @@ help:
 	@echo "make docs-check    check that every relative link and #anchor in README.md and docs/*.md resolves"
 	@echo "make format        format the Swift files with swift-format (.swift-format); make format-check: only check"
 	@echo "make demo          build, then run the demo macros in-process (no daemon)"
-	@echo "make bench         benchmark macrod against Redis FCALL, a plain Node.js server, a bare socket and a minimal JSC process"
+	@echo "make bench         benchmark macrod against Redis FCALL, a plain Node.js server, a minimal server (the floor), a bare socket and a minimal JSC process"
 	@echo "make bench-ladder  the benchmark's ladder alone: one macro.call step by step in-process (ns and allocations per step)"
 	@echo "make fuzz          libFuzzer on the JSON-RPC line decoder and on macro-file loading (FUZZ_SECONDS each)"
 	@echo "make sanitize      the test suite under AddressSanitizer, then ThreadSanitizer"

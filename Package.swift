@@ -34,7 +34,7 @@ let package = Package(
         .target(name: "CThreadSanitizer"),
         // JavaScriptCore's options, set in the environment before main (before any thread exists).
         .target(name: "CJSCStartup"),
-        // The system calls Glibc's Swift module does not expose (memfd_create, malloc_trim).
+        // The system calls Glibc's Swift module does not expose (memfd_create, malloc_trim, epoll, accept4).
         .target(name: "CSystemShims"),
         // C's "%.2f" without Swift's variadic bridge, for `macro`'s progress lines (its header says why).
         .target(name: "CFormat"),
@@ -165,11 +165,12 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // `make bench`: macrod vs Redis FCALL, a bare socket and a minimal JavaScriptCore process.
+        // `make bench`: macrod vs Redis FCALL, a Node.js server, the minimal server (its hidden
+        // `minimal-server` mode), a bare socket and a minimal JavaScriptCore process.
         .executableTarget(
             name: "macro-bench",
             dependencies: [
-                "CJavaScriptCore", "MacroEngineCore", "MacroDaemon", "MacroRPC",
+                "CJavaScriptCore", "CSystemShims", "MacroEngineCore", "MacroDaemon", "MacroRPC",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include <malloc.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include "CSystemShims.h"
 
 int macroengine_memfd(const char *name) {
@@ -9,4 +10,8 @@ int macroengine_memfd(const char *name) {
 
 int macroengine_malloc_trim(void) {
     return malloc_trim(0);
+}
+
+int macroengine_accept_nonblocking(int listener) {
+    return accept4(listener, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 }

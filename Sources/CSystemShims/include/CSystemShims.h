@@ -1,6 +1,10 @@
 #ifndef CSYSTEMSHIMS_H
 #define CSYSTEMSHIMS_H
 
+/* epoll(7), which Glibc's Swift module leaves out: the benchmark's minimal server
+ * (Sources/macro-bench/MinimalServer) waits in epoll_wait. */
+#include <sys/epoll.h>
+
 /// An anonymous in-memory file (memfd_create(2) with MFD_CLOEXEC): macrod's engine restart hands
 /// its state to the next process in one, so nothing is written to the socket directory.
 /// Returns the descriptor, or -1 with errno set.
@@ -10,5 +14,10 @@ int macroengine_memfd(const char *name);
 /// freed garbage that lived outside the JavaScript heap (ICU's, say), so the resident size says
 /// what is still in use. Returns 1 when memory was released.
 int macroengine_malloc_trim(void);
+
+/// accept4(2) with SOCK_NONBLOCK | SOCK_CLOEXEC (Glibc's Swift module does not declare accept4):
+/// the next pending connection of `listener`, non-blocking, or -1 with errno set (EAGAIN when
+/// there is none).
+int macroengine_accept_nonblocking(int listener);
 
 #endif
