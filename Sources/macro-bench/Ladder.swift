@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -33,7 +34,11 @@ struct LadderCommand: ParsableCommand {
     @Flag(help: "Leave out the socket steps (NIO pipelines and the in-process macrod).")
     var noSockets = false
 
+    @Flag(help: "Time steps by the process's CPU time instead of the wall clock (for A/B runs on a busy machine: a preempted step is not charged).")
+    var cpuTime = false
+
     mutating func run() throws {
+        if cpuTime { LadderClock.setCPUTime() }
         let ladder = try Ladder(iterations: iterations, roundTrips: roundTrips, runs: runs)
         var rows = try ladder.steps()
         if !noSockets { rows += try ladder.socketSteps() }
@@ -84,9 +89,9 @@ func measureSteps(runs: Int, iterations: Int, _ body: (Int) throws -> Void) reth
     var fewest = Double.infinity
     for _ in 0..<runs {
         let allocationsBefore = MallocCounter.count()
-        let start = monotonicNanoseconds()
+        let start = LadderClock.now()
         try body(iterations)
-        let elapsed = monotonicNanoseconds() - start
+        let elapsed = LadderClock.now() - start
         let allocations = MallocCounter.count() - allocationsBefore
         times.append(Double(elapsed) / Double(iterations))
         fewest = min(fewest, Double(allocations) / Double(iterations))
@@ -131,5 +136,21 @@ struct LadderTable {
 
     private func lpad(_ text: String, _ width: Int) -> String {
         text.count >= width ? " " + text : String(repeating: " ", count: width - text.count) + text
+    }
+}
+
+/// The ladder's clock: the wall clock, or the process's CPU time (`--cpu-time`).
+enum LadderClock {
+    private static let cpu = Atomic<Bool>(false)
+
+    /// Times the steps by CPU time from now on.
+    static func setCPUTime() { cpu.store(true, ordering: .relaxed) }
+
+    /// Nanoseconds on the chosen clock.
+    static func now() -> UInt64 {
+        guard cpu.load(ordering: .relaxed) else { return monotonicNanoseconds() }
+        var time = timespec()
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time)
+        return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
     }
 }

@@ -76,25 +76,30 @@ final class RunDraft {
         startedAt = 0
         lastTurnEnded = 0
         origin = nil
-        moreValuesBefore.removeAll(keepingCapacity: true)
+        // Emptied only when not empty: an empty array's `removeAll(keepingCapacity:)` allocates.
+        Self.empty(&moreValuesBefore)
         valuesBeforeCount = 0
-        storeBefore = nil
-        console.removeAll(keepingCapacity: true)
+        if storeBefore != nil { storeBefore = nil }
+        Self.empty(&console)
         consoleDropped = 0
-        changes.removeAll(keepingCapacity: true)
-        storeChanges.removeAll(keepingCapacity: true)
+        Self.empty(&changes)
+        Self.empty(&storeChanges)
         firstTurn = nil
-        moreTurns.removeAll(keepingCapacity: true)
+        Self.empty(&moreTurns)
         turnsDropped = 0
         javascriptMs = 0
         id = 0
         result = nil
-        error = nil
+        if error != nil { error = nil }
         totalMs = nil
         bytes = 0
-        channelsRead = nil
-        versionRead = nil
+        if channelsRead != nil { channelsRead = nil }
+        if versionRead != nil { versionRead = nil }
         sealed = false
+    }
+
+    private static func empty<Element>(_ array: inout [Element]) {
+        if !array.isEmpty { array.removeAll(keepingCapacity: true) }
     }
 
     /// A finished run's draft holding `record` (one read back from the file, or abandoned),

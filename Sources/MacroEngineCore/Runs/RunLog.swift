@@ -42,15 +42,16 @@ public final class RunLog: Sendable {
     let channelNames: [String]
 
     /// One macro's records, oldest first (ring buffers of boxes: keeping and dropping one moves
-    /// a reference, never a record).
-    private struct Rings {
+    /// a reference, never a record). A class, so that the log can keep the last macro's at hand
+    /// (``State/last``) and a run of the same macro as the one before needs no lookup.
+    private final class Rings {
         var ok = CircularBuffer<Kept>()
         var failed = CircularBuffer<Kept>()
 
         /// Appends `kept` to its ring, dropping the oldest past `limit` (their bytes added to
         /// `dropped`). Returns a dropped draft that nothing else holds (no reader, no listener),
         /// for the next run to reuse.
-        mutating func keep(_ kept: Kept, failed isFailure: Bool, limit: Int, dropped: inout Int) -> Kept? {
+        func keep(_ kept: Kept, failed isFailure: Bool, limit: Int, dropped: inout Int) -> Kept? {
             var spare: Kept?
             if isFailure {
                 failed.append(kept)
@@ -95,6 +96,9 @@ public final class RunLog: Sendable {
         /// Who starts the calls about to begin, by call id (``expect(origin:call:)``).
         var origins: [Int: String] = [:]
         var finished: [String: Rings] = [:]
+        /// The macro whose run was kept last, and its rings.
+        var lastMacro = ""
+        var lastRings: Rings?
         var bytes = 0
         var recorded: (@Sendable (_ record: () -> RunRecord) -> Void)?
     }
@@ -243,12 +247,17 @@ public final class RunLog: Sendable {
 
     /// Roughly the bytes a run's record holds.
     static func size(of draft: RunDraft) -> Int {
-        var bytes = 256 + draft.changes.count * 48
-        for line in draft.console { bytes += line.message.utf8.count + 32 }
-        for edit in draft.storeChanges { bytes += edit.key.utf8.count + (edit.from?.utf8.count ?? 0) + (edit.to?.utf8.count ?? 0) + 32 }
-        bytes += draft.argumentsSize
+        // The arrays are looked at only when not empty (most runs have no console line, store
+        // edit, or store snapshot).
+        var bytes = 256 + draft.changes.count * 48 + draft.argumentsSize
+        if !draft.console.isEmpty {
+            for line in draft.console { bytes += line.message.utf8.count + 32 }
+        }
+        if !draft.storeChanges.isEmpty {
+            for edit in draft.storeChanges { bytes += edit.key.utf8.count + (edit.from?.utf8.count ?? 0) + (edit.to?.utf8.count ?? 0) + 32 }
+        }
         if let result = draft.result { bytes += size(of: result) }
-        if let error = draft.error { bytes += error.message.utf8.count + (error.stack?.utf8.count ?? 0) }
+        if draft.error != nil, let error = draft.error { bytes += error.message.utf8.count + (error.stack?.utf8.count ?? 0) }
         if let store = draft.storeBefore {
             for (key, value) in store { bytes += key.utf8.count + value.utf8.count }
         }
@@ -260,8 +269,20 @@ public final class RunLog: Sendable {
     private static func keep(_ kept: Kept, macro: String, failed: Bool, in state: inout State) -> Kept? {
         let limit = failed ? state.limits.failedPerMacro : state.limits.perMacro
         var dropped = 0
-        // In place, through the dictionary's subscript: the rings stay uniquely referenced, so nothing is copied.
-        let spare = state.finished[macro, default: Rings()].keep(kept, failed: failed, limit: limit, dropped: &dropped)
+        let rings: Rings
+        if let last = state.lastRings, state.lastMacro == macro {
+            rings = last
+        } else {
+            if let found = state.finished[macro] {
+                rings = found
+            } else {
+                rings = Rings()
+                state.finished[macro] = rings
+            }
+            state.lastMacro = macro
+            state.lastRings = rings
+        }
+        let spare = rings.keep(kept, failed: failed, limit: limit, dropped: &dropped)
         state.bytes += kept.bytes - dropped
         // Past the bytes: the oldest success of any macro first, then the oldest failure.
         while state.bytes > state.limits.bytes {
