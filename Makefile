@@ -79,8 +79,8 @@ build: deps
 # Release binaries: `macro-local` and `macrod` use the Swift runtime and Foundation as shared
 # libraries, which the package installs once, in /usr/lib/macroengine (RUNPATH
 # $ORIGIN/../lib/macroengine; in .build the toolchain's own folder, first in the RUNPATH, serves
-# them); linked statically into each binary they made it 188 MB installed (issue 39,
-# docs/performance.md, "Installed size"). `macro` links them statically all the same (Package.swift):
+# them); linked statically into each binary they would make it 188 MB installed
+# (docs/performance.md, "Installed size"). `macro` links them statically all the same (Package.swift):
 # loading a dozen shared libraries would more than double its start, most of `macro run`.
 # Every target that uses the release binaries builds them with these flags and asks for their
 # folder with the same flags (RELEASE_BIN), so one build serves them all: `make run && make deb &&

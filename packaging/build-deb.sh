@@ -64,8 +64,8 @@ for tool in macro macro-local macrod; do
     strip_elf "$ROOT/usr/bin/$tool"
 done
 
-# The Swift runtime and Foundation, once (issue 39: linked statically into each binary, they made
-# the package 189 MiB installed; three copies of ICU's data alone were 99 MiB). macro-local and macrod link them as
+# The Swift runtime and Foundation, once (linked statically into each binary, they would make
+# the package 189 MiB installed; three copies of ICU's data alone would be 99 MiB). macro-local and macrod link them as
 # shared libraries (RELEASE_FLAGS) and find them in /usr/lib/macroengine, a private folder (the
 # toolchain's libraries have no stable ABI; no other package may use them), through the RUNPATH
 # $ORIGIN/../lib/macroengine; in .build the toolchain's folder, which swiftc puts first in the
