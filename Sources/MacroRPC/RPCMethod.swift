@@ -61,8 +61,8 @@ public enum RPCMethod: String, CaseIterable, Sendable {
         /// On the control lane from the committed values when the asking connection has nothing
         /// on the engine (so its own earlier requests are seen), else on the engine lane.
         case controlWhenIdle
-        /// By the debug sessions (`debug.*`), each in an engine and a thread of its own: never
-        /// queued behind the daemon's engine, nothing of it journaled.
+        /// By the debug sessions (`debug.*`), each in a process of its own: never queued behind
+        /// the daemon's engine, nothing of it journaled.
         case debug
     }
 

@@ -5,7 +5,7 @@ import Foundation
 /// for it when it is an ES module (JavaScriptCore's C API has no module loader).
 ///
 /// - `script`: no `import` or `export` at top level: a lib script or a one-function macro file,
-///   loaded as before.
+///   loaded as a plain script.
 /// - `module`: a lib file with `import`/`export`. Its text becomes one function,
 ///   `(function(IMPORTS){"use strict";` + the file, with each import and `export` keyword blanked
 ///   + `return [{getters of the exports}, [star re-exports]];})`: every line and every column
