@@ -1,6 +1,12 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+/// The call path's targets: release builds leave out the run-time exclusivity checks of class
+/// properties (make bench-ladder --cpu-time, MacroEngineCore alone: step 6, the call, 3,480 ->
+/// 3,230 ns; its run record 680 -> 490 ns; docs/performance.md). The compile-time checks stay,
+/// and every test runs a debug build, where the run-time checks are on.
+let hotPathSettings: [SwiftSetting] = [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
+
 let package = Package(
     name: "MacroEngine",
     platforms: [.macOS(.v15)],
@@ -47,7 +53,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "OrderedCollections", package: "swift-collections"),
                 .product(name: "Yams", package: "Yams"),
-            ]
+            ],
+            swiftSettings: hotPathSettings
         ),
         // The engine, the progress model and macro files on disk (re-exports MacroBase).
         .target(
@@ -59,11 +66,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "OrderedCollections", package: "swift-collections"),
             ],
-            // Release builds leave out the run-time exclusivity checks of class properties
-            // (make bench-ladder --cpu-time: step 6, the call, 3,480 -> 3,230 ns; its run
-            // record 680 -> 490 ns). The compile-time checks stay, and every test runs a debug
-            // build, where the run-time checks are on.
-            swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
+            swiftSettings: hotPathSettings
         ),
         // The wire protocol, shared by macrod and its clients: the JSON-RPC codec, error codes,
         // socket path rules, a blocking client. No JavaScriptCore.
@@ -72,7 +75,8 @@ let package = Package(
             dependencies: [
                 "MacroBase",
                 .product(name: "OrderedCollections", package: "swift-collections"),
-            ]
+            ],
+            swiftSettings: hotPathSettings
         ),
         // macrod's server: JSON-RPC over a Unix socket, live reload, lifecycle.
         .target(
@@ -87,7 +91,8 @@ let package = Package(
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
-            ]
+            ],
+            swiftSettings: hotPathSettings
         ),
         // The dashboard: HTTP, a WebSocket carrying the socket's JSON-RPC, the page and its assets.
         // The page's files (Web/) are not resources: EmbedWebAssets compiles them into the binary,
