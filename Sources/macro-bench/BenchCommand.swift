@@ -162,24 +162,10 @@ struct BenchCommand: ParsableCommand {
         report.row(
             "p99 round trip vs Redis FCALL", ours: oursSequential.percentile(0.99), anchor: redisSequential?.percentile(0.99),
             unit: "us", lowerIsBetter: true, target: nil)
-        report.row(
-            "calls/s vs Redis FCALL", ours: oursSequential.callsPerSecond, anchor: redisSequential?.callsPerSecond,
-            unit: "/s", lowerIsBetter: false, target: 1)
-        report.row(
-            "calls/s vs Node.js server", ours: oursSequential.callsPerSecond, anchor: nodeSequential?.callsPerSecond,
-            unit: "/s", lowerIsBetter: false, target: 1)
-        report.row(
-            "calls/s vs bare socket", ours: oursSequential.callsPerSecond, anchor: bareSequential.callsPerSecond,
-            unit: "/s", lowerIsBetter: false, target: 0.9)
-        report.row(
-            "calls/s vs minimal server", ours: oursSequential.callsPerSecond, anchor: floorSequential?.callsPerSecond,
-            unit: "/s", lowerIsBetter: false, target: 0.8)
-        report.row(
-            "server CPU per call vs Redis", ours: oursSequential.serverCPUMicros, anchor: redisSequential?.serverCPUMicros,
-            unit: "us", lowerIsBetter: true, target: 0.8)
-        report.row(
-            "server CPU per call vs minimal server", ours: oursSequential.serverCPUMicros, anchor: floorSequential?.serverCPUMicros,
-            unit: "us", lowerIsBetter: true, target: nil)
+        report.versus(
+            "", ours: oursSequential,
+            calls: [("Redis FCALL", redisSequential, 1), ("Node.js server", nodeSequential, 1), ("bare socket", bareSequential, 0.9), ("minimal server", floorSequential, 0.8)],
+            cpu: [("Redis", redisSequential, 0.8), ("minimal server", floorSequential, nil)])
         report.row(
             "context switches per call (server)", ours: oursSequential.serverContextSwitches, anchor: redisSequential?.serverContextSwitches,
             unit: "", lowerIsBetter: true, target: nil, absoluteTarget: 1.1)
@@ -210,26 +196,12 @@ struct BenchCommand: ParsableCommand {
             let bareLoad = try runLoad(path: echo.path, wire: bare, clients: count, callsPerClient: callsPerClient)
             if oursLoad.callsPerSecond > busiestCallsPerSecond?.rate ?? 0 { busiestCallsPerSecond = (count, oursLoad.callsPerSecond) }
             report.row(
-                "\(count) clients: calls/s vs Redis FCALL", ours: oursLoad.callsPerSecond, anchor: redisLoad?.callsPerSecond,
-                unit: "/s", lowerIsBetter: false, target: 1.3)
-            report.row(
-                "\(count) clients: calls/s vs Node.js server", ours: oursLoad.callsPerSecond, anchor: nodeLoad?.callsPerSecond,
-                unit: "/s", lowerIsBetter: false, target: 1.3)
-            report.row(
-                "\(count) clients: calls/s vs minimal server", ours: oursLoad.callsPerSecond, anchor: floorLoad?.callsPerSecond,
-                unit: "/s", lowerIsBetter: false, target: 0.8)
-            report.row(
                 "\(count) clients: p99 vs Redis FCALL", ours: oursLoad.percentile(0.99), anchor: redisLoad?.percentile(0.99),
                 unit: "us", lowerIsBetter: true, target: nil)
-            report.row(
-                "\(count) clients: server CPU per call vs Redis", ours: oursLoad.serverCPUMicros, anchor: redisLoad?.serverCPUMicros,
-                unit: "us", lowerIsBetter: true, target: 0.8)
-            report.row(
-                "\(count) clients: server CPU per call vs minimal server", ours: oursLoad.serverCPUMicros, anchor: floorLoad?.serverCPUMicros,
-                unit: "us", lowerIsBetter: true, target: nil)
-            report.row(
-                "\(count) clients: calls/s vs bare socket", ours: oursLoad.callsPerSecond, anchor: bareLoad.callsPerSecond,
-                unit: "/s", lowerIsBetter: false, target: nil)
+            report.versus(
+                "\(count) clients: ", ours: oursLoad,
+                calls: [("Redis FCALL", redisLoad, 1.3), ("Node.js server", nodeLoad, 1.3), ("minimal server", floorLoad, 0.8), ("bare socket", bareLoad, nil)],
+                cpu: [("Redis", redisLoad, 0.8), ("minimal server", floorLoad, nil)])
             if let floorLoad { report.note("\(count) clients: " + floorNote(floorLoad, redis: redisLoad, bare: bareLoad)) }
         }
 
@@ -243,21 +215,10 @@ struct BenchCommand: ParsableCommand {
                 try runLoad(path: $0.socketPath, wire: ours, clients: count, callsPerClient: callsPerClient, pipeline: pipeline, server: $0.child)
             }
             let label = "\(count) client\(count == 1 ? "" : "s"), \(pipeline) in flight each"
-            report.row(
-                "\(label): calls/s vs Redis FCALL", ours: oursLoad.callsPerSecond, anchor: redisLoad?.callsPerSecond,
-                unit: "/s", lowerIsBetter: false, target: 2)
-            report.row(
-                "\(label): calls/s vs Node.js", ours: oursLoad.callsPerSecond, anchor: nodeLoad?.callsPerSecond,
-                unit: "/s", lowerIsBetter: false, target: 1)
-            report.row(
-                "\(label): calls/s vs minimal server", ours: oursLoad.callsPerSecond, anchor: floorLoad?.callsPerSecond,
-                unit: "/s", lowerIsBetter: false, target: 0.8)
-            report.row(
-                "\(label): server CPU per call vs Redis", ours: oursLoad.serverCPUMicros, anchor: redisLoad?.serverCPUMicros,
-                unit: "us", lowerIsBetter: true, target: nil)
-            report.row(
-                "\(label): server CPU per call vs minimal server", ours: oursLoad.serverCPUMicros, anchor: floorLoad?.serverCPUMicros,
-                unit: "us", lowerIsBetter: true, target: nil)
+            report.versus(
+                "\(label): ", ours: oursLoad,
+                calls: [("Redis FCALL", redisLoad, 2), ("Node.js server", nodeLoad, 1), ("minimal server", floorLoad, 0.8)],
+                cpu: [("Redis", redisLoad, nil), ("minimal server", floorLoad, nil)])
             if let floorLoad { report.note("\(count) client\(count == 1 ? "" : "s"), pipelined: " + floorNote(floorLoad, redis: redisLoad, bare: nil)) }
         }
 

@@ -56,6 +56,25 @@ struct Report {
                 + pad(ratio.map { format($0) + "x" } ?? "-", 9) + goal)
     }
 
+    /// Our load against each anchor's: a calls/s row per `calls` anchor (higher is better),
+    /// then a server-CPU-per-call row per `cpu` anchor (lower is better). `prefix` starts each
+    /// label; each anchor is a name, its load (nil: not measured) and its target ratio.
+    mutating func versus(
+        _ prefix: String, ours: LoadResult, calls: [(name: String, load: LoadResult?, target: Double?)],
+        cpu: [(name: String, load: LoadResult?, target: Double?)]
+    ) {
+        for anchor in calls {
+            row(
+                "\(prefix)calls/s vs \(anchor.name)", ours: ours.callsPerSecond, anchor: anchor.load?.callsPerSecond, unit: "/s",
+                lowerIsBetter: false, target: anchor.target)
+        }
+        for anchor in cpu {
+            row(
+                "\(prefix)server CPU per call vs \(anchor.name)", ours: ours.serverCPUMicros, anchor: anchor.load?.serverCPUMicros,
+                unit: "us", lowerIsBetter: true, target: anchor.target)
+        }
+    }
+
     func print() {
         for line in lines { Swift.print(line) }
         Swift.print("")
