@@ -209,11 +209,14 @@ web-check: web-deps
 # The 100,000-request load test runs on its own afterwards, so it does not starve the suites
 # whose timing matters (browser, restarts, live edits) of the machine's cores; so does the
 # dashboard in headless Chromium, whose waits once ran out beside the memory-bomb tests.
+# A crash prints only the crashed thread's frames (no registers, no image list), so the last
+# lines of a CI log name the test and the code that crashed.
+TEST_BACKTRACE := SWIFT_BACKTRACE=enable=yes,threads=crashed,registers=none,images=none
 test: deps test-deps docs-check format-check web-check tool-deps browser-deps
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build --skip MacroDaemonTests.LoadTests --skip MacroHTTPTests.DashboardBrowserTests
-	$(SWIFT) test --skip-build --filter MacroHTTPTests.DashboardBrowserTests
-	$(SWIFT) test --skip-build --filter MacroDaemonTests.LoadTests
+	$(TEST_BACKTRACE) $(SWIFT) test --skip-build --skip MacroDaemonTests.LoadTests --skip MacroHTTPTests.DashboardBrowserTests
+	$(TEST_BACKTRACE) $(SWIFT) test --skip-build --filter MacroHTTPTests.DashboardBrowserTests
+	$(TEST_BACKTRACE) $(SWIFT) test --skip-build --filter MacroDaemonTests.LoadTests
 	$(MAKE) --no-print-directory packaging-test
 	$(MAKE) --no-print-directory deb-test
 

@@ -56,6 +56,26 @@ struct CLIDaemonTests {
         #expect(events.first??["details"] == ["restored": 1])
         #expect(try BinaryRunner.macro("rollback", "level", "--socket", daemon.socket).status == 64)
         #expect(try BinaryRunner.macro("diff", "level@9", "--socket", daemon.socket).status == 66)
+
+        // The store, edited and read from the command line: a VALUE is JSON when it parses,
+        // else a string.
+        func store(_ arguments: String...) throws -> ProcessResult { try BinaryRunner.macro(arguments: ["store"] + arguments + ["--socket", daemon.socket]) }
+        #expect(try store().stderr == "no macro has anything in its store\n")
+        #expect(try store("level", "count", "3").status == 0)
+        #expect(try store("level", "note", "hello there").status == 0)
+        #expect(try store("level", "count").stdout == "3\n")
+        #expect(try store("level", "note").stdout == "\"hello there\"\n")
+        let keys = try store("level")
+        #expect(Set(keys.stdout.split(separator: "\n")) == ["count\t3", "note\t\"hello there\""], "\(keys)")
+        #expect(try store().stdout.hasPrefix("level  2 key(s), "))
+        #expect(try store("level", "count", "--delete").status == 0)
+        let gone = try store("level", "count")
+        #expect(gone.status == 66)
+        #expect(gone.stderr.contains("level: no key 'count' in its store"), "\(gone)")
+        #expect(try store("level", "--delete").status == 64)
+        let edits = try BinaryRunner.macro("audit", "--kind", "storeEdit", "--json", "--socket", daemon.socket)
+        let ops = edits.stdout.split(separator: "\n").map { (try? MacroValue(jsonText: String($0)))?["details"]["op"] ?? .undefined }
+        #expect(ops == ["set", "set", "delete"], "\(edits)")
     }
 
     @Test func daemonErrorsExitLikeLocalOnes() throws {

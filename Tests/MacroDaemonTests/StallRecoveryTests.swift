@@ -306,6 +306,11 @@ struct StallRecoveryTests {
         }
         #expect(result == 2)
         #expect(try client.call("progress.get")["inner"] == 1)
+        // Both quarantines are on the audit log, in order, as the daemon's own acts.
+        let quarantines = try client.call("audit.recent", ["kind": "quarantine"]).arrayValue ?? []
+        #expect(quarantines.map { $0["name"] } == ["lib/chain", "lib/chain2"], "\(quarantines)")
+        #expect(quarantines.map { $0["who"] } == [["surface": "daemon"], ["surface": "daemon"]])
+        #expect(quarantines.map { $0["details"]["file"] } == [.string(dir.url("macros/lib/chain.js")), .string(dir.url("macros/lib/chain2.js"))])
     }
 
     @Test func aSaveWhoseSourceWouldStallIsRefusedWithoutRunningIt() throws {

@@ -8,8 +8,9 @@ import Testing
 @Suite("The per-macro store")
 struct StoreTests {
     /// An engine with the model and a store of `limit` bytes per macro, and `macros` defined.
-    private static func engine(_ macros: String, limit: Int = MacroStore.defaultLimit) throws -> (MacroEngine, MacroStore, ProgressModel) {
-        let (engine, model, _) = try makeEngine(timeLimit: .milliseconds(300))
+    private static func engine(_ macros: String, limit: Int = MacroStore.defaultLimit, timeLimit: Duration = .milliseconds(300)) throws -> (MacroEngine, MacroStore, ProgressModel)
+    {
+        let (engine, model, _) = try makeEngine(timeLimit: timeLimit)
         let store = MacroStore(limit: limit)
         store.recordChanges()
         try engine.add(store)
@@ -73,6 +74,45 @@ struct StoreTests {
         #expect(error.code == .timeout)
         #expect(store.entries("spin") == ["b": "\"kept\""])
         #expect(store.takeUnjournaled().isEmpty)
+    }
+
+    /// A cancel rolls back the turn it stops, in a synchronous call or in an async call's later
+    /// turn; an async call's turns that ended before the cancel stay committed, one by one.
+    @Test func aCancelRollsBackTheTurnItStopsAndNoMore() throws {
+        let (engine, store, _) = try Self.engine(
+            """
+            function spinning() { store.set('a', 1); store.delete('b'); for (;;) {} }
+            async function spinningLater() { await sleep(1); store.set('a', 2); store.delete('b'); for (;;) {} }
+            async function awaiting() { store.set('a', 3); store.delete('b'); await sleep(60000); store.set('c', 4) }
+            """, timeLimit: .seconds(60))
+        let expected: [String: [String: String]] = [
+            "spinning": ["b": "\"kept\""], "spinningLater": ["b": "\"kept\""], "awaiting": ["a": "3"],
+        ]
+        for name in ["spinning", "spinningLater", "awaiting"] {
+            try store.set(name, "b", json: "\"kept\"")
+            _ = store.takeUnjournaled()
+            let future = engine.callFuture(name, deadline: .seconds(60))
+            let running = try eventuallyRunning(engine, name)
+            if name == "awaiting" {
+                // Cancelled once its first turn has committed, while it awaits.
+                let deadline = Date().addingTimeInterval(10)
+                while store.entries(name)["a"] == nil, Date() < deadline { Thread.sleep(forTimeInterval: 0.005) }
+            }
+            #expect(engine.cancel(call: running.id))
+            let error = try #require(throws: MacroError.self) { try future.wait() }
+            #expect(error.code == .cancelled, "\(name)")
+            #expect(store.entries(name) == expected[name], "\(name)")
+        }
+    }
+
+    /// The call of `name` once the engine lists it as running.
+    private func eventuallyRunning(_ engine: MacroEngine, _ name: String) throws -> RunningCall {
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            if let call = engine.runningCalls.first(where: { $0.macro == name }) { return call }
+            Thread.sleep(forTimeInterval: 0.005)
+        }
+        throw MacroError(code: .noSuchMacro, message: "\(name) never showed up as running")
     }
 
     @Test func eachMacroSeesItsOwnStoreAndALibFunctionUsesItsCallers() throws {
