@@ -50,6 +50,7 @@ let package = Package(
         .target(
             name: "MacroBase",
             dependencies: [
+                "CSystemShims",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "OrderedCollections", package: "swift-collections"),
                 .product(name: "Yams", package: "Yams"),

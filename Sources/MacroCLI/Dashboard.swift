@@ -93,7 +93,7 @@ struct Dashboard: ParsableCommand {
     /// A command still running after `patience` (a browser that stays in the foreground) is taken
     /// as opened, and left running.
     static func open(
-        _ url: String, environment: [String: String] = ProcessInfo.processInfo.environment, patience: DispatchTimeInterval = .seconds(3)
+        _ url: String, environment: [String: String] = ProcessInfo.processInfo.environment, patience: Duration = .seconds(3)
     ) -> String? {
         var command: [String]
         if let browser = environment["BROWSER"]?.split(separator: ":").first.map(String.init), !browser.isEmpty {
@@ -110,26 +110,25 @@ struct Dashboard: ParsableCommand {
         guard let executable = command[0].contains("/") ? command[0] : path.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
             return "no browser to open it with: \(command[0]) is not installed (set $BROWSER, or install xdg-utils)"
         }
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = Array(command.dropFirst())
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        let exited = DispatchSemaphore(value: 0)
-        process.terminationHandler = { _ in exited.signal() }
+        process.standardOutput = nil
+        process.standardError = nil
+        process.standardInput = nil
         do {
             try process.run()
         } catch {
             return "cannot run \(command[0]): \(error)"
         }
-        guard exited.wait(timeout: .now() + patience) == .success else { return nil }
-        switch (process.terminationReason, process.terminationStatus) {
-        case (.exit, 0): return nil
-        case (.exit, 3) where command[0] == "xdg-open":
+        // A browser that stays (no launcher in between) is not waited for: it is left running.
+        guard let ended = process.wait(timeout: patience) else { return nil }
+        switch ended {
+        case .exit(0): return nil
+        case .exit(3) where command[0] == "xdg-open":
             return "xdg-open exited with 3: it found no browser (set $BROWSER, or install one)"
-        case (.exit, let status): return "\(command[0]) exited with \(status)"
-        case (_, let signal): return "\(command[0]) was killed by signal \(signal)"
+        case .exit(let status): return "\(command[0]) exited with \(status)"
+        case .signal(let signal): return "\(command[0]) was killed by signal \(signal)"
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import MacroBase
 
 #if canImport(Glibc)
 import Glibc
@@ -79,14 +80,14 @@ final class RedisServer {
 
 /// A command's standard output (for version strings).
 func captureOutput(_ executable: String, _ arguments: [String]) throws -> String {
-    let process = Process()
+    let process = ChildProcess()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
     let pipe = Pipe()
     process.standardOutput = pipe
-    process.standardError = FileHandle.nullDevice
+    process.standardError = nil
     try process.run()
     let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
+    process.wait()
     return String(decoding: data, as: UTF8.self)
 }

@@ -83,7 +83,7 @@ struct SystemdUnitTests {
         // The unit's command, in its sandbox, with what the user manager gives a service.
         let command = try Self.sandboxedCommand(Self.serviceDirectives(try String(contentsOfFile: unitPath, encoding: .utf8)), home: home.path)
         let notify = try NotifySocket(path: home.url("notify.sock"))
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = command
         var env = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin", "NOTIFY_SOCKET": notify.path]
@@ -95,10 +95,9 @@ struct SystemdUnitTests {
         process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
         process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
         try process.run()
-        let exit = ChildExit(process)
         defer {
             kill(process.processIdentifier, SIGTERM)
-            _ = exit.wait(process)
+            _ = process.wait().status
         }
         let daemonLog = { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
         let ready = notify.next()

@@ -1,4 +1,5 @@
 import Foundation
+import MacroBase
 import MacroRPC
 
 #if canImport(Glibc)
@@ -8,10 +9,9 @@ import Glibc
 /// A built binary running in the background (e.g. `macro progress --watch`) whose stdout is read
 /// line by line; killed when released. Reads fail after 10 s instead of hanging a test.
 public final class BackgroundProcess {
-    private let process = Process()
+    private let process = ChildProcess()
     private let output: FileHandle
     private var buffer = Data()
-    private var exit: ChildExit!
 
     /// Starts `binary` (from the build directory) with `arguments`.
     public init(_ binary: String, _ arguments: [String]) throws {
@@ -21,7 +21,6 @@ public final class BackgroundProcess {
         process.standardOutput = pipe
         output = pipe.fileHandleForReading
         try process.run()
-        exit = ChildExit(process)
     }
 
     /// The process id (the same after an exec: `macro` becoming `macro-local`).
@@ -29,9 +28,9 @@ public final class BackgroundProcess {
 
     deinit {
         // SIGKILL: a child may inherit a blocked SIGTERM from the test runner.
-        if exit.poll(process) == nil {
+        if process.poll()?.status == nil {
             kill(process.processIdentifier, SIGKILL)
-            _ = exit.wait(process)
+            _ = process.wait().status
         }
     }
 
@@ -40,7 +39,7 @@ public final class BackgroundProcess {
     public func waitForExit() -> Int32 {
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {
-            if let status = exit.poll(process) { return status }
+            if let status = process.poll()?.status { return status }
             usleep(20_000)
         }
         return -1

@@ -1,4 +1,5 @@
 import Foundation
+import MacroBase
 
 /// What a finished process left behind.
 public struct ProcessResult: Sendable, CustomStringConvertible {
@@ -40,7 +41,7 @@ public enum BinaryRunner {
         let outPath = scratch.url("stdout"), errPath = scratch.url("stderr")
         _ = FileManager.default.createFile(atPath: outPath, contents: nil)
         _ = FileManager.default.createFile(atPath: errPath, contents: nil)
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: binary.hasPrefix("/") ? binary : "\(binDirectory)/\(binary)")
         process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
@@ -66,7 +67,7 @@ public enum BinaryRunner {
         let clock = ContinuousClock()
         let start = clock.now
         try process.run()
-        let status = ChildExit(process).wait(process)
+        let status = process.wait().status
         let elapsed = clock.now - start
         return ProcessResult(
             status: status,

@@ -19,8 +19,7 @@ public final class DaemonProcess: @unchecked Sendable {
     public var state: String { dir.url("state.json") }
     /// Where the daemon's stderr goes.
     public var logPath: String { dir.url("macrod.log") }
-    private let process = Process()
-    private var exit: ChildExit!
+    private let process = ChildProcess()
 
     /// Writes `files` into the macros directory and `config` (YAML, optional), starts macrod and
     /// waits until its socket answers (10 s at most). `environment` adds to or overrides the
@@ -57,11 +56,10 @@ public final class DaemonProcess: @unchecked Sendable {
         for (key, value) in environment { env[key] = value }
         process.environment = env
         try process.run()
-        exit = ChildExit(process)
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {
             if (try? RPCClient(path: socket)) != nil { return }
-            if exit.poll(process) != nil { break }
+            if process.poll()?.status != nil { break }
             usleep(20_000)
         }
         throw DaemonStartError(log: (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "")
@@ -76,9 +74,9 @@ public final class DaemonProcess: @unchecked Sendable {
     }
 
     deinit {
-        if exit.poll(process) == nil {
+        if process.poll()?.status == nil {
             kill(process.processIdentifier, SIGKILL)
-            _ = exit.wait(process)
+            _ = process.wait().status
         }
     }
 
@@ -88,13 +86,13 @@ public final class DaemonProcess: @unchecked Sendable {
     /// The daemon's process id.
     public var pid: Int32 { process.processIdentifier }
     /// True while it runs.
-    public var isRunning: Bool { exit.poll(process) == nil }
+    public var isRunning: Bool { process.poll()?.status == nil }
 
     /// Sends `signal` and, for SIGTERM/SIGINT, waits for the exit; returns the exit status.
     @discardableResult
     public func stop(signal: Int32 = SIGTERM) -> Int32 {
         if signal != 0 { kill(process.processIdentifier, signal) }
-        return exit.wait(process)
+        return process.wait().status
     }
 
     /// Sends a signal without waiting.

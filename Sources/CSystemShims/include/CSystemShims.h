@@ -4,6 +4,7 @@
 /* epoll(7), which Glibc's Swift module leaves out: the benchmark's minimal server
  * (Sources/macro-bench/MinimalServer) waits in epoll_wait. */
 #include <sys/epoll.h>
+#include <spawn.h>
 
 /// An anonymous in-memory file (memfd_create(2) with MFD_CLOEXEC): macrod's engine restart hands
 /// its state to the next process in one, so nothing is written to the socket directory.
@@ -19,5 +20,11 @@ int macroengine_malloc_trim(void);
 /// the next pending connection of `listener`, non-blocking, or -1 with errno set (EAGAIN when
 /// there is none).
 int macroengine_accept_nonblocking(int listener);
+
+/// posix_spawn's file actions that Glibc's Swift module leaves out (they need _GNU_SOURCE):
+/// close every descriptor from `from` up in the child (posix_spawn_file_actions_addclosefrom_np),
+/// and change the child's directory (posix_spawn_file_actions_addchdir_np). 0 or an errno.
+int macroengine_spawn_closefrom(posix_spawn_file_actions_t *actions, int from);
+int macroengine_spawn_chdir(posix_spawn_file_actions_t *actions, const char *path);
 
 #endif

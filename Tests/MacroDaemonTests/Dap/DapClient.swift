@@ -10,7 +10,7 @@ import Glibc
 /// A DAP client for the tests: runs the real `macro dap` with pipes, frames requests with
 /// Content-Length, and reads its messages on a thread into a stream. Used by one test task.
 final class DapClient {
-    private let process = Process()
+    private let process = ChildProcess()
     private let input = Pipe()
     private let output = Pipe()
     private var seq = 0
@@ -55,7 +55,7 @@ final class DapClient {
     }
 
     deinit {
-        if process.isRunning { process.terminate() }
+        process.signal(SIGTERM)
     }
 
     /// Sends a request and returns its response (success or not); events met meanwhile are kept.
@@ -97,15 +97,14 @@ final class DapClient {
 
     /// Kills the adapter (SIGKILL: it says nothing to macrod) and waits for it.
     func kill() {
-        Glibc.kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        process.signal(SIGKILL)
+        process.wait()
     }
 
     /// Waits for the adapter to exit; its status.
     func exitStatus() -> Int32 {
         input.fileHandleForWriting.closeFile()
-        process.waitUntilExit()
-        return process.terminationStatus
+        return process.wait().status
     }
 }
 
