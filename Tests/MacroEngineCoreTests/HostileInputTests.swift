@@ -66,6 +66,8 @@ struct HostileInputTests {
         "function () { return 10n ** 30n }",
         "function () { return Symbol('s') }",
         "function () { return { f: Symbol.iterator } }",
+        "function () { const a = []; a.length = 4e9; return a }",
+        "function () { const a = []; a.length = 4194305; return { deep: [a] } }",
     ])
     func unconvertibleReturnsAreClearErrorsAndTheEngineGoesOn(_ source: String) throws {
         let (engine, model, _) = try makeEngine()
@@ -75,6 +77,44 @@ struct HostileInputTests {
         #expect(error.code == .conversion)
         #expect(try engine.call("good") == "ok")
         #expect(try model.value(of: "outer") == 4)
+    }
+}
+
+/// Numbers a macro hands to the engine that no Int holds are taken as what they are, never
+/// converted blindly (before, each of these stopped the process).
+@Suite("Numbers from JavaScript")
+struct HostileNumberTests {
+    @Test func aThrownObjectsLineAndColumnAreReadOnlyWhenTheyAreWholeNumbersThatFit() throws {
+        let (engine, _, _) = try makeEngine()
+        for (line, column) in [("1e300", "NaN"), ("-Infinity", "2**70"), ("1.5", "-1e300")] {
+            _ = try engine.setMethod(javascript: "function () { throw { message: 'odd', line: \(line), column: \(column) } }", key: "odd")
+            let error = try #require(throws: MacroError.self) { try engine.call("odd") }
+            #expect(error.code == .threw)
+            #expect(error.message == "odd")
+        }
+        _ = try engine.setMethod(javascript: "function () { throw { message: 'fits', line: 7, column: 3 } }", key: "fits")
+        let error = try #require(throws: MacroError.self) { try engine.call("fits") }
+        #expect(error.line == 7)
+        #expect(error.column == 3)
+    }
+
+    @Test func clearingATimerByANumberNoTimerHasDoesNothing() throws {
+        let (engine, _, _) = try makeEngine()
+        _ = try engine.setMethod(
+            javascript: """
+                function () {
+                  for (const id of [1e300, -1e300, Infinity, NaN, 2**63, 1.5, -0]) { clearTimeout(id); clearInterval(id) }
+                  return 'ok'
+                }
+                """, key: "clear")
+        #expect(try engine.call("clear") == "ok")
+    }
+
+    @Test func anArrayPastTheBoundIsRefusedBeforeAnythingIsAllocated() throws {
+        let (engine, _, _) = try makeEngine()
+        _ = try engine.setMethod(javascript: "function () { const a = []; a.length = 4e9; return a }", key: "sparse")
+        let error = try #require(throws: MacroError.self) { try engine.call("sparse") }
+        #expect(error.message == "cannot convert an array of 4000000000 elements (at value): at most 4194304 leave the engine")
     }
 }
 

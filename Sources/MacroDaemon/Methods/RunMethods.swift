@@ -31,7 +31,7 @@ extension EngineMethods {
     /// with that id is kept.
     func runGet(_ request: MethodRequest) throws -> MethodReply {
         let params = request.params
-        guard case .number(let n) = params.value["id"], n.rounded() == n, n >= 1 else {
+        guard case .number(let n) = params.value["id"], n.rounded() == n, n >= 1, n <= 1e15 else {
             throw params.invalid("id", params.value["id"] == .undefined ? "is required" : "must be a run id (a whole number, as run.list gives)")
         }
         guard let record = runs.record(Int(n)) else {

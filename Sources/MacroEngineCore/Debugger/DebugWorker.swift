@@ -203,13 +203,13 @@ extension DebugSession.Options {
     /// Options read back from ``json``; nil when a required field is missing.
     public init?(json: MacroValue) {
         guard let macro = json["macro"].stringValue, let directory = json["directory"].stringValue else { return nil }
-        func duration(_ key: String) -> Duration? { json[key].doubleValue.map { .nanoseconds(Int64($0)) } }
+        func duration(_ key: String) -> Duration? { json[key].doubleValue.flatMap { Int64(exactly: $0) }.map { .nanoseconds($0) } }
         self.init(macro: macro, arguments: json["arguments"].arrayValue ?? [], directory: directory, stopOnEntry: json["stopOnEntry"].boolValue ?? false)
         timeLimit = duration("timeLimitNs") ?? timeLimit
         callDeadline = duration("callDeadlineNs") ?? callDeadline
         idleTimeout = duration("idleTimeoutNs") ?? idleTimeout
         evaluateLimit = duration("evaluateLimitNs") ?? evaluateLimit
-        memoryLimit = json["memoryLimit"].doubleValue.map { Int($0) }
+        memoryLimit = json["memoryLimit"].intValue
         hardenBuiltins = json["hardenBuiltins"].boolValue ?? true
         evalEnabled = json["evalEnabled"].boolValue ?? false
         if let channels = json["channels"].arrayValue {

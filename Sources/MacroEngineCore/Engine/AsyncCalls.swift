@@ -268,7 +268,7 @@ extension MacroEngine {
             runtime.defineNativeGlobal(name) { [weak self] args in
                 guard let self else { throw MacroError.engineGone }
                 let runtime = self.runtime.value
-                if let id = args.first?.number, id.isFinite { runtime.clearTimer(Int(id)) }
+                if let id = args.first?.number.flatMap({ Int(exactly: $0) }) { runtime.clearTimer(id) }
                 return runtime.context.undefined
             }
         }

@@ -145,8 +145,8 @@ final class JSRuntime {
             return []
         }
         let array = JSValue(result, in: context)
-        let length = Int(array[jsString: JSNames.length.ref].number ?? 0)
-        guard let arrayObject = array.objectRef else { return [] }
+        let length = array[jsString: JSNames.length.ref].number.flatMap { Int(exactly: $0) } ?? 0
+        guard let arrayObject = array.objectRef, length >= 0, length <= Int(UInt32.max) else { return [] }
         return (0..<length).compactMap { i in
             JSValue(JSObjectGetPropertyAtIndex(context.ref, arrayObject, UInt32(i), nil), in: context).string
         }
@@ -382,7 +382,7 @@ final class JSRuntime {
         let ok = withJSString(source) { JSCheckScriptSyntax(context.ref, $0, nil, 1, &exception) }
         guard !ok, let exception else { return nil }
         let value = JSValue(exception, in: context)
-        return (value[jsString: JSNames.line.ref].number.map { Int($0) }, value[jsString: JSNames.message.ref].toString())
+        return (value[jsString: JSNames.line.ref].number.flatMap { Int(exactly: $0) }, value[jsString: JSNames.message.ref].toString())
     }
 
     /// ``call(_:arguments:macro:)`` with the arguments in place (a macro call's entry passes
@@ -415,8 +415,9 @@ final class JSRuntime {
         }
         let message = exception[jsString: JSNames.message.ref]
         let name = exception[jsString: JSNames.name.ref].string
-        var line = exception[jsString: JSNames.line.ref].number.map { Int($0) }
-        var column = exception[jsString: JSNames.column.ref].number.map { Int($0) }
+        // Whatever a thrown object says (`throw {line: 1e300}`): only whole numbers that fit.
+        var line = exception[jsString: JSNames.line.ref].number.flatMap { Int(exactly: $0) }
+        var column = exception[jsString: JSNames.column.ref].number.flatMap { Int(exactly: $0) }
         let sourceURL = exception[jsString: JSNames.sourceURL.ref].string
         // The engine's own frames (the call helper) are not the macro's business.
         var stack = exception[jsString: JSNames.stack.ref].string.map { text in
@@ -484,6 +485,8 @@ final class JSRuntime {
     // MARK: Conversion JS -> Swift
 
     static let maximumDepth = 256
+    /// The longest array a value leaving the engine may hold (a result, an argument of a native).
+    static let maximumArrayLength = 1 << 22
 
     /// Converts a JS value to a ``MacroValue``. Cycles, Symbols, BigInts and nesting deeper than
     /// 256 levels are `.conversion` errors naming the path to the offending value.
@@ -528,9 +531,15 @@ final class JSRuntime {
         path.append(object)
         defer { path.removeLast() }
         if JSValueIsArray(ctx, value.ref) {
-            let length = Int(value[jsString: JSNames.length.ref].number ?? 0)
+            // A sparse array's length can be 2^32 - 1 with nothing in it: refused past the bound,
+            // before anything is allocated for it.
+            let length = value[jsString: JSNames.length.ref].number.flatMap { Int(exactly: $0) } ?? 0
+            guard length >= 0, length <= Self.maximumArrayLength else {
+                throw MacroError.conversion(
+                    "cannot convert an array of \(length) elements (at \(location)): at most \(Self.maximumArrayLength) leave the engine")
+            }
             var items: [MacroValue] = []
-            items.reserveCapacity(length)
+            items.reserveCapacity(Swift.min(length, 4096))
             for index in 0..<length {
                 var exception: JSValueRef?
                 let element = JSObjectGetPropertyAtIndex(ctx, object, UInt32(index), &exception)

@@ -31,19 +31,19 @@ struct SampledFrame {
 
     init(_ frame: MacroValue, urls: [Int: String]) {
         name = frame["name"].stringValue ?? ""
-        let sourceID = frame["sourceID"].doubleValue ?? -1
+        let sourceID = frame["sourceID"].intValue ?? -1
         // JavaScriptCore reports "none" as UInt32.max for both the source and the line.
         let valid = { (value: Double) in value >= 0 && value < Double(UInt32.max) }
         line = frame["line"].doubleValue.flatMap { valid($0) && $0 > 0 ? Int($0) : nil }
-        nameKey = "\(Int(sourceID)):\(name)"
+        nameKey = "\(sourceID):\(name)"
         let location = frame["location"].stringValue?.split(separator: ":") ?? []
-        codeKey = location.first.flatMap { $0.hasPrefix("#") && $0 != "#<nil>" ? "\(Int(sourceID))\($0)" : nil }
+        codeKey = location.first.flatMap { $0.hasPrefix("#") && $0 != "#<nil>" ? "\(sourceID)\($0)" : nil }
         hasBytecodeIndex = codeKey == nil || (location.count > 2 && location[2] != "<nil>")
-        guard valid(sourceID) else {
+        guard valid(Double(sourceID)) else {
             (kind, url) = (.native, "")
             return
         }
-        switch urls[Int(sourceID)] {
+        switch urls[sourceID] {
         case nil: (kind, url) = (.unlisted, "")
         case let url? where !url.isEmpty: (kind, self.url) = (.file, url)
         default: (kind, url) = (frame["flags"].intValue == 1 ? .builtin : .engine, "")
