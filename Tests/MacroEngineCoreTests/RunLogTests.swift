@@ -35,6 +35,39 @@ struct RunLogTests {
         #expect(kept.filter { !$0.failed }.last?.id == 45)
     }
 
+    /// One run cannot push every other record out: a result, an error's message and stack
+    /// and the console's text are kept up to their bounds, and a run's turns count in its bytes.
+    @Test func aRecordKeepsLargeValuesOnlyUpToTheirBounds() throws {
+        let (engine, runs) = try Self.log(RunLog.Limits(perMacro: 100, failedPerMacro: 100, bytes: 4 << 20))
+        let big = try engine.setMethod(
+            javascript: """
+                function big(kind) {
+                  const text = 'y'.repeat(100000);
+                  if (kind === 'throw') throw new Error(text);
+                  if (kind === 'log') { for (let i = 0; i < 10; i++) console.log(text.slice(0, 60000)); return 1 }
+                  return text
+                }
+                """, key: "big")
+        let turns = try engine.setMethod(javascript: "async function turns() { for (let i = 0; i < 150; i++) await sleep(0); return 1 }", key: "turns")
+        _ = try big.call(["return"])
+        _ = try? big.call(["throw"])
+        _ = try big.call(["log"])
+        _ = try turns.call([])
+        let kept = runs.list()
+        #expect(kept[0].result == .string("(a result of about 100002 bytes of JSON; a record keeps 65536)"))
+        let message = try #require(kept.first { $0.failed }?.error?.message)
+        #expect(message.utf8.count < 66_000)
+        #expect(message.hasSuffix("\u{2026} [34464 more bytes cut]"), "\(message.suffix(40))")
+        let logged = try #require(kept.first { $0.console.count > 0 })
+        #expect(logged.console.count == 4)
+        #expect(logged.consoleDropped == 6)
+        // Each record stays near its bounds; the 150 turns count too.
+        #expect(runs.count.bytes < 4 * 65_536 + 400_000, "\(runs.count)")
+        let turnsBytes = runs.count.bytes
+        _ = try turns.call([])
+        #expect(runs.count.bytes - turnsBytes >= 150 * 24)
+    }
+
     @Test func recordsAreSavedAndLoadedWithTheirIdsGoingOn() throws {
         let directory = TemporaryDirectory(prefix: "runlog")
         let (engine, runs) = try Self.log(RunLog.Limits())
@@ -42,9 +75,15 @@ struct RunLogTests {
         _ = try good.call(["a"])
         _ = try? bad.call(["b"])
         try runs.save(to: directory.url("runs.jsonl"))
-        _ = try directory.write("runs.jsonl", try directory.read("runs.jsonl") + "not json\n")
+        // A line that is not JSON, and records whose ids macrod never gave (counting on from
+        // 2^63 - 1024 overflowed): skipped.
+        let saved = try directory.read("runs.jsonl")
+        let forged = saved.split(separator: "\n")[0].replacingOccurrences(of: #""id":1,"#, with: #""id":9223372036854774784,"#)
+        let negative = saved.split(separator: "\n")[0].replacingOccurrences(of: #""id":1,"#, with: #""id":-3,"#)
+        #expect(forged != saved.split(separator: "\n")[0])
+        _ = try directory.write("runs.jsonl", saved + "not json\n" + forged + "\n" + negative + "\n")
         let (other, loaded) = try Self.log(RunLog.Limits())
-        #expect(loaded.load(from: directory.url("runs.jsonl")) == (2, 1))
+        #expect(loaded.load(from: directory.url("runs.jsonl")) == (2, 3))
         #expect(loaded.list().map { $0.json } == runs.list().map { $0.json })
         _ = try Self.run(other, "good").call(["c"])
         #expect(loaded.list().map(\.id) == [1, 2, 3])

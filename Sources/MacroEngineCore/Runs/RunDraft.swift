@@ -34,6 +34,8 @@ final class RunDraft {
     var storeBefore: [String: String]?
     var console: [RunRecord.ConsoleLine] = []
     var consoleDropped = 0
+    /// The bytes of the console lines kept.
+    private var consoleBytes = 0
     var changes: [RunRecord.Change] = []
     var storeChanges: [RunRecord.StoreEdit] = []
     /// Its turns: the first in place (most runs have one), the others after it.
@@ -82,6 +84,7 @@ final class RunDraft {
         if storeBefore != nil { storeBefore = nil }
         Self.empty(&console)
         consoleDropped = 0
+        consoleBytes = 0
         Self.empty(&changes)
         Self.empty(&storeChanges)
         firstTurn = nil
@@ -152,10 +155,17 @@ final class RunDraft {
         if firstTurn == nil { firstTurn = turn } else { moreTurns.append(turn) }
     }
 
-    /// A console line of the run (the first ``RunLog/consoleLines`` are kept).
+    /// A console line of the run (the first ``RunLog/consoleLines`` are kept, up to
+    /// ``RunLog/consoleBytesKept`` of their text; the rest are counted).
     func console(level: String, message: String) {
         guard !sealed else { return }
-        if console.count < RunLog.consoleLines { console.append(RunRecord.ConsoleLine(level: level, message: message)) } else { consoleDropped += 1 }
+        let bytes = message.utf8.count
+        if console.count < RunLog.consoleLines, consoleBytes + bytes <= RunLog.consoleBytesKept {
+            console.append(RunRecord.ConsoleLine(level: level, message: message))
+            consoleBytes += bytes
+        } else {
+            consoleDropped += 1
+        }
     }
 
     /// Its record: `channels` are the names of ``valuesBefore``'s values, `origin` the one who

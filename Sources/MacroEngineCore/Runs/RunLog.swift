@@ -28,6 +28,8 @@ public final class RunLog: Sendable {
 
     /// Console lines kept per run.
     public static let consoleLines = 200
+    /// The most bytes of console text a run's record keeps (later lines are counted, not kept).
+    public static let consoleBytesKept = 256 << 10
     /// Turns kept per run (an endless timer keeps its first ones).
     public static let turnsKept = 200
     /// A store up to this size is copied into the record when the run starts (for a replay).
@@ -199,10 +201,20 @@ public final class RunLog: Sendable {
         let failed: Bool
         switch outcome {
         case .success(let value):
-            draft.result = value
+            // A result past the bound is kept as a note of its size: one run cannot push every
+            // other record out of runs_bytes.
+            if case .number = value {
+                draft.result = value
+            } else {
+                let bytes = Self.size(of: value)
+                draft.result = bytes <= Self.valueBytesKept ? value : .string("(a result of about \(bytes) bytes of JSON; a record keeps \(Self.valueBytesKept))")
+            }
             failed = false
         case .failure(let error):
-            draft.error = (error as? MacroError) ?? MacroError(code: .threw, message: "\(error)", macro: draft.macro)
+            var kept = (error as? MacroError) ?? MacroError(code: .threw, message: "\(error)", macro: draft.macro)
+            kept.message = Self.cut(kept.message)
+            kept.stack = kept.stack.map(Self.cut)
+            draft.error = kept
             failed = true
         }
         draft.bytes = Self.size(of: draft)
@@ -245,11 +257,23 @@ public final class RunLog: Sendable {
         }
     }
 
+    /// The most of a result, an error's message or its stack that a record keeps (bytes; the
+    /// console's lines are cut at 65,536 characters as they are logged).
+    public static let valueBytesKept = 64 << 10
+
+    /// `text`, cut to ``valueBytesKept`` bytes with a note of what was cut.
+    static func cut(_ text: String) -> String {
+        let count = text.utf8.count
+        guard count > valueBytesKept else { return text }
+        let kept = String(decoding: text.utf8.prefix(valueBytesKept), as: UTF8.self)
+        return kept + "\u{2026} [\(count - kept.utf8.count) more bytes cut]"
+    }
+
     /// Roughly the bytes a run's record holds.
     static func size(of draft: RunDraft) -> Int {
         // The arrays are looked at only when not empty (most runs have no console line, store
         // edit, or store snapshot).
-        var bytes = 256 + draft.changes.count * 48 + draft.argumentsSize
+        var bytes = 256 + draft.changes.count * 48 + draft.argumentsSize + (draft.turnCount > 1 ? draft.turnCount * 24 : 0)
         if !draft.console.isEmpty {
             for line in draft.console { bytes += line.message.utf8.count + 32 }
         }

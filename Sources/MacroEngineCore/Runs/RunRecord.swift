@@ -155,7 +155,9 @@ public struct RunRecord: Sendable {
 
     /// A record read back from ``json`` (the runs file); nil when a required field is missing.
     public init?(json: MacroValue) {
-        guard let id = json["id"].intValue, let macro = json["macro"].stringValue, let origin = json["origin"].stringValue,
+        // An id past 2^53 is not one macrod gave (nor one JSON keeps exactly); counting on from
+        // it would overflow.
+        guard let id = json["id"].intValue, id >= 1, id <= 1 << 53, let macro = json["macro"].stringValue, let origin = json["origin"].stringValue,
             let started = json["started"].stringValue.flatMap(Self.date)
         else { return nil }
         self.init(
