@@ -24,6 +24,11 @@ public final class RPCClient {
     public let path: String
     private let fd: Int32
     private var buffer: [UInt8] = []
+    /// Where the unread bytes of ``buffer`` start (lines before it were returned).
+    private var start = 0
+    /// How far past ``start`` the buffer is known to hold no newline (each byte is looked at
+    /// once, however many reads a long line takes).
+    private var scanned = 0
     private var nextID = 0
     /// Notifications read while waiting for a response, oldest first.
     public private(set) var pendingNotifications: [MacroValue] = []
@@ -104,11 +109,21 @@ public final class RPCClient {
     /// Reads the next raw line; nil at end of stream.
     public func readLine() throws -> String? {
         while true {
-            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                let line = String(decoding: buffer[..<newline], as: UTF8.self)
-                buffer.removeSubrange(...newline)
+            if let newline = buffer[(start + scanned)...].firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: buffer[start..<newline], as: UTF8.self)
+                start = newline + 1
+                scanned = 0
+                // The returned lines' bytes go once they are half the buffer (no shift per line).
+                if start == buffer.count {
+                    buffer.removeAll(keepingCapacity: buffer.count <= 1 << 20)
+                    start = 0
+                } else if start > buffer.count / 2 {
+                    buffer.removeSubrange(..<start)
+                    start = 0
+                }
                 return line
             }
+            scanned = buffer.count - start
             var chunk = [UInt8](repeating: 0, count: 65536)
             let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if n < 0 {
@@ -116,9 +131,11 @@ public final class RPCClient {
                 throw RPCError(code: RPCError.internalError, message: "reading from \(path) failed: \(String(cString: strerror(errno)))")
             }
             if n == 0 {
-                if buffer.isEmpty { return nil }
-                let line = String(decoding: buffer, as: UTF8.self)
+                if start == buffer.count { return nil }
+                let line = String(decoding: buffer[start...], as: UTF8.self)
                 buffer.removeAll()
+                start = 0
+                scanned = 0
                 return line
             }
             buffer.append(contentsOf: chunk[..<n])
