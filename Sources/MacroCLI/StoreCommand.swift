@@ -75,6 +75,13 @@ struct StoreCommand: ParsableCommand {
         let result = try client.call(.storeGet, ["name": .string(name)])
         if options.json { return Console.printJSON(result) }
         guard let entries = result["entries"].objectValue, !entries.isEmpty else { return Console.error("\(name): its store is empty") }
-        for (key, value) in entries { print("\(key)\t\(value.jsonText())") }
+        for (key, value) in entries { print("\(Self.printable(key))\t\(value.jsonText())") }
+    }
+
+    /// `key` as is, or as a JSON string when it holds control characters (an escape sequence in
+    /// a key must not drive the terminal).
+    static func printable(_ key: String) -> String {
+        let control = key.unicodeScalars.contains { $0.value < 0x20 || (0x7f...0x9f).contains($0.value) }
+        return control ? MacroValue.string(key).jsonText() : key
     }
 }

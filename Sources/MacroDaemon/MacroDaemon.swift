@@ -25,7 +25,7 @@ public final class MacroDaemon: Service, Sendable {
     /// The version reported by engine.status.
     public let version: String
     private let logger: Logger
-    private let hub = NotificationHub()
+    private let hub: NotificationHub
     private let frontends: [any DaemonFrontend]
 
     /// Creates the daemon; nothing starts until ``run()``. `logger`'s handler also receives
@@ -43,7 +43,10 @@ public final class MacroDaemon: Service, Sendable {
         self.configFile = configFile
         self.version = version
         let base = logger
-        let hub = hub
+        // The hub logs with the base handler only: what it says of a dropped subscriber is not
+        // itself sent to subscribers.
+        let hub = NotificationHub(logger: base)
+        self.hub = hub
         var combined = Logger(label: base.label) { _ in
             MultiplexLogHandler([base.handler, HubLogHandler(hub: hub, logLevel: base.logLevel)])
         }

@@ -18,3 +18,16 @@ struct FrameFormatTests {
         #expect(Console.formatFrame(frame) == shown)
     }
 }
+
+/// What `macro store NAME` prints of a key: as it is, or JSON-quoted when it holds control
+/// characters, so that a key cannot drive the terminal.
+@Suite("Store keys on a terminal")
+struct StoreKeyDisplayTests {
+    @Test func keysWithControlCharactersAreQuoted() {
+        #expect(StoreCommand.printable("count") == "count")
+        #expect(StoreCommand.printable("é ✓") == "é ✓")
+        #expect(StoreCommand.printable("\u{1b}[2Jwiped") == #""\u001b[2Jwiped""#)
+        #expect(StoreCommand.printable("a\u{0}b") == #""a\u0000b""#)
+        #expect(StoreCommand.printable("\u{9b}31m") == "\"\u{9b}31m\"")
+    }
+}

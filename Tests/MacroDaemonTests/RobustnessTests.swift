@@ -240,6 +240,23 @@ struct RobustnessTests {
         #expect(notRunning.stderr == "macro: no call 99999 is running (see `macro running`)\n")
     }
 
+    /// A subscriber that stops reading is closed once connection_buffer_bytes of notifications
+    /// wait for it, and the log says so, once; the others go on.
+    @Test func aSubscriberThatStopsReadingIsClosedAndLogged() throws {
+        let daemon = try DaemonProcess(files: ["shout.js": "function() { console.log('x'.repeat(60000)); return 1 }"])
+        let lagging = try daemon.client()
+        _ = try lagging.call("subscribe", ["events": ["log"]])
+        let caller = try daemon.client()
+        // About 60 KB of notification per call: 100 calls pass the 1 MiB share and the kernel's buffers.
+        for _ in 0..<100 { #expect(try caller.call("macro.call", ["name": "shout", "console": false]) == 1) }
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline, !daemon.log.contains("stopped reading") { usleep(20_000) }
+        let lines = daemon.log.split(separator: "\n").filter { $0.contains("stopped reading") }
+        #expect(lines.count == 1, "\(daemon.log.suffix(2000))")
+        #expect(lines.first?.contains("it subscribed to log and stopped reading while connection_buffer_bytes of output waited for it") == true)
+        #expect(try caller.call("progress.get")["inner"] == 0)
+    }
+
     @Test func sighupRereadsTheConfigAndRescans() throws {
         let daemon = try DaemonProcess(files: ["spin.js": "function() { while (true) {} }"], config: "time_limit_ms: 5000\n")
         let client = try daemon.client()

@@ -52,6 +52,8 @@ package final class Connection: Sendable {
     let owedLimit = Atomic<Int>(1 << 20)
     /// The engine lane holds requests of it until it drains.
     let parked = Atomic<Bool>(false)
+    /// It was closed for not reading its notifications (logged once).
+    let droppedBehind = Atomic<Bool>(false)
     /// The count of every connection's owed bytes.
     let replyBudget: ReplyBudget
     private let framing: any MessageFraming
@@ -164,8 +166,10 @@ package final class NotificationHub: Sendable {
     /// The reply bytes its connections owe together.
     let replyBudget = ReplyBudget()
 
-    /// A hub with no connections.
-    package init() {}
+    private let logger: Logger?
+
+    /// A hub with no connections; `logger` hears of the subscribers it drops.
+    package init(logger: Logger? = nil) { self.logger = logger }
 
     func register(
         _ channel: any Channel, pendingInput: PendingInput = PendingInput(), framing: any MessageFraming = LineFraming(),
@@ -208,6 +212,11 @@ package final class NotificationHub: Sendable {
             // Writability drops at the connection_buffer_bytes high-water mark (1 MiB): a subscriber that far behind is
             // not reading; drop the connection instead of buffering without bound.
             guard connection.channel.isWritable else {
+                if !connection.droppedBehind.exchange(true, ordering: .relaxed) {
+                    logger?.warning(
+                        "closed connection \(connection.id): it subscribed to \(connection.subscriptions.map(\.rawValue).sorted().joined(separator: ", ")) and stopped reading while connection_buffer_bytes of output waited for it"
+                    )
+                }
                 connection.channel.close(promise: nil)
                 continue
             }
