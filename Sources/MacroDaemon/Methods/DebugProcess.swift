@@ -1,3 +1,4 @@
+import CSystemShims
 import Foundation
 import Logging
 import MacroEngineCore
@@ -84,6 +85,8 @@ final class DebugProcess: Sendable {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, toChild[0], 0)
         posix_spawn_file_actions_adddup2(&actions, fromChild[1], 1)
+        // Nothing else of macrod's (its sockets, its journals) reaches the worker.
+        _ = macroengine_spawn_closefrom(&actions, 3)
         let arguments = [executable, "--debug-worker"]
         let argv = arguments.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
