@@ -249,8 +249,9 @@ package final class AuditLog: Sendable {
         var lines = 0
         for (number, line) in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).enumerated() where !line.isEmpty {
             lines += 1
+            // Bounded as a new event is: a line an older macrod wrote may hold a whole value.
             if let value = try? JSONParser.parse(line), let event = AuditEvent(json: value) {
-                events.append(event)
+                events.append(event.bounded)
                 continue
             }
             bad.append(number + 1)
@@ -258,7 +259,7 @@ package final class AuditLog: Sendable {
             var index = line.index(before: line.endIndex)
             while index > line.startIndex {
                 if line[index...].starts(with: start), let value = try? JSONParser.parse(line[index...]), let event = AuditEvent(json: value) {
-                    events.append(event)
+                    events.append(event.bounded)
                     break
                 }
                 index = line.index(before: index)

@@ -42,6 +42,10 @@ struct AuditLogDamageTests {
         let big = log.record(.progressSet, by: .daemon, details: .object(wide.mapValues { _ in .string(String(repeating: "z", count: 199)) }))
         // {"k0":"zz…",…}: 10 fields of 206 bytes, 30 of 207, 39 commas, 2 braces.
         #expect(big.details == ["cut": "details of 8311 bytes not kept"])
+        // A whole value an older macrod wrote is bounded when read back.
+        let old = AuditEvent(seq: 603, time: 1, kind: .storeEdit, actor: .daemon, name: "m", details: ["value": .string(huge)])
+        _ = try directory.write("a.audit.jsonl", old.json.jsonText(pretty: false) + "\n")
+        #expect(AuditLog(path: path, limit: 1000, logger: WarningLog().logger).recent().last?.details == ["value": .string(cut)])
     }
 
     @Test func aFileTooLargeToReadIsMovedAsideAndNumberingGoesOnAfterItsLastEvent() throws {
