@@ -148,6 +148,20 @@ struct HistoryStorageTests {
         #expect(store.versions(of: "bump").map(\.number) == [1, 2, 3, 4, 5, 6])
     }
 
+    @Test func aLibFileWithALongNameKeepsItsVersionsAcrossARestart() throws {
+        let directory = TemporaryDirectory(prefix: "history")
+        let names = ["lib/" + String(repeating: "k", count: 200), "lib/" + String(repeating: "q", count: 250)]
+        do {
+            let store = VersionStore(directory: directory.url("h"), limits: HistoryLimits(), logger: WarningLog().logger)
+            for name in names { store.record(name, content: Self.bytes(name), who: "file", time: 1) }
+        }
+        let log = WarningLog()
+        let again = VersionStore(directory: directory.url("h"), limits: HistoryLimits(), logger: log.logger)
+        #expect(again.names == names)
+        #expect(try names.map { String(decoding: try again.content(of: $0, number: 1), as: UTF8.self) } == names)
+        #expect(log.all == [])
+    }
+
     @Test func lowerRetentionLimitsApplyWhenSetNotAtTheNextVersion() throws {
         let directory = TemporaryDirectory(prefix: "history")
         let store = VersionStore(directory: directory.url("h"), limits: HistoryLimits(), logger: WarningLog().logger)
