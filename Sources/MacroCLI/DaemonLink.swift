@@ -112,6 +112,10 @@ package enum DaemonLink {
         case RPCError.invalidParams, RPCError.invalidRequest, RPCError.methodNotFound: return 64
         // The connection broke or closed: the daemon went away.
         case RPCError.internalError where isDisconnect(error): return 69
+        // A kept version whose content is damaged: a data error.
+        case RPCError.internalError where error.data?["reason"] == "corrupt": return 74
+        // A rollback another writer's save overtook: temporary, try again.
+        case RPCError.internalError where error.data?["reason"] == "conflict": return 75
         default: return 70
         }
     }

@@ -74,7 +74,8 @@ struct Diff: ParsableCommand {
         abstract: "Show what changed between two kept versions of a macro, or from one to the file now.",
         discussion: """
             A unified diff (as `diff -u`), from version A to version B, or to the file as it is \
-            now when B is left out. `macro history NAME` lists the versions.
+            now when B is left out. `macro history NAME` lists the versions. A version whose \
+            content is damaged (it does not match its hash) exits 74.
 
             Examples:
               macro diff bump@2 bump@4
@@ -114,7 +115,9 @@ struct Rollback: ParsableCommand {
             The file is written atomically and loaded as any save is, so it becomes the newest \
             version in `macro history`. A version that no longer loads (it imports a name a lib \
             module no longer exports, say) is refused with its error, exit 65: the file stays as \
-            it was and the current version keeps serving.
+            it was and the current version keeps serving. A version whose content is damaged \
+            exits 74; when another writer (an editor) saves the file while it is restored, the \
+            rollback is refused, exit 75, and that writer's text is live.
 
             Examples:
               macro history bump

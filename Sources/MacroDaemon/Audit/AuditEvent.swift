@@ -84,6 +84,67 @@ package struct AuditEvent: Sendable, Equatable {
             after: json["after"].stringValue, version: json["version"].intValue, details: json["details"] == .undefined ? nil : json["details"])
     }
 
+    /// The longest string of ``details`` kept whole, in UTF-8 bytes: past it the start is kept
+    /// and a marker says how long the whole was (`…[cut: 1024000 bytes]`).
+    package static let detailStringLimit = 200
+    /// The most elements of an array, or fields of an object, ``details`` keeps (deeper than
+    /// four levels a value is replaced by a marker).
+    package static let detailItemLimit = 32
+    /// The largest line an event writes, in bytes: past it (strings cut already) its details are
+    /// replaced by `{"cut": "details of N bytes not kept"}`. The audit log records who changed
+    /// what, never the values themselves.
+    package static let lineLimit = 4096
+
+    /// This event with its details bounded (``detailStringLimit``, ``detailItemLimit``,
+    /// ``lineLimit``): what the log writes and keeps.
+    package var bounded: AuditEvent {
+        guard let details else { return self }
+        var event = self
+        event.details = Self.bound(details, depth: 0)
+        let size = event.json.jsonText(pretty: false).utf8.count
+        if size > Self.lineLimit {
+            let whole = details.jsonText(pretty: false).utf8.count
+            event.details = ["cut": .string("details of \(whole) bytes not kept")]
+        }
+        return event
+    }
+
+    /// `value` with long strings cut and long arrays and objects shortened, each with a marker.
+    private static func bound(_ value: MacroValue, depth: Int) -> MacroValue {
+        switch value {
+        case .string(let text): return .string(cut(text))
+        case .array(let items):
+            guard depth < 4 else { return .string("…[cut: an array of \(items.count) elements]") }
+            var kept = items.prefix(detailItemLimit).map { bound($0, depth: depth + 1) }
+            if items.count > detailItemLimit { kept.append(.string("…[cut: \(items.count - detailItemLimit) more elements]")) }
+            return .array(kept)
+        case .object(let fields):
+            guard depth < 4 else { return .string("…[cut: an object of \(fields.count) fields]") }
+            var kept = OrderedFields()
+            for (key, item) in fields.prefix(detailItemLimit) { kept[cut(key)] = bound(item, depth: depth + 1) }
+            if fields.count > detailItemLimit { kept["…"] = .string("[cut: \(fields.count - detailItemLimit) more fields]") }
+            return .object(kept)
+        case .error(let name, let message, _): return .string(cut("\(name): \(message)"))
+        case .function: return .string("[function]")
+        default: return value
+        }
+    }
+
+    /// `text`, or its first ``detailStringLimit`` bytes (whole characters) and a marker.
+    private static func cut(_ text: String) -> String {
+        let size = text.utf8.count
+        guard size > detailStringLimit else { return text }
+        var kept = ""
+        var used = 0
+        for character in text {
+            let length = character.utf8.count
+            guard used + length <= detailStringLimit - 32 else { break }
+            kept.append(character)
+            used += length
+        }
+        return kept + "…[cut: \(size) bytes]"
+    }
+
     /// `2026-11-22T07:28:02.926Z` (as the log writes its times).
     static func iso8601(_ time: Double) -> String { LogRecordFormat.timestamp(Date(timeIntervalSince1970: time)) }
 

@@ -22,12 +22,18 @@ package final class History: Sendable {
     private let library: MacroLibrary
     private let logger: Logger
     private let current = Mutex<Acting?>(nil)
+    /// The hash of each file's content as last seen live (by entry name): a change's `before`,
+    /// whether or not the history could keep the version.
+    private let live = Mutex<[String: String]>([:])
 
     /// Who is making the change the library is about to report, and as what.
     private struct Acting {
         var actor: AuditActor
         var kind: AuditEvent.Kind
         var details: MacroValue?
+        /// The hash of the content the actor wrote (a rollback): another content loaded meanwhile
+        /// is another writer's, recorded as a save from a file.
+        var expecting: String?
         var recorded: [AuditEvent] = []
     }
 
@@ -51,11 +57,14 @@ package final class History: Sendable {
     }
 
     /// Runs `body` (a save, a rollback, a delete) as `actor`: what the library reports meanwhile
-    /// is recorded as `kind` by `actor`, with `details`. Returns `body`'s value and the events.
+    /// is recorded as `kind` by `actor`, with `details`; with `expecting` (a content's hash) only
+    /// that content is the actor's. Returns `body`'s value and the events.
     @discardableResult
-    package func acting<T>(as actor: AuditActor, kind: AuditEvent.Kind, details: MacroValue? = nil, _ body: () throws -> T) rethrows -> (T, [AuditEvent]) {
+    package func acting<T>(
+        as actor: AuditActor, kind: AuditEvent.Kind, details: MacroValue? = nil, expecting: String? = nil, _ body: () throws -> T
+    ) rethrows -> (T, [AuditEvent]) {
         let outer = current.withLock { current in
-            defer { current = Acting(actor: actor, kind: kind, details: details) }
+            defer { current = Acting(actor: actor, kind: kind, details: details, expecting: expecting) }
             return current
         }
         defer { current.withLock { $0 = outer } }
@@ -69,22 +78,30 @@ package final class History: Sendable {
         switch change {
         case .loaded(let name, _, _):
             guard let source = library.liveSource(of: name) else { return }
-            let acting = current.withLock { $0 }
+            let bytes = Array(source.utf8)
+            let hash = SHA256.hex(bytes)
+            // Not the content the actor wrote (an editor saved meanwhile): the editor's save.
+            let acting = current.withLock { $0.flatMap { $0.expecting == nil || $0.expecting == hash ? $0 : nil } }
             let actor = acting?.actor ?? fileActor(name)
             var who = actor.words
             if acting?.kind == .rollback, let restored = acting?.details?["restored"].intValue { who += " (rollback to \(restored))" }
-            guard let kept = versions.record(name, content: Array(source.utf8), who: who, time: Date().timeIntervalSince1970) else { return }
+            let before = live.withLock { live in
+                defer { live[name] = hash }
+                return live[name] ?? versions.latest(of: name)?.hash
+            }
+            guard before != hash else { return }
+            // Kept when the history can (not when the disk is full or the history is off); audited either way.
+            let kept = versions.record(name, content: bytes, who: who, time: Date().timeIntervalSince1970)
             // The first load only keeps what it finds; a file edited while macrod was stopped is news.
-            guard acting != nil || library.hasLoadedOnce || kept.previous != nil else { return }
+            guard acting != nil || library.hasLoadedOnce || before != nil else { return }
             let event = audit.record(
-                acting?.kind ?? .save, by: actor, name: name, before: kept.previous?.hash, after: kept.version.hash, version: kept.version.number,
-                details: acting?.details)
-            current.withLock { $0?.recorded.append(event) }
+                acting?.kind ?? .save, by: actor, name: name, before: before, after: hash, version: kept?.version.number, details: acting?.details)
+            if acting != nil { current.withLock { $0?.recorded.append(event) } }
         case .removed(let name):
             let acting = current.withLock { $0 }
+            let before = live.withLock { $0.removeValue(forKey: name) } ?? versions.latest(of: name)?.hash
             guard acting != nil || library.hasLoadedOnce else { return }
-            let event = audit.record(
-                .delete, by: acting?.actor ?? AuditActor(.file), name: name, before: versions.latest(of: name)?.hash, details: acting?.details)
+            let event = audit.record(.delete, by: acting?.actor ?? AuditActor(.file), name: name, before: before, details: acting?.details)
             current.withLock { $0?.recorded.append(event) }
         case .failed, .resourceChanged:
             break

@@ -14,6 +14,8 @@ package struct HistoryError: Error, Sendable, Equatable, CustomStringConvertible
         case corrupt
         /// The history's files could not be read or written.
         case io
+        /// Another writer changed the file while a rollback restored it: nothing was rolled back.
+        case conflict
     }
 
     /// What kind of failure this is.
@@ -21,6 +23,7 @@ package struct HistoryError: Error, Sendable, Equatable, CustomStringConvertible
     /// What happened, in words.
     package let message: String
 
+    /// An error of `code`, saying `message`.
     package init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
@@ -29,12 +32,15 @@ package struct HistoryError: Error, Sendable, Equatable, CustomStringConvertible
     package var description: String { message }
 
     /// The JSON-RPC error: no such version -32002 (as a missing macro), a bad reference -32602,
-    /// the rest -32603.
+    /// the rest -32603, a damaged version with `data: {"reason": "corrupt"}` (the CLI exits 74)
+    /// and a rollback's conflict with `data: {"reason": "conflict"}` (exit 75: try again).
     var rpcError: RPCError {
         switch code {
         case .noHistory, .noSuchVersion: RPCError(code: RPCError.noSuchMacro, message: message)
         case .invalidReference: RPCError(code: RPCError.invalidParams, message: "Invalid params: \(message)")
-        case .corrupt, .io: RPCError(code: RPCError.internalError, message: message)
+        case .corrupt: RPCError(code: RPCError.internalError, message: message, data: ["reason": "corrupt"])
+        case .conflict: RPCError(code: RPCError.internalError, message: message, data: ["reason": "conflict"])
+        case .io: RPCError(code: RPCError.internalError, message: message)
         }
     }
 }

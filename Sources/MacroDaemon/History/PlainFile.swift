@@ -43,6 +43,26 @@ enum PlainFile {
         return Array(bytes[..<offset])
     }
 
+    /// The last `count` bytes of the regular file `path` (opened with `O_NOFOLLOW`), and whether
+    /// they are the whole file.
+    static func readTail(_ path: String, bytes count: Int) throws(HistoryError) -> (bytes: [UInt8], whole: Bool) {
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else { throw HistoryError(.io, "cannot read \(path): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { throw HistoryError(.io, "cannot read \(path): not a regular file") }
+        let start = max(0, Int(info.st_size) - count)
+        var bytes = [UInt8](repeating: 0, count: Int(info.st_size) - start)
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + offset, $0.count - offset, off_t(start + offset)) }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { break }
+            offset += n
+        }
+        return (Array(bytes[..<offset]), start == 0)
+    }
+
     /// The directory `path`, created (mode 0700) when missing; throws when something else is
     /// there (a symlink, a file).
     static func directory(_ path: String) throws(HistoryError) {

@@ -9,14 +9,19 @@ import Glibc
 
 /// The version history's index on disk: one JSON file per macro or lib file in
 /// `STATE.history/index/` (`bump.json`; `lib.rings.json` for `lib/rings`: a dot is in no
-/// identifier), `{"format": 1, "name": NAME, "versions": [{n, hash, bytes, time, who}]}`, oldest
+/// identifier; `long.SHA256.json` for a name past 195 bytes), `{"format": 1, "name": NAME, "versions": [{n, hash, bytes, time, who}]}`, oldest
 /// first. Written atomically; read without following symlinks. A file that cannot be understood is
 /// moved aside (`NAME.json.corrupt-DATE`, kept) with a warning, and only that file's history
 /// starts again; an entry that cannot be understood, or whose object is missing, is dropped with a
 /// warning.
 enum VersionIndex {
-    /// The index file name of entry `name`.
-    static func fileName(of name: String) -> String { name.replacingOccurrences(of: "/", with: ".") + ".json" }
+    /// The index file name of entry `name`; for a name too long for a file name with room for
+    /// the atomic write's temporary name (a lib file's may be 252 bytes), `long.SHA256.json`
+    /// (no macro or lib file maps to `long.*.json`).
+    static func fileName(of name: String) -> String {
+        let plain = name.replacingOccurrences(of: "/", with: ".") + ".json"
+        return plain.utf8.count <= 200 ? plain : "long.\(SHA256.hex(Array(name.utf8))).json"
+    }
 
     /// Writes `versions` as the index of `name` in `directory` (none: its file is removed).
     static func write(_ versions: [StoredVersion], of name: String, in directory: String, logger: Logger) {

@@ -88,10 +88,21 @@ package final class VersionStore: Sendable {
     private var objectsDirectory: String { "\(directory)/objects" }
     private func objectPath(_ hash: String) -> String { "\(objectsDirectory)/\(hash)" }
 
-    /// The retention limits; new ones apply at the next version kept.
+    /// The retention limits; new ones apply at once (a config reload), dropping what is past them.
     package var limits: HistoryLimits {
         get { state.withLock { $0.limits } }
-        set { state.withLock { $0.limits = newValue } }
+        set {
+            state.withLock { state in
+                state.limits = newValue
+                guard state.disabled == nil else { return }
+                let before = state.files.mapValues(\.count)
+                let dropped = Self.prune(&state.files, limits: newValue)
+                for (changed, versions) in state.files where versions.count != before[changed] {
+                    VersionIndex.write(versions, of: changed, in: indexDirectory, logger: logger)
+                }
+                for object in dropped { unlink(objectPath(object)) }
+            }
+        }
     }
 
     /// The kept versions of `name`, oldest first (empty: none).
@@ -145,7 +156,8 @@ package final class VersionStore: Sendable {
                 try PlainFile.directory(directory)
                 try PlainFile.directory(objectsDirectory)
                 try PlainFile.directory(indexDirectory)
-                if PlainFile.kind(objectPath(hash)) != .regular {
+                // An object already there is used only when it holds these bytes: a damaged one is written again.
+                if !Self.holds(objectPath(hash), content.count, hash) {
                     do { try AtomicFile.write(Data(content), to: objectPath(hash), mode: 0o600, durable: false) } catch { throw HistoryError(.io, "\(error)") }
                 }
             } catch {
@@ -163,6 +175,12 @@ package final class VersionStore: Sendable {
             for object in dropped { unlink(objectPath(object)) }
             return Recorded(version: version, previous: previous)
         }
+    }
+
+    /// True when `path` is a regular file of `size` bytes whose SHA-256 is `hash`.
+    private static func holds(_ path: String, _ size: Int, _ hash: String) -> Bool {
+        guard PlainFile.kind(path) == .regular, let bytes = try? PlainFile.read(path, limit: size), bytes.count == size else { return false }
+        return SHA256.hex(bytes) == hash
     }
 
     /// Drops versions past the limits (see ``HistoryLimits``); returns the hashes no version

@@ -80,8 +80,8 @@ package final class EngineHost: Sendable {
         }
     }
 
-    /// Changes the settings (SIGHUP, the dashboard's URL); the history's limits apply from the
-    /// next version or event.
+    /// Changes the settings (SIGHUP, the dashboard's URL); lowered history and audit limits apply
+    /// at once.
     func update(_ body: (inout HostSettings) -> Void) {
         settings.update(body)
         history.versions.limits = settings.read(\.history)

@@ -20,17 +20,18 @@ extension EngineMethods {
     }
 
     /// `macro.diff {name, from, to?}`: the unified diff from version `from` to version `to`, or
-    /// to the file as it is now.
+    /// to the file as it is now (`to` absent, null or `"current"`).
     func diff(_ request: MethodRequest) throws -> MethodReply {
         let params = request.params
         let name = try params.historyName()
         let from = try params.versionNumber("from")
         let old = String(decoding: try changes.versions.content(of: name, number: from), as: UTF8.self)
         let new: String, label: String, to: MacroValue
-        if case .undefined = params.value["to"] {
+        switch params.value["to"] {
+        case .undefined, .null, .string("current"):
             guard let bytes = currentBytes(of: name) else { throw HistoryError(.noSuchVersion, "\(name) has no file now (\(library.file(ofEntry: name)))") }
             (new, label, to) = (String(decoding: bytes, as: UTF8.self), "\(name) (current)", "current")
-        } else {
+        default:
             let number = try params.versionNumber("to")
             (new, label, to) = (String(decoding: try changes.versions.content(of: name, number: number), as: UTF8.self), "\(name)@\(number)", .number(Double(number)))
         }
@@ -40,7 +41,9 @@ extension EngineMethods {
 
     /// `macro.rollback {name, version}`: writes version `version` back to the file atomically and
     /// loads it through the path a save takes. A version that no longer loads is refused with its
-    /// load error (-32003), the file left as it was and the current version serving.
+    /// load error (-32003), the file left as it was and the current version serving. When another
+    /// writer saved the file between the write and the load, the rollback is refused as a
+    /// conflict (-32603, `data.reason: "conflict"`) and the other text, live, is its save.
     func rollback(_ request: MethodRequest) throws -> MethodReply {
         let params = request.params
         let name = try params.historyName()
@@ -56,7 +59,9 @@ extension EngineMethods {
         if previous != bytes {
             try write(bytes, to: path)
         }
-        let (error, _) = changes.acting(as: request.connection.actor, kind: .rollback, details: ["restored": .number(Double(number))]) { () -> MacroError? in
+        let (error, _) = changes.acting(
+            as: request.connection.actor, kind: .rollback, details: ["restored": .number(Double(number))], expecting: SHA256.hex(bytes)
+        ) { () -> MacroError? in
             if isLib {
                 library.refreshLib()
                 return library.libEntries.first { $0.name == name }?.error
@@ -73,6 +78,11 @@ extension EngineMethods {
                 if isLib { library.refreshLib() } else { library.remove(name) }
             }
             throw error
+        }
+        // What went live must be what was written: another writer's save meanwhile is its own.
+        guard library.liveSource(of: name).map({ Array($0.utf8) }) == bytes else {
+            throw HistoryError(
+                .conflict, "\(name): the file was changed by another writer while version \(number) was restored; nothing was rolled back (the other text is live)")
         }
         let live = changes.versions.latest(of: name)
         return .value([
@@ -126,14 +136,25 @@ extension EngineMethods {
 }
 
 extension Params {
-    /// The `name` param of the history's methods: a macro name, or a lib file as `lib/NAME`.
+    /// The `name` param of the history's methods: a macro name, or a lib file as `lib/NAME`,
+    /// by the rules the library loads them by (and so keeps their versions by).
     func historyName() throws -> String {
         let name = try string("name")
-        let base = name.hasPrefix("lib/") ? String(name.dropFirst(4)) : name
-        guard MacroName.isIdentifier(base) else {
-            throw invalid("name", "'\(name)' is not a macro name or lib/NAME")
+        guard Self.isHistoryName(name) else {
+            throw invalid(
+                "name",
+                "'\(name)' is not a macro name (an identifier of at most 128 characters, not a reserved word) or lib/NAME (a lib file's name without .js)")
         }
         return name
+    }
+
+    /// True for a macro name (``MacroName/isIdentifier(_:)``) and for `lib/NAME` where `NAME.js`
+    /// is a file name the library loads from `lib/` (``MacroLibrary/isIgnored(_:)``: not hidden,
+    /// at most 255 bytes, no `/`).
+    static func isHistoryName(_ name: String) -> Bool {
+        guard name.hasPrefix("lib/") else { return MacroName.isIdentifier(name) }
+        let file = name.dropFirst(4) + ".js"
+        return file.count > 3 && file.utf8.count <= 255 && !file.contains("/") && !file.contains("\0") && !MacroLibrary.isIgnored(String(file))
     }
 
     /// A version number param: a whole number from 1.

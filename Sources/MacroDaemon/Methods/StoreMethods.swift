@@ -30,12 +30,17 @@ extension EngineMethods {
         let key = try params.string("key")
         let value = params.value["value"]
         guard value != .undefined else { throw params.invalid("value", "is required (any JSON value; store.delete removes a key)") }
+        let json = value.jsonText()
         do {
-            try store.set(name, key, json: value.jsonText())
+            try store.set(name, key, json: json)
         } catch let error as MacroError {
             throw params.invalid(error.message.contains("key") && !error.message.contains("limit") ? "key" : "value", "refused: \(error.message)")
         }
-        changes.audit.record(.storeEdit, by: request.connection.actor, name: name, details: ["key": .string(key), "op": "set", "value": value])
+        // The value by its size and hash: the audit log records who changed what, never the value.
+        let bytes = Array(json.utf8)
+        changes.audit.record(
+            .storeEdit, by: request.connection.actor, name: name,
+            details: ["key": .string(key), "op": "set", "bytes": .number(Double(bytes.count)), "hash": .string(SHA256.hex(bytes))])
         return .value(["name": .string(name), "key": .string(key), "bytes": .number(Double(store.bytes(name)))])
     }
 

@@ -131,6 +131,47 @@ struct HistoryStorageTests {
         #expect(log.all == ["version history: \(directory.url("h/index/bump.json")): 1 version(s) whose content is missing from \(directory.url("h/objects")) were dropped"])
     }
 
+    @Test func aDamagedObjectIsWrittenAgainWhenItsContentIsKeptAgain() throws {
+        let directory = TemporaryDirectory(prefix: "history")
+        let store = VersionStore(directory: directory.url("h"), limits: HistoryLimits(), logger: WarningLog().logger)
+        let one = try #require(store.record("bump", content: Self.bytes("v1"), who: "file", time: 1))
+        store.record("bump", content: Self.bytes("v2"), who: "file", time: 2)
+        // Same size, other bytes; then a longer file.
+        for damage in ["x1", "v1 and more"] {
+            _ = try directory.write("h/objects/\(one.version.hash)", damage)
+            #expect(throws: HistoryError.self) { try store.content(of: "bump", number: 1) }
+            let again = try #require(store.record("bump", content: Self.bytes("v1"), who: "file", time: 3))
+            #expect(try store.content(of: "bump", number: again.version.number) == Self.bytes("v1"))
+            #expect(try store.content(of: "bump", number: 1) == Self.bytes("v1"))
+            store.record("bump", content: Self.bytes("v2"), who: "file", time: 4)
+        }
+        #expect(store.versions(of: "bump").map(\.number) == [1, 2, 3, 4, 5, 6])
+    }
+
+    @Test func aLibFileWithALongNameKeepsItsVersionsAcrossARestart() throws {
+        let directory = TemporaryDirectory(prefix: "history")
+        let names = ["lib/" + String(repeating: "k", count: 200), "lib/" + String(repeating: "q", count: 250)]
+        do {
+            let store = VersionStore(directory: directory.url("h"), limits: HistoryLimits(), logger: WarningLog().logger)
+            for name in names { store.record(name, content: Self.bytes(name), who: "file", time: 1) }
+        }
+        let log = WarningLog()
+        let again = VersionStore(directory: directory.url("h"), limits: HistoryLimits(), logger: log.logger)
+        #expect(again.names == names)
+        #expect(try names.map { String(decoding: try again.content(of: $0, number: 1), as: UTF8.self) } == names)
+        #expect(log.all == [])
+    }
+
+    @Test func lowerRetentionLimitsApplyWhenSetNotAtTheNextVersion() throws {
+        let directory = TemporaryDirectory(prefix: "history")
+        let store = VersionStore(directory: directory.url("h"), limits: HistoryLimits(), logger: WarningLog().logger)
+        for n in 1...4 { store.record("bump", content: Self.bytes("version \(n)"), who: "file", time: Double(n)) }
+        store.limits = HistoryLimits(versions: 2)
+        #expect(store.versions(of: "bump").map(\.number) == [3, 4])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url("h/objects")).count == 2)
+        #expect(VersionStore(directory: directory.url("h"), limits: HistoryLimits(), logger: WarningLog().logger).versions(of: "bump").map(\.number) == [3, 4])
+    }
+
     @Test func aHistoryDirectoryThatIsASymlinkIsNotFollowed() throws {
         let directory = TemporaryDirectory(prefix: "history")
         try FileManager.default.createDirectory(atPath: directory.url("elsewhere"), withIntermediateDirectories: true)

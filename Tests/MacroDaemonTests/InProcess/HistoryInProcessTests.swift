@@ -227,4 +227,79 @@ struct HistoryInProcessTests {
         #expect(events[1].details?["ok"] == false)
         #expect(events[1].details?["error"].stringValue?.contains("history_versions") == true)
     }
+
+    @Test func savesAndDeletesAreAuditedWhenTheHistoryCannotKeepVersions() async throws {
+        let directory = TemporaryDirectory(prefix: "history")
+        try FileManager.default.createDirectory(atPath: directory.url("macros"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: directory.url("elsewhere"), withIntermediateDirectories: true)
+        // STATE.history a symlink: the history is off.
+        try FileManager.default.createSymbolicLink(atPath: directory.url("state.json.history"), withDestinationPath: directory.url("elsewhere"))
+        var config = MacroConfig(macrosDirectory: directory.url("macros"), stateFile: directory.url("state.json"))
+        config.memoryLimitMB = 128
+        let service = try InProcessService(config: config)
+        let client = try await service.connect(peer: PeerCredentials(pid: 3, uid: 1000, gid: 1000))
+        let sources = ["function off() { return 1 }\n", "function off() { return 2 }\n"]
+        for (n, source) in sources.enumerated() { _ = try await client.call(.save, ["name": "off", "source": .string(source)], id: n + 1) }
+        _ = try await client.call(.delete, ["name": "off"], id: 3)
+        let events = try await client.call(.auditRecent, ["name": "off"], id: 4)["result"].arrayValue ?? []
+        #expect(events.map { $0["kind"] } == ["save", "save", "delete"])
+        #expect(events.map { $0["before"] } == [.undefined, Self.hash(sources[0]), Self.hash(sources[1])])
+        #expect(events.map { $0["after"] } == [Self.hash(sources[0]), Self.hash(sources[1]), .undefined])
+        #expect(events.map { $0["version"] } == [.undefined, .undefined, .undefined])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.url("elsewhere")) == [])
+    }
+
+    @Test func anotherWritersContentLoadedDuringARollbackIsItsSaveNotTheRollback() async throws {
+        let (service, directory) = try Self.service([:])
+        let client = try await service.connect(peer: PeerCredentials(pid: 8, uid: 1000, gid: 1000))
+        let first = "function race() { return 1 }\n", editor = "function race() { return 'editor' }\n"
+        _ = try await client.call(.save, ["name": "race", "source": .string(first)], id: 1)
+        _ = try await client.call(.save, ["name": "race", "source": "function race() { return 2 }\n"], id: 2)
+        let library = service.environment.library
+        // The rollback wrote version 1; an editor's rename-save lands before the load.
+        let (_, recorded) = service.host.history.acting(
+            as: AuditActor(.socket, uid: 1000, pid: 8), kind: .rollback, details: ["restored": 1], expecting: SHA256.hex(Array(first.utf8))
+        ) {
+            _ = try? directory.write("macros/race.js", editor)
+            library.load(file: directory.url("macros/race.js"))
+        }
+        #expect(recorded == [])
+        let events = service.host.history.audit.recent(name: "race")
+        #expect(events.map(\.kind) == [.save, .save, .save])
+        #expect(events.last?.actor == AuditActor(.file, uid: getuid()))
+        #expect(events.last?.after == SHA256.hex(Array(editor.utf8)))
+        #expect(service.host.history.versions.latest(of: "race")?.who == "file uid \(getuid())")
+    }
+
+    @Test func theDiffTakesCurrentAsItsReplySpellsIt() async throws {
+        let (service, directory) = try Self.service([:])
+        defer { withExtendedLifetime(directory) {} }
+        let client = try await service.connect()
+        _ = try await client.call(.save, ["name": "ramp", "source": "function ramp() { return 1 }\n"], id: 1)
+        let reply = try await client.call(.diff, ["name": "ramp", "from": 1, "to": "current"], id: 2)["result"]
+        #expect(reply == ["name": "ramp", "from": 1, "to": "current", "diff": ""])
+        #expect(try await client.call(.diff, ["name": "ramp", "from": 1], id: 3)["result"] == reply)
+        #expect(try await client.call(.diff, ["name": "ramp", "from": 1, "to": .null], id: 4)["result"] == reply)
+    }
+
+    @Test func everyLibFileTheHistoryKeepsCanBeAskedForByName() async throws {
+        let long = String(repeating: "k", count: 200)
+        let files = ["lib/constructor.js": "var a = 1\n", "lib/new.js": "var b = 2\n", "lib/\(long).js": "var c = 3\n", "lib/my-helper.js": "var d = 4\n"]
+        let (service, directory) = try Self.service(files)
+        defer { withExtendedLifetime(directory) {} }
+        let client = try await service.connect()
+        for (n, name) in ["lib/constructor", "lib/new", "lib/\(long)", "lib/my-helper"].enumerated() {
+            let history = try await client.call(.history, ["name": .string(name)], id: n + 1)
+            #expect(history["result"]["current"] == 1, "\(history)")
+            #expect(try await client.call(.diff, ["name": .string(name), "from": 1], id: n + 10)["result"]["diff"] == "", "\(name)")
+        }
+        let refused = try await client.call(.history, ["name": .string(String(repeating: "m", count: 129))], id: 20)["error"]
+        #expect(refused["code"] == .number(Double(RPCError.invalidParams)))
+        #expect(
+            refused["message"]
+                == .string(
+                    "Invalid params: name '\(String(repeating: "m", count: 129))' is not a macro name (an identifier of at most 128 characters, not a reserved word) or lib/NAME (a lib file's name without .js)"
+                ))
+        #expect(try await client.call(.history, ["name": "lib/.hidden"], id: 21)["error"]["code"] == .number(Double(RPCError.invalidParams)))
+    }
 }

@@ -6,6 +6,8 @@ import MacroRPC
 import MacroTestSupport
 import Testing
 
+@testable import MacroDaemon
+
 /// Through macrod's service in-process: a store survives a new version of its
 /// macro and a restart from the journal, and is read and edited from outside.
 @Suite("Stores through macrod's service")
@@ -92,6 +94,13 @@ struct StoreServiceTests {
         #expect(audit.map { $0["details"]["op"] } == ["set", "set", "delete"], "\(audit)")
         #expect(audit.map { $0["details"]["key"] } == ["count", "note", "note"])
         #expect(audit.first?["name"] == "counter")
+        // A value is recorded by its size and hash, never itself.
+        #expect(
+            audit.map { $0["details"] } == [
+                ["key": "count", "op": "set", "bytes": 2, "hash": .string(SHA256.hex(Array("41".utf8)))],
+                ["key": "note", "op": "set", "bytes": 14, "hash": .string(SHA256.hex(Array(#"{"a":[1,true]}"#.utf8)))],
+                ["key": "note", "op": "delete"],
+            ])
     }
 
     @Test func badEditsAreRefusedByNameAndWriteNothing() async throws {
