@@ -76,7 +76,7 @@ package struct AuditEvent: Sendable, Equatable {
 
     /// Read back from ``json``; nil when it is not one.
     init?(json: MacroValue) {
-        guard let seq = json["seq"].intValue, let text = json["time"].stringValue, let time = Self.parseISO8601(text),
+        guard let seq = json["seq"].intValue, seq >= 1, seq <= 1 << 53, let text = json["time"].stringValue, let time = Self.parseISO8601(text),
             let kindName = json["kind"].stringValue, let kind = Kind(rawValue: kindName), let actor = AuditActor(json: json["who"])
         else { return nil }
         self.init(

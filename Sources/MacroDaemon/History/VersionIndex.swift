@@ -89,7 +89,8 @@ enum VersionIndex {
         var versions: [StoredVersion] = []
         var skipped = 0, missing = 0
         for item in list {
-            guard let number = item["n"].intValue, let hash = item["hash"].stringValue, hash.count == 64, hash.allSatisfy(\.isHexDigit),
+            // A number past 2^53 is not one macrod gave (counting on from it would overflow).
+            guard let number = item["n"].intValue, number >= 1, number <= 1 << 53, let hash = item["hash"].stringValue, hash.count == 64, hash.allSatisfy(\.isHexDigit),
                 let bytes = item["bytes"].intValue, case .number(let time) = item["time"], number > (versions.last?.number ?? 0)
             else {
                 skipped += 1

@@ -143,6 +143,17 @@ struct AuditLogDamageTests {
         #expect(log.record(.configReload, by: AuditActor(.signal)).seq == 4)
     }
 
+    /// An event number macrod never gave (past 2^53) is skipped: numbering on from it overflowed.
+    @Test func anEventNumberPastTwoToTheFiftyThirdIsSkipped() throws {
+        let directory = TemporaryDirectory(prefix: "audit")
+        let path = directory.url("a.audit.jsonl")
+        let event = { (seq: Int) in AuditEvent(seq: seq, time: 1, kind: .configReload, actor: AuditActor(.signal)).json.jsonText(pretty: false) }
+        _ = try directory.write("a.audit.jsonl", event(1) + "\n" + event(9_223_372_036_854_774_784) + "\n")
+        let log = AuditLog(path: path, limit: 100, logger: WarningLog().logger)
+        #expect(log.recent().map(\.seq) == [1])
+        #expect(log.record(.configReload, by: AuditActor(.signal)).seq == 2)
+    }
+
     @Test func theFileDeletedWhileInUseIsWrittenAgainAtItsPath() throws {
         let directory = TemporaryDirectory(prefix: "audit")
         let path = directory.url("a.audit.jsonl")

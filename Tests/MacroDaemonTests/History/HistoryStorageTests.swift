@@ -115,6 +115,23 @@ struct HistoryStorageTests {
         #expect(store.versions(of: "lib/rings").map(\.number) == [1])
     }
 
+    /// A version number macrod never gave (past 2^53) in an index is skipped: counting on from
+    /// 2^63 - 1024 overflowed and stopped macrod about 1,030 saves later.
+    @Test func aVersionNumberPastTwoToTheFiftyThirdIsSkipped() throws {
+        let directory = TemporaryDirectory(prefix: "history")
+        do {
+            let store = VersionStore(directory: directory.url("h"), limits: HistoryLimits(), logger: WarningLog().logger)
+            store.record("bump", content: Self.bytes("b1"), who: "file", time: 1)
+        }
+        let index = try directory.read("h/index/bump.json")
+        let forged = index.replacingOccurrences(of: #""n":1,"#, with: #""n":9223372036854774784,"#)
+        try #require(forged != index, "\(index)")
+        _ = try directory.write("h/index/bump.json", forged)
+        let store = VersionStore(directory: directory.url("h"), limits: HistoryLimits(), logger: WarningLog().logger)
+        #expect(store.versions(of: "bump").isEmpty)
+        #expect(store.record("bump", content: Self.bytes("b2"), who: "file", time: 2)?.version.number == 1)
+    }
+
     @Test func aVersionWhoseObjectIsMissingIsDroppedAndADamagedObjectIsAnError() throws {
         let directory = TemporaryDirectory(prefix: "history")
         let store = VersionStore(directory: directory.url("h"), limits: HistoryLimits(), logger: WarningLog().logger)
