@@ -1,3 +1,4 @@
+import Glibc
 import MacroEngineCore
 import Testing
 
@@ -66,5 +67,28 @@ struct StallVerdictTests {
         let later = Self.judge(Self.stall(), restarts: restarts, paused: paused, at: 10 + StallRecovery.budgetWindow + Double(StallRecovery.budget) + 1)
         #expect(later.restarts.count == 1)
         #expect(later.paused)
+    }
+}
+
+/// A stop signal that arrived but has not reached the shutdown yet is seen by the restart, which
+/// carries the shutdown over instead of losing it in the exec.
+@Suite("A pending stop signal")
+struct PendingStopSignalTests {
+    @Test func aSIGTERMWaitingAtAThreadIsSeenAndNoneWhenTaken() {
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGTERM)
+        var previous = sigset_t()
+        // Blocked in this thread only, then sent to it: it waits there, as libdispatch's re-raise does.
+        pthread_sigmask(SIG_BLOCK, &set, &previous)
+        pthread_kill(pthread_self(), SIGTERM)
+        let seen = StallRecovery.terminationSignalPending()
+        var info = siginfo_t()
+        var now = timespec()
+        let taken = sigtimedwait(&set, &info, &now)
+        pthread_sigmask(SIG_SETMASK, &previous, nil)
+        #expect(seen)
+        #expect(taken == SIGTERM)
+        #expect(!StallRecovery.terminationSignalPending())
     }
 }

@@ -262,10 +262,29 @@ final class StallRecovery: Sendable {
         handover.reason = reason
         handover.started = host.started
         handover.stalledAt = Date().timeIntervalSince1970
-        handover.shuttingDown = shutdownRequested.load(ordering: .relaxed) || (previous?.shuttingDown ?? false)
+        // A SIGTERM or SIGINT that arrived but is still on its way to the shutdown (libdispatch
+        // re-raises it at one thread, where it waits for its signalfd to be read; signals sent
+        // to another thread do not survive the exec) is carried over too.
+        handover.shuttingDown =
+            shutdownRequested.load(ordering: .relaxed) || (previous?.shuttingDown ?? false) || Self.terminationSignalPending()
         let failure = handover.execute()
         logger.critical("cannot restart the engine: \(failure); exiting (70) for the service manager to restart macrod")
         exit(70)
+    }
+
+    /// Whether a SIGTERM or SIGINT waits, for the process or any of its threads
+    /// (`/proc/self/status` ShdPnd, `/proc/self/task/*/status` SigPnd).
+    static func terminationSignalPending() -> Bool {
+        let wanted: UInt64 = (1 << (UInt64(SIGTERM) - 1)) | (1 << (UInt64(SIGINT) - 1))
+        func pending(_ path: String, _ field: String) -> UInt64 {
+            guard let text = try? String(contentsOfFile: path, encoding: .utf8),
+                let line = text.split(separator: "\n").first(where: { $0.hasPrefix(field + ":") })
+            else { return 0 }
+            return UInt64(line.dropFirst(field.count + 1).trimmingCharacters(in: .whitespaces), radix: 16) ?? 0
+        }
+        if pending("/proc/self/status", "ShdPnd") & wanted != 0 { return true }
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return tasks.contains { pending("/proc/self/task/\($0)/status", "SigPnd") & wanted != 0 }
     }
 
     /// Writes `bytes` to a (non-blocking) socket, waiting for room until `deadline` (and at most a second).
