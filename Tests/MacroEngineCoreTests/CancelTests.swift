@@ -6,20 +6,11 @@ import Testing
 /// Any call in flight can be cancelled, a runaway one included.
 @Suite("Cancelling calls")
 struct CancelTests {
-    func waitForRunning(_ engine: MacroEngine, _ name: String) throws -> RunningCall {
-        let deadline = Date().addingTimeInterval(5)
-        while Date() < deadline {
-            if let call = engine.runningCalls.first(where: { $0.macro == name }) { return call }
-            Thread.sleep(forTimeInterval: 0.005)
-        }
-        throw MacroError(code: .noSuchMacro, message: "\(name) never showed up as running")
-    }
-
     @Test func aRunawaySynchronousMacroIsCancelledAndRolledBack() throws {
         let (engine, model, _) = try makeEngine(timeLimit: .seconds(60))
         try engine.evaluate("function runaway() { progress.inner = 9; while (true) {} }")
         let future = engine.callFuture("runaway", deadline: .seconds(60))
-        let call = try waitForRunning(engine, "runaway")
+        let call = try runningCall(engine, "runaway")
         #expect(call.macro == "runaway")
         #expect(engine.cancel(call: call.id))
         let error = try #require(throws: MacroError.self) { try future.wait() }
@@ -35,7 +26,7 @@ struct CancelTests {
         let (engine, model, _) = try makeEngine()
         try engine.evaluate("async function waiting() { setTimeout(function () { progress.outer = 5 }, 200); await sleep(5000); progress.inner = 1 }")
         let future = engine.callFuture("waiting")
-        let call = try waitForRunning(engine, "waiting")
+        let call = try runningCall(engine, "waiting")
         #expect(engine.cancel(call: call.id))
         let error = try #require(throws: MacroError.self) { try future.wait() }
         #expect(error.code == .cancelled)

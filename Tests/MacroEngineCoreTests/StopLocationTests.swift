@@ -69,7 +69,7 @@ struct StopLocationTests {
         #expect(entries.first { $0.name == "spin" }?.status == .ok)
         let future = library.callFuture("spin", deadline: .seconds(60))
         if stop == .cancel {
-            let call = try Self.running(engine, "spin")
+            let call = try runningCall(engine, "spin")
             #expect(engine.cancel(call: call.id))
         }
         let error = try #require(throws: MacroError.self) { try future.wait() }
@@ -108,7 +108,7 @@ struct StopLocationTests {
         let library = MacroLibrary(directory: dir.path, engine: engine, logger: silentLogger)
         _ = try library.reload()
         let future = library.callFuture("spin", deadline: .seconds(60))
-        if stop == .cancel { #expect(engine.cancel(call: try Self.running(engine, "spin").id)) }
+        if stop == .cancel { #expect(engine.cancel(call: try runningCall(engine, "spin").id)) }
         let error = try #require(throws: MacroError.self) { try future.wait() }
         #expect(error.code == (stop == .cancel ? .cancelled : .timeout))
         let frames = error.stack?.split(separator: "\n").map(String.init) ?? []
@@ -139,7 +139,7 @@ struct StopLocationTests {
         let started = Date()
         let future = library.callFuture("spin", deadline: .seconds(60))
         #expect(looping.wait(timeout: .now() + 10) == .success)
-        if stop == .cancel { #expect(engine.cancel(call: try Self.running(engine, "spin").id)) }
+        if stop == .cancel { #expect(engine.cancel(call: try runningCall(engine, "spin").id)) }
         let error = try #require(throws: MacroError.self) { try future.wait() }
         #expect(Date().timeIntervalSince(started) < 10)
         #expect(error.code == (stop == .cancel ? .cancelled : .timeout))
@@ -148,14 +148,5 @@ struct StopLocationTests {
         #expect(error.column == 3)
         #expect(error.stack == "spin@\(dir.url("spin.js")):5:3")
         #expect(engine.runningCalls.isEmpty)
-    }
-
-    static func running(_ engine: MacroEngine, _ name: String) throws -> RunningCall {
-        let deadline = Date().addingTimeInterval(5)
-        while Date() < deadline {
-            if let call = engine.runningCalls.first(where: { $0.macro == name }) { return call }
-            Thread.sleep(forTimeInterval: 0.005)
-        }
-        throw MacroError(code: .noSuchMacro, message: "\(name) never showed up as running")
     }
 }

@@ -92,7 +92,7 @@ struct StoreTests {
             try store.set(name, "b", json: "\"kept\"")
             _ = store.takeUnjournaled()
             let future = engine.callFuture(name, deadline: .seconds(60))
-            let running = try eventuallyRunning(engine, name)
+            let running = try runningCall(engine, name)
             if name == "awaiting" {
                 // Cancelled once its first turn has committed, while it awaits.
                 let deadline = Date().addingTimeInterval(10)
@@ -103,16 +103,6 @@ struct StoreTests {
             #expect(error.code == .cancelled, "\(name)")
             #expect(store.entries(name) == expected[name], "\(name)")
         }
-    }
-
-    /// The call of `name` once the engine lists it as running.
-    private func eventuallyRunning(_ engine: MacroEngine, _ name: String) throws -> RunningCall {
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
-            if let call = engine.runningCalls.first(where: { $0.macro == name }) { return call }
-            Thread.sleep(forTimeInterval: 0.005)
-        }
-        throw MacroError(code: .noSuchMacro, message: "\(name) never showed up as running")
     }
 
     @Test func eachMacroSeesItsOwnStoreAndALibFunctionUsesItsCallers() throws {

@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import MacroEngineCore
 import Synchronization
@@ -26,4 +27,15 @@ public func makeEngine(
     let model = ProgressModel(channels: channels)
     try engine.add(model)
     return (engine, model, recorder)
+}
+
+/// The call of macro `name` once `engine` lists it as running (looking every 5 ms, for at most
+/// `seconds`): a call started on the engine's loop is in the list once its turn began.
+public func runningCall(_ engine: MacroEngine, _ name: String, within seconds: Double = 10) throws -> RunningCall {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if let call = engine.runningCalls.first(where: { $0.macro == name }) { return call }
+        Thread.sleep(forTimeInterval: 0.005)
+    }
+    throw MacroError(code: .noSuchMacro, message: "\(name) never showed up as running")
 }
