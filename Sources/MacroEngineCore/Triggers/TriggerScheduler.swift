@@ -74,6 +74,8 @@ public final class TriggerScheduler: Sendable {
     /// How many `watch` triggers are declared: with none, a committed change costs the call
     /// path one atomic load, not a task on the loop.
     private let watchers = Atomic<Int>(0)
+    /// The `watch` triggers by the channel they watch, in macro order (``countWatchers()``).
+    private let watchIndex = Mutex<[String: [(macro: String, index: Int)]]>([:])
 
     /// A watcher that fires more than this many times in one second pauses for a second.
     public static let watchRateLimit = 20
@@ -154,13 +156,20 @@ public final class TriggerScheduler: Sendable {
         engineStarted()
     }
 
+    /// Rebuilds the index of `watch` triggers by channel (a declaration changed): a committed
+    /// change then looks up its channel's watchers, instead of sorting every macro's triggers.
     private func countWatchers() {
-        let count = state.withLock { state in
-            state.values.reduce(0) { total, armed in
-                total + armed.declaration.triggers.filter { if case .watch = $0.kind { true } else { false } }.count
+        let index = state.withLock { state in
+            var index: [String: [(macro: String, index: Int)]] = [:]
+            for (macro, armed) in state.sorted(by: { $0.key < $1.key }) {
+                for (position, trigger) in armed.declaration.triggers.enumerated() {
+                    if case .watch(let channel, _, _, _) = trigger.kind { index[channel, default: []].append((macro, position)) }
+                }
             }
+            return index
         }
-        watchers.store(count, ordering: .relaxed)
+        watchIndex.withLock { $0 = index }
+        watchers.store(index.values.reduce(0) { $0 + $1.count }, ordering: .relaxed)
     }
 
     /// Pauses `macro`'s triggers (`reason`, for display) or, with nil, resumes them.
@@ -278,7 +287,7 @@ public final class TriggerScheduler: Sendable {
     /// loop).
     public func progressChanged(channel: String, old: Double, new: Double, owner: String?) {
         let seq = sequence.add(1, ordering: .relaxed).newValue
-        for (macro, index) in matching({ if case .watch(let watched, _, _, _) = $0 { watched == channel } else { false } }) {
+        for (macro, index) in watchIndex.withLock({ $0[channel] ?? [] }) {
             guard macro != owner else {
                 tell(.dropped(macro: macro, kind: "watch", reason: "its own change of \(channel)"))
                 continue
