@@ -88,6 +88,14 @@ package final class EngineHost: Sendable {
         history.audit.limit = settings.read(\.auditEntries)
     }
 
+    /// Records every run from now on, or none (`record_runs`), kept within `limits` (lowered
+    /// limits apply at the next record). The records kept so far stay either way.
+    func recordRuns(_ on: Bool, limits: RunLog.Limits) {
+        let runs = persistence.runs
+        runs.limits = limits
+        engine.runLog = on ? runs : nil
+    }
+
     /// When macrod started (``HostSettings/started``): handed over to the process an engine restart starts.
     var started: UInt64 { settings.read(\.started) }
 

@@ -44,6 +44,7 @@ final class ConfigReloadService: DaemonService {
                 let fresh = try MacroConfig.load(file: configFile)
                 host.engine.timeLimit = fresh.timeLimit
                 host.engine.callDeadline = fresh.callDeadline
+                host.recordRuns(fresh.recordRuns, limits: RunLog.Limits(perMacro: fresh.runsKept, failedPerMacro: fresh.failedRunsKept, bytes: fresh.runsBytes))
                 host.update { settings in
                     settings.engineEval = fresh.engineEval
                     settings.queueLimit = fresh.queueLimit

@@ -36,7 +36,12 @@ final class RunDraft {
     var consoleDropped = 0
     /// The bytes of the console lines kept.
     private var consoleBytes = 0
-    var changes: [RunRecord.Change] = []
+    /// The changes its turns made to the rings: the first in place (most runs make one), any more
+    /// after it (no array to empty when the draft is reused).
+    private var firstChange: RunRecord.Change?
+    private var moreChanges: [RunRecord.Change] = []
+    /// How many changes it has kept.
+    private(set) var changeCount = 0
     var storeChanges: [RunRecord.StoreEdit] = []
     /// Its turns: the first in place (most runs have one), the others after it.
     private var firstTurn: RunRecord.Turn?
@@ -48,7 +53,13 @@ final class RunDraft {
     /// The record's id.
     var id = 0
     var result: MacroValue?
-    var error: MacroError?
+    /// Its error (nil: none). Whether there is one is ``failed``: a test of the optional itself
+    /// would copy the whole error.
+    var error: MacroError? {
+        didSet { failed = error != nil }
+    }
+    /// Whether it ended with an error.
+    private(set) var failed = false
     var totalMs: Double?
     var bytes = 0
     /// A record read back from the file keeps its own channel names and version text.
@@ -85,7 +96,11 @@ final class RunDraft {
         Self.empty(&console)
         consoleDropped = 0
         consoleBytes = 0
-        Self.empty(&changes)
+        if changeCount != 0 {
+            firstChange = nil
+            Self.empty(&moreChanges)
+            changeCount = 0
+        }
         Self.empty(&storeChanges)
         firstTurn = nil
         Self.empty(&moreTurns)
@@ -93,7 +108,7 @@ final class RunDraft {
         javascriptMs = 0
         id = 0
         result = nil
-        if error != nil { error = nil }
+        if failed { error = nil }
         totalMs = nil
         bytes = 0
         if channelsRead != nil { channelsRead = nil }
@@ -116,7 +131,7 @@ final class RunDraft {
         storeBefore = record.storeBefore
         console = record.console
         consoleDropped = record.consoleDropped
-        changes = record.changes
+        for change in record.changes { add(change) }
         storeChanges = record.storeChanges
         for turn in record.turns { add(turn) }
         turnsDropped = record.turnsDropped
@@ -146,6 +161,15 @@ final class RunDraft {
         let first = [firstValuesBefore.0, firstValuesBefore.1, firstValuesBefore.2, firstValuesBefore.3]
         return first.prefix(valuesBeforeCount) + moreValuesBefore
     }
+
+    /// A change of a ring, in order.
+    func add(_ change: RunRecord.Change) {
+        if firstChange == nil { firstChange = change } else { moreChanges.append(change) }
+        changeCount += 1
+    }
+
+    /// Its changes of the rings, in order.
+    var changes: [RunRecord.Change] { firstChange.map { [$0] + moreChanges } ?? [] }
 
     /// How many turns it has kept.
     var turnCount: Int { firstTurn == nil ? 0 : 1 + moreTurns.count }

@@ -179,7 +179,7 @@ public final class RunLog: Sendable {
         } else {
             draft.turnsDropped += 1
         }
-        model.forEachTurnChange { channel, from, to in draft.changes.append(RunRecord.Change(channel: channel, from: from, to: to, kept: !failed)) }
+        model.forEachTurnChange { channel, from, to in draft.add(RunRecord.Change(channel: channel, from: from, to: to, kept: !failed)) }
         for edit in store.turnChanges() where edit.macro == draft.macro {
             draft.storeChanges.append(RunRecord.StoreEdit(key: edit.key, from: edit.from, to: edit.to, kept: !failed))
         }
@@ -273,7 +273,7 @@ public final class RunLog: Sendable {
     static func size(of draft: RunDraft) -> Int {
         // The arrays are looked at only when not empty (most runs have no console line, store
         // edit, or store snapshot).
-        var bytes = 256 + draft.changes.count * 48 + draft.argumentsSize + (draft.turnCount > 1 ? draft.turnCount * 24 : 0)
+        var bytes = 256 + draft.changeCount * 48 + draft.argumentsSize + (draft.turnCount > 1 ? draft.turnCount * 24 : 0)
         if !draft.console.isEmpty {
             for line in draft.console { bytes += line.message.utf8.count + 32 }
         }
@@ -281,8 +281,8 @@ public final class RunLog: Sendable {
             for edit in draft.storeChanges { bytes += edit.key.utf8.count + (edit.from?.utf8.count ?? 0) + (edit.to?.utf8.count ?? 0) + 32 }
         }
         if let result = draft.result { bytes += size(of: result) }
-        if draft.error != nil, let error = draft.error { bytes += error.message.utf8.count + (error.stack?.utf8.count ?? 0) }
-        if let store = draft.storeBefore {
+        if draft.failed, let error = draft.error { bytes += error.message.utf8.count + (error.stack?.utf8.count ?? 0) }
+        if let store = draft.storeBefore, !store.isEmpty {
             for (key, value) in store { bytes += key.utf8.count + value.utf8.count }
         }
         return bytes

@@ -1,10 +1,13 @@
 import Foundation
+import Logging
 import MacroBase
 import MacroDaemonTesting
 import MacroEngineCore
 import MacroRPC
 import MacroTestSupport
 import Testing
+
+@testable import MacroDaemon
 
 /// Every run on the record, read back, rolled off failures last, and replayed in the
 /// debugger from the values it found.
@@ -132,5 +135,25 @@ struct RunRecordTests {
         #expect(changed["error"]["message"].stringValue?.contains("a replay runs the code that ran") == true, "\(changed)")
         #expect(try await client.call(.debugStart, ["run": 99])["error"]["message"].stringValue?.contains("no run 99 is kept") == true)
         withExtendedLifetime(directory) {}
+    }
+
+    @Test func aReloadTurnsRecordingOffAndOnAndAppliesTheLimitsKeepingTheRecordsSoFar() async throws {
+        let (service, directory) = try Self.service(["boom.js": Self.boom])
+        let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+        let watch = MacrosWatchService(library: service.environment.library, loop: service.environment.engine.eventLoop, logger: logger)
+        let file = try directory.write("macroengine.yaml", "record_runs: false\n")
+        let reload = ConfigReloadService(configFile: file, config: service.environment.config, host: service.host, watch: watch, logger: logger)
+        let client = try await service.connect()
+        func ids() async throws -> [MacroValue] { try await client.call(.runList)["result"].arrayValue?.map { $0["id"] } ?? [] }
+        #expect(try await client.call(.call, ["name": "boom", "args": [100]])["result"] == 3)
+        await reload.reload()
+        #expect(try await client.call(.call, ["name": "boom", "args": [100]])["result"] == 6)
+        #expect(try await ids() == [1])
+        _ = try directory.write("macroengine.yaml", "record_runs: true\nruns_kept: 1\n")
+        await reload.reload()
+        for expected in [9.0, 10.0] { #expect(try await client.call(.call, ["name": "boom", "args": [100]])["result"] == .number(expected)) }
+        // Recorded again from the reload on, and only the last success kept (runs_kept: 1).
+        #expect(try await ids() == [3])
+        #expect(try await client.call(.runGet, ["id": 3])["result"]["changes"] == [["channel": "inner", "from": 9, "to": 10, "kept": true]])
     }
 }
