@@ -62,11 +62,12 @@ final class SocketListenerService: DaemonService {
         let setUp: @Sendable (any Channel, [EventKind]) -> EventLoopFuture<Void> = { channel, subscriptions in
             channel.eventLoop.makeCompletedFuture { try pipeline.install(on: channel, subscriptions: subscriptions, adopted: true) }
         }
-        busyControl?.setAdopter { client in
+        busyControl?.setAdopter { [busyControl] client in
             // On the engine's loop, when the entry that kept it busy ended.
             Self.adoptingBootstrap(group: group, buffer: buffer) { setUp($0, []) }
                 .withConnectedSocket(client.fd)
                 .whenComplete { result in
+                    guard busyControl?.finishAdopting(client) ?? true else { return }
                     guard case .success(let channel) = result else {
                         client.close()
                         return

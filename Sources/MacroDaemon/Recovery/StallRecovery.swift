@@ -158,7 +158,15 @@ final class StallRecovery: Sendable {
         var replay: [Int: [UInt8]] = [:]
         var replayed = 0
         var direct: [Int: [UInt8]] = [:]
-        let handedOver = Set(connections.filter { $0.channel.isActive && $0.cookie.load(ordering: .relaxed) != 0 && $0.isSocket }.map(\.id))
+        // Every connection whose socket is still open, active or not: one the stuck loop set up
+        // but never made active may have been served by the busy control, which holds what it
+        // read for the engine (`heldBytes`).
+        let open = SocketCookie.descriptorsByCookie()
+        let handedOver = Set(
+            connections.filter { connection in
+                let cookie = connection.cookie.load(ordering: .relaxed)
+                return cookie != 0 && connection.isSocket && open[cookie] != nil
+            }.map(\.id))
         func handOver(_ request: RPCRequest, of connection: Connection?, route: ReplyRoute) -> Bool {
             guard let connection, handedOver.contains(connection.id) else { return false }
             let line = Array(Self.line(request).utf8)
@@ -233,6 +241,7 @@ final class StallRecovery: Sendable {
         host.persistence.saveRuns()
         // 4. Hand over the sockets and what the next process must know.
         var handover = Handover()
+        // Read again: a client that hung up since has its descriptor closed (its number perhaps reused).
         let descriptors = SocketCookie.descriptorsByCookie()
         let listenerCookie = listenerCookie.load(ordering: .relaxed)
         handover.listener = listenerCookie == 0 ? nil : descriptors[listenerCookie]
@@ -249,11 +258,23 @@ final class StallRecovery: Sendable {
         }
         // Accepted by the busy control and not adopted yet: theirs too.
         for client in halted?.accepted ?? [] {
+            // Once only, should its channel have joined the connections above (a restart never
+            // finds the loop between the two: it is stuck in JavaScript).
+            let cookie = SocketCookie.of(client.fd) ?? 0
+            guard cookie == 0 || !handover.clients.contains(where: { $0.cookie == cookie }) else { continue }
             if !client.output.isEmpty { Self.writeAll(client.output, to: client.fd, until: giveUp) }
             handover.clients.append(
                 .init(
-                    fd: client.fd, cookie: SocketCookie.of(client.fd) ?? 0, subscriptions: [],
+                    fd: client.fd, cookie: cookie, subscriptions: [],
                     pendingInput: client.input, pendingLength: client.input.count))
+        }
+        // Accepted and never seen by a handler (on the stuck loop, in the wake-up that stalled):
+        // new connections of the next process, which reads what their clients sent.
+        if let listenerFD = handover.listener {
+            let known = Set(handover.clients.compactMap(\.cookie) + [listenerCookie])
+            for socket in SocketCookie.unadopted(descriptors, listener: listenerFD, known: known) {
+                handover.clients.append(.init(fd: socket.fd, cookie: socket.cookie, subscriptions: []))
+            }
         }
         handover.quarantine = verdict.quarantine
         handover.restarts = verdict.restarts

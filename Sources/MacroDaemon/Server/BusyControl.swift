@@ -352,13 +352,10 @@ final class BusyControl: Sendable {
         if !clients.isEmpty, let adopt = adopter.locked({ $0 }) {
             for client in clients {
                 engine.eventLoop.execute { [self] in
-                    // Not adopted if a restart took it meanwhile.
-                    let mine = adopting.locked { list -> Bool in
-                        guard let index = list.firstIndex(where: { $0 === client }) else { return false }
-                        list.remove(at: index)
-                        return true
-                    }
-                    if mine { adopt.call(client) }
+                    // Not adopted if a restart took it meanwhile. It stays in `adopting` until
+                    // its channel has it (``finishAdopting(_:)``): a stall before then hands it
+                    // over with what was read for it.
+                    if adopting.locked({ list in list.contains { $0 === client } }) { adopt.call(client) }
                 }
             }
         }
@@ -368,6 +365,17 @@ final class BusyControl: Sendable {
                 state.moveToHandBack()
             }
             engine.eventLoop.execute { link.handBackOnLoop() }
+        }
+    }
+
+    /// The adopter's channel has `client` (or could not be made): it leaves the clients a
+    /// restart hands over. False when a restart took it first (its socket is the next process's
+    /// then: leave it open).
+    func finishAdopting(_ client: AcceptedClient) -> Bool {
+        adopting.locked { list in
+            guard let index = list.firstIndex(where: { $0 === client }) else { return false }
+            list.remove(at: index)
+            return true
         }
     }
 
