@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include <malloc.h>
 #include <sys/mman.h>
+#include <sys/pidfd.h>
 #include <sys/socket.h>
 #include "CSystemShims.h"
 
@@ -14,4 +15,8 @@ int macroengine_malloc_trim(void) {
 
 int macroengine_accept_nonblocking(int listener) {
     return accept4(listener, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+}
+
+int macroengine_pidfd_open(int pid) {
+    return pidfd_open(pid, 0);
 }

@@ -94,11 +94,10 @@ struct SystemdUnitTests {
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
         process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
         process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
-        try process.run()
-        let exit = ChildExit(process)
+        let exit = try ChildExit.start(process)
         defer {
             kill(process.processIdentifier, SIGTERM)
-            _ = exit.wait(process)
+            exit.wait()
         }
         let daemonLog = { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
         let ready = notify.next()

@@ -65,8 +65,7 @@ public enum BinaryRunner {
         }
         let clock = ContinuousClock()
         let start = clock.now
-        try process.run()
-        let status = ChildExit(process).wait(process)
+        let status = try ChildExit.start(process).wait()
         let elapsed = clock.now - start
         return ProcessResult(
             status: status,

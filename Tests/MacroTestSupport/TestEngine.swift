@@ -1,3 +1,4 @@
+import Dispatch
 import Logging
 import MacroEngineCore
 import Synchronization
@@ -5,12 +6,23 @@ import Synchronization
 /// Collects what the engine reports to its exception handler.
 public final class ErrorRecorder: Sendable {
     private let errors = Mutex<[MacroError]>([])
+    private let arrived = DispatchSemaphore(value: 0)
     /// Creates an empty recorder.
     public init() {}
     /// Everything recorded so far.
     public var recorded: [MacroError] { errors.locked { $0 } }
     /// Records one error.
-    public func record(_ error: MacroError) { errors.locked { $0.append(error) } }
+    public func record(_ error: MacroError) {
+        errors.locked { $0.append(error) }
+        arrived.signal()
+    }
+
+    /// Waits until at least `count` errors were recorded (`seconds` at most) and returns them all.
+    public func waitFor(_ count: Int = 1, seconds: Double = 5) -> [MacroError] {
+        let deadline = DispatchTime.now() + seconds
+        while recorded.count < count, arrived.wait(timeout: deadline) == .success {}
+        return recorded
+    }
 }
 
 /// A logger that drops everything (tests assert on values, not on log noise).

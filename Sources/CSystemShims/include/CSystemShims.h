@@ -20,4 +20,9 @@ int macroengine_malloc_trim(void);
 /// there is none).
 int macroengine_accept_nonblocking(int listener);
 
+/// pidfd_open(2) (Glibc's Swift module does not declare it): a descriptor that becomes readable
+/// when process `pid` ends, so the tests wait for a child's exit in poll(2) instead of polling
+/// waitpid. Returns the descriptor (close-on-exec), or -1 with errno set.
+int macroengine_pidfd_open(int pid);
+
 #endif
