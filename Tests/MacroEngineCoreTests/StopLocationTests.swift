@@ -150,12 +150,13 @@ struct StopLocationTests {
         #expect(engine.runningCalls.isEmpty)
     }
 
+    /// The call of `name` once the engine lists it (5 s at most). Asked, not announced: the
+    /// shapes' sources are what is located, so none of them says it runs (a console line would
+    /// move the positions checked).
     static func running(_ engine: MacroEngine, _ name: String) throws -> RunningCall {
-        let deadline = Date().addingTimeInterval(5)
-        while Date() < deadline {
-            if let call = engine.runningCalls.first(where: { $0.macro == name }) { return call }
-            Thread.sleep(forTimeInterval: 0.005)
+        guard let call = eventually(timeout: .seconds(5), { engine.runningCalls.first { $0.macro == name } }) else {
+            throw MacroError(code: .noSuchMacro, message: "\(name) never showed up as running")
         }
-        throw MacroError(code: .noSuchMacro, message: "\(name) never showed up as running")
+        return call
     }
 }
