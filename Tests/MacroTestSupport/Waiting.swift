@@ -20,7 +20,9 @@ import Glibc
 /// Only for a state that nothing announces, so that it can only be asked for:
 /// - a call having started (`macro.running`): while a call's JavaScript holds the engine's
 ///   thread, macrod holds every connection's output (its busy control), so a call cannot say
-///   it runs; only the control lane answers, and only when asked;
+///   it runs; only the control lane answers, and only when asked. In-process, a macro can say
+///   so with a console line, except where its source is what a test checks (stop locations);
+///   then `MacroEngine.runningCalls` is asked;
 /// - the number of connections macrod still keeps (`engine.status`) once peers hung up: a close
 ///   is announced to nobody else;
 /// - a request refused with -32005 (queue full, "try again"): the protocol's answer is a retry.
