@@ -204,7 +204,7 @@ let package = Package(
         // Helpers shared by the test targets: temporary directories, running the built binaries.
         .target(
             name: "MacroTestSupport",
-            dependencies: ["MacroEngineCore", "MacroRPC", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["MacroEngineCore", "MacroRPC", "CSystemShims", .product(name: "Logging", package: "swift-log")],
             path: "Tests/MacroTestSupport"
         ),
         .testTarget(

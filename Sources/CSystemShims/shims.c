@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include <malloc.h>
 #include <sys/mman.h>
+#include <sys/pidfd.h>
 #include <sys/socket.h>
 #include <spawn.h>
 #include "CSystemShims.h"
@@ -23,4 +24,8 @@ int macroengine_spawn_closefrom(posix_spawn_file_actions_t *actions, int from) {
 
 int macroengine_spawn_chdir(posix_spawn_file_actions_t *actions, const char *path) {
     return posix_spawn_file_actions_addchdir_np(actions, path);
+}
+
+int macroengine_pidfd_open(int pid) {
+    return pidfd_open(pid, 0);
 }

@@ -15,14 +15,23 @@ struct EditTests {
     final class Pane {
         let socket: String
         let dir: TemporaryDirectory
+        /// Where tmux appends everything the pane prints (`pipe-pane`): each write there says the
+        /// screen may have changed.
+        private let output = TemporaryDirectory(prefix: "tmux-pane")
+        private let printed: DirectoryEvents
 
         init(dir: TemporaryDirectory, command: String) throws {
             self.dir = dir
             socket = dir.url("tmux.sock")
+            printed = try DirectoryEvents(output.path)
             // Not through Foundation's Process: the daemonized tmux server would keep the
             // descriptor Process watches for the child's end, and the wait would never return.
             let status = try Self.spawnDetached([try tool("tmux"), "-S", socket, "-f", "/dev/null", "new-session", "-d", "-x", "100", "-y", "30", command])
             guard status == 0 else { throw ToolMissing(description: "tmux did not start: exit \(status)") }
+            // tmux writes the pane's output to the pipe after it has drawn it, so the screen
+            // shows at least what the file was told. (What came before it is on the screen already.)
+            let piped = try Self.spawnDetached([try tool("tmux"), "-S", socket, "pipe-pane", "-o", "cat >> '\(output.url("pane.out"))'"])
+            guard piped == 0 else { throw ToolMissing(description: "tmux pipe-pane failed: exit \(piped)") }
         }
 
         /// Runs `arguments` with stdio on /dev/null and no other descriptor of ours; its exit status.
@@ -67,27 +76,27 @@ struct EditTests {
             try BinaryRunner.run(try tool("tmux"), ["-S", socket, "capture-pane", "-p", "-S", "-"]).stdout
         }
 
-        /// Polls the screen (every 50 ms, 60 s at most: the whole suite runs in parallel on two
-        /// cores, where one terminal test took 84 s in a passing CI run) until `condition` holds.
+        /// Looks at the screen now and each time the pane prints, until `condition` holds (60 s
+        /// at most: the whole suite runs in parallel on two cores, where one terminal test took
+        /// 84 s in a passing CI run).
         func waitForScreen(_ what: String, _ condition: (String) -> Bool) throws -> String {
-            let deadline = Date().addingTimeInterval(60)
             var last = ""
-            while Date() < deadline {
+            let shown = try printed.until(timeout: .seconds(60)) { () throws -> String? in
                 last = try screen()
-                if condition(last) { return last }
-                usleep(50_000)
+                return condition(last) ? last : nil
             }
-            throw ToolMissing(description: "timed out waiting for \(what); the screen:\n\(last)")
+            guard let shown else { throw ToolMissing(description: "timed out waiting for \(what); the screen:\n\(last)") }
+            return shown
         }
 
-        /// Polls for a file (every 50 ms, 60 s at most) and returns its text.
+        /// Waits for a file to hold a whole line (each change in its directory is looked at, 60 s
+        /// at most) and returns its text.
         func waitForFile(_ path: String) throws -> String {
-            let deadline = Date().addingTimeInterval(60)
-            while Date() < deadline {
-                if let text = try? String(contentsOfFile: path, encoding: .utf8), text.hasSuffix("\n") { return text }
-                usleep(50_000)
+            let changes = try DirectoryEvents((path as NSString).deletingLastPathComponent)
+            guard let text = changes.file(path, timeout: .seconds(60), where: { $0.hasSuffix("\n") }) else {
+                throw ToolMissing(description: "timed out waiting for \(path); the screen:\n\(try screen())")
             }
-            throw ToolMissing(description: "timed out waiting for \(path); the screen:\n\(try screen())")
+            return text
         }
     }
 

@@ -149,12 +149,7 @@ struct ConsoleForwardingTests {
         // A runaway loop, listed under its name, cancelled from another connection.
         try client.send(raw: #"{"jsonrpc":"2.0","id":8,"method":"engine.eval","params":{"source":"(function spin() { while (true) {} })","call":true}}"#)
         let other = try daemon.client()
-        var running: [MacroValue] = []
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline, running.isEmpty {
-            running = try other.call("macro.running").arrayValue ?? []
-            if running.isEmpty { usleep(20_000) }
-        }
+        let running = try other.runningCalls()
         #expect(running.map { $0["name"] } == ["spin"], "\(daemon.log)")
         let cancelled = try other.call("macro.cancel", ["call": running[0]["call"]])
         #expect(cancelled["cancelled"] == true)

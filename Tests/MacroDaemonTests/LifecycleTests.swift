@@ -62,14 +62,8 @@ struct DaemonLifecycleTests {
         let reply = try #require(try client.readMessage())
         #expect(reply["id"] == 1)
         #expect(reply["error"]["code"] != .undefined, "\(reply)")
-        // Bounded poll for the exit (30 s, a quarter of what the budget and the grace would take).
-        var waited = 0
-        while daemon.isRunning, waited < 3000 {
-            usleep(10_000)
-            waited += 1
-        }
-        #expect(!daemon.isRunning, "log:\n\(daemon.log)")
-        #expect(daemon.stop(signal: 0) == 0)
+        // The exit, waited for (30 s at most, a quarter of what the budget and the grace would take).
+        #expect(daemon.waitForExit(timeout: .seconds(30)) == 0, "log:\n\(daemon.log)")
         #expect(daemon.log.contains("still inside JavaScript after shutdown_grace_ms"))
         #expect(!FileManager.default.fileExists(atPath: daemon.socket))
         // The stuck turn's write was not kept.

@@ -16,18 +16,19 @@ struct LogFormatTests {
             config: "log_format: json\n")
         let client = try daemon.client()
         client.setReceiveTimeout(seconds: 10)
+        let logWrites = try DirectoryEvents(daemon.dir.path)
         try client.send(raw: #"{"jsonrpc":"2.0","id":1,"method":"macro.call","params":{"name":"chatty"}}"#)
         let console = try #require(try client.readMessage())
         let call = try #require(console["params"]["call"].intValue)
         #expect(try #require(try client.readMessage())["result"] == 1)
         _ = try #require(throws: RPCError.self) { try client.call("macro.call", ["name": "boom"]) }
-        // The error is logged once the call failed; wait for it in the file (bounded).
-        var lines: [String] = []
-        for _ in 0..<500 {
-            lines = daemon.log.split(separator: "\n").map(String.init)
-            if lines.contains(where: { $0.contains("TypeError") }) { break }
-            usleep(10_000)
-        }
+        // The error is logged once the call failed: its line in the file is waited for (each
+        // write to the log is looked at).
+        let lines =
+            logWrites.until {
+                let lines = daemon.log.split(separator: "\n").map(String.init)
+                return lines.contains(where: { $0.contains("TypeError") }) ? lines : nil
+            } ?? daemon.log.split(separator: "\n").map(String.init)
         let records = try lines.map { line in try #require(try MacroValue(jsonText: line).objectValue, "not a JSON object: \(line)") }
         #expect(records.count >= 4)
         for record in records {

@@ -118,14 +118,17 @@ struct RobustnessTests {
 
     /// Calls macro `name`, again while macrod answers -32005 busy ("try again"), for 60 s at most.
     private static func callRetryingBusy(_ client: RPCClient, _ name: String) throws -> MacroValue {
-        let deadline = Date().addingTimeInterval(60)
-        while true {
+        var busy: RPCError?
+        let result = try eventually(timeout: .seconds(60)) { () throws -> MacroValue? in
             do {
                 return try client.call("macro.call", ["name": .string(name)])
-            } catch let error as RPCError where error.code == RPCError.busy && Date() < deadline {
-                usleep(10_000)
+            } catch let error as RPCError where error.code == RPCError.busy {
+                busy = error
+                return nil
             }
         }
+        guard let result else { throw busy ?? RPCError(code: RPCError.busy, message: "busy for 60 s") }
+        return result
     }
 
     /// The real bound of a client that does not read was connection_in_flight
@@ -249,8 +252,8 @@ struct RobustnessTests {
         let caller = try daemon.client()
         // About 60 KB of notification per call: 100 calls pass the 1 MiB share and the kernel's buffers.
         for _ in 0..<100 { #expect(try caller.call("macro.call", ["name": "shout", "console": false]) == 1) }
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline, !daemon.log.contains("stopped reading") { usleep(20_000) }
+        // The log line is written as the subscriber is closed: after each write to the log, look.
+        _ = try DirectoryEvents(daemon.dir.path).file(daemon.logPath) { $0.contains("stopped reading") }
         let lines = daemon.log.split(separator: "\n").filter { $0.contains("stopped reading") }
         #expect(lines.count == 1, "\(daemon.log.suffix(2000))")
         #expect(lines.first?.contains("it subscribed to log and stopped reading while connection_buffer_bytes of output waited for it") == true)
@@ -260,14 +263,14 @@ struct RobustnessTests {
     @Test func sighupRereadsTheConfigAndRescans() throws {
         let daemon = try DaemonProcess(files: ["spin.js": "function() { while (true) {} }"], config: "time_limit_ms: 5000\n")
         let client = try daemon.client()
-        _ = try client.call("subscribe", ["events": ["macros"]])
+        _ = try client.call("subscribe", ["events": ["macros", "log"]])
         try daemon.dir.write("config.yaml", "time_limit_ms: 150\nengine_eval: true\n")
         try daemon.dir.write("macros/added.js", "function() { return 'new' }")
         _ = try client.waitFor("macro.loaded")  // the watcher saw the new file already
         daemon.signal(SIGHUP)
-        // Once the HUP is handled, eval is allowed and the limit is 150 ms.
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline, (try? client.call("engine.eval", ["source": "1"])) == nil { usleep(20_000) }
+        // Once the HUP is handled (it logs so after applying the config), eval is allowed and
+        // the limit is 150 ms.
+        try client.waitForLog("SIGHUP: re-read \(daemon.dir.url("config.yaml"))")
         #expect(try client.call("engine.eval", ["source": "40 + 2"]) == 42)
         let error = try #require(throws: RPCError.self) { try client.call("macro.call", ["name": "spin"]) }
         #expect(error.message == "timed out after 150 ms")
@@ -275,8 +278,7 @@ struct RobustnessTests {
         // A broken config on HUP keeps the running one.
         try daemon.dir.write("config.yaml", "time_limit_ms: soon\n")
         daemon.signal(SIGHUP)
-        let logged = Date().addingTimeInterval(10)
-        while Date() < logged, !daemon.log.contains("SIGHUP: keeping the current config") { usleep(20_000) }
+        try client.waitForLog("SIGHUP: keeping the current config")
         #expect(daemon.isRunning)
         #expect(try client.call("engine.eval", ["source": "1"]) == 1)
         #expect(daemon.log.contains("SIGHUP: keeping the current config"))

@@ -186,14 +186,16 @@ struct StallQuarantineTests {
         try dir.write("macros/lib/inj.js", "setTimeout(function () { (async function () { for (;;) await null })() }, 300)\nfunction helper() { return 1 }\n")
         let daemon = try DaemonProcess(files: ["bump.js": Self.bump], config: Self.config, dir: dir)
         let pid = daemon.pid
-        // No client involved: it stalls twice by itself, then stays out.
+        // No client involved: it stalls twice by itself, then stays out. Looked at after each
+        // restart, once the next process says READY=1.
         var status: MacroValue = .null
-        for _ in 0..<300 {
-            if let client = try? daemon.client(), let answer = try? client.call("engine.status"), answer["quarantined"] != [] {
+        for _ in 0..<4 {
+            guard daemon.nextReady(timeout: .seconds(30)) else { break }
+            let answer = try daemon.client().call("engine.status")
+            if answer["quarantined"] != [] {
                 status = answer
                 break
             }
-            usleep(20_000)
         }
         #expect(status["quarantined"][0]["name"] == "lib/inj", "\(status)\n\(daemon.log)")
         #expect(status["quarantined"][0]["atLoad"] == false)
@@ -263,10 +265,7 @@ struct StallQuarantineTests {
         // The call is inside its endless chain: the shutdown waits for it, then the stall restart
         // comes, and the shutdown must survive it.
         daemon.signal(SIGTERM)
-        var status: Int32?
-        for _ in 0..<1500 where status == nil {
-            if !daemon.isRunning { status = daemon.stop(signal: 0) } else { usleep(10_000) }
-        }
+        let status = daemon.waitForExit(timeout: .seconds(15))
         #expect(status == 0, "\(daemon.log)")
         #expect(daemon.log.contains("a shutdown began before the engine restart"), "\(daemon.log)")
     }

@@ -39,9 +39,9 @@ struct StallRecoveryTests {
         let caller = try daemon.client()
         try caller.send(raw: #"{"jsonrpc":"2.0","id":1,"method":"macro.call","params":{"name":"loop"}}"#)
         let control = try daemon.client()
-        for _ in 0..<200 {
-            guard let running = try? control.call("macro.running").arrayValue, running.isEmpty else { break }
-            usleep(10_000)
+        _ = eventually(timeout: .seconds(2)) { () -> Bool? in
+            guard let running = try? control.call("macro.running").arrayValue, running.isEmpty else { return true }
+            return nil
         }
         return (daemon, caller)
     }
@@ -194,11 +194,7 @@ struct StallRecoveryTests {
         let caller = try daemon.client()
         try caller.send(raw: #"{"jsonrpc":"2.0","id":1,"method":"macro.call","params":{"name":"loop"}}"#)
         let control = try daemon.client()
-        var running: [MacroValue] = []
-        for _ in 0..<200 where running.isEmpty {
-            running = try control.call("macro.running").arrayValue ?? []
-            if running.isEmpty { usleep(10_000) }
-        }
+        let running = try control.runningCalls(waitingUpTo: 2)
         let call = try #require(running.first?["call"].intValue)
         #expect(try control.call("macro.cancel", ["call": .number(Double(call))]) == ["call": .number(Double(call)), "cancelled": true])
         let answer = try reply(caller, id: 1)
@@ -291,20 +287,22 @@ struct StallRecoveryTests {
 
         // Saved while macrod runs: stalls the reload, is quarantined, and a fixed save loads.
         try daemon.dir.write("macros/lib/chain2.js", "(async function () { for (;;) await null })()\nfunction two() { return 2 }\n")
+        // Looked at after each restart, once the next process says READY=1.
         var entry: MacroValue = .undefined
-        for _ in 0..<500 where entry["quarantined"] != true {
-            entry = (try? client.call("macro.list"))?.arrayValue?.first { $0["name"] == "lib/chain2" } ?? .undefined
-            if entry["quarantined"] != true { usleep(20_000) }
+        for _ in 0..<3 where entry["quarantined"] != true {
+            guard daemon.nextReady(timeout: .seconds(30)) else { break }
+            entry = try client.call("macro.list").arrayValue?.first { $0["name"] == "lib/chain2" } ?? .undefined
         }
         #expect(entry["quarantined"] == true, "\(daemon.log)")
+        _ = try client.call("subscribe", ["events": ["macros"]])
         try daemon.dir.write("macros/lib/chain2.js", "function two() { return 2 }\n")
         try daemon.dir.write("macros/useTwo.js", "function () { return two() }")
-        var result: MacroValue = .undefined
-        for _ in 0..<500 where result != 2 {
-            result = (try? client.call("macro.call", ["name": "useTwo"])) ?? .undefined
-            if result != 2 { usleep(20_000) }
+        // Both loaded (in either order): the lib's function is defined, and the macro calls it.
+        var loaded: Set<String> = []
+        while !loaded.isSuperset(of: ["lib/chain2", "useTwo"]) {
+            loaded.insert(try client.waitFor("macro.loaded")["name"].stringValue ?? "")
         }
-        #expect(result == 2)
+        #expect(try client.call("macro.call", ["name": "useTwo"]) == 2)
         #expect(try client.call("progress.get")["inner"] == 1)
         // Both quarantines are on the audit log, in order, as the daemon's own acts.
         let quarantines = try client.call("audit.recent", ["kind": "quarantine"]).arrayValue ?? []

@@ -32,12 +32,7 @@ struct StatisticsTests {
         // A runaway call cancelled from another connection.
         let caller = try daemon.client()
         try caller.send(raw: #"{"jsonrpc":"2.0","id":7,"method":"macro.call","params":{"name":"spin","timeoutMs":60000}}"#)
-        var running: [MacroValue] = []
-        for _ in 0..<500 where running.isEmpty {
-            running = try client.call("macro.running").arrayValue ?? []
-            if running.isEmpty { usleep(10_000) }
-        }
-        let call = try #require(running.first?["call"].intValue)
+        let call = try #require(try client.runningCalls(waitingUpTo: 5).first?["call"].intValue)
         _ = try client.call("macro.cancel", ["call": .number(Double(call))])
         let reply = try #require(try caller.readMessage())
         #expect(reply["error"]["data"]["reason"] == "cancelled")

@@ -1,3 +1,4 @@
+import Dispatch
 import Logging
 import MacroEngineCore
 import MacroTestSupport
@@ -30,10 +31,14 @@ final class RecordingLogHandler: LogHandler, Sendable {
     }
 }
 
-/// Counts deinitialisations of objects captured by native closures.
+/// Counts deinitialisations of objects captured by native closures, and signals each one.
 final class Tracker: Sendable {
     static let released = Atomic<Int>(0)
-    deinit { Self.released.add(1, ordering: .relaxed) }
+    static let releases = DispatchSemaphore(value: 0)
+    deinit {
+        Self.released.add(1, ordering: .relaxed)
+        Self.releases.signal()
+    }
 }
 
 @Suite("Engine lifecycle and reporting")
@@ -55,7 +60,7 @@ struct LifecycleTests {
             ])
     }
 
-    @Test func closuresAreReleasedWhenTheEngineGoes() async throws {
+    @Test func closuresAreReleasedWhenTheEngineGoes() throws {
         let before = Tracker.released.load(ordering: .relaxed)
         do {
             let engine = MacroEngine(logger: silentLogger)
@@ -73,13 +78,10 @@ struct LifecycleTests {
             try engine.register("f0", values: { _ in .null })
             #expect(Tracker.released.load(ordering: .relaxed) - before == 1)
         }
-        // The rest go when the context is destroyed (finalizers run on the engine's thread).
-        var released = 0
-        for _ in 0..<200 {
-            released = Tracker.released.load(ordering: .relaxed) - before
-            if released == 50 { break }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        #expect(released == 50)
+        // The rest go when the context is destroyed (finalizers run on the engine's thread): each
+        // release is signalled, the 50 waited for (2 s at most for all).
+        let deadline = DispatchTime.now() + 2
+        for _ in 0..<50 where Tracker.releases.wait(timeout: deadline) == .success {}
+        #expect(Tracker.released.load(ordering: .relaxed) - before == 50)
     }
 }

@@ -91,13 +91,17 @@ struct StoreTests {
         for name in ["spinning", "spinningLater", "awaiting"] {
             try store.set(name, "b", json: "\"kept\"")
             _ = store.takeUnjournaled()
+            // Its first turn's end (the turn observer runs once the turn has committed).
+            let turnEnded = DispatchSemaphore(value: 0)
+            engine.onTurnEnd { turnEnded.signal() }
             let future = engine.callFuture(name, deadline: .seconds(60))
             let running = try runningCall(engine, name)
             if name == "awaiting" {
                 // Cancelled once its first turn has committed, while it awaits.
-                let deadline = Date().addingTimeInterval(10)
-                while store.entries(name)["a"] == nil, Date() < deadline { Thread.sleep(forTimeInterval: 0.005) }
+                #expect(turnEnded.wait(timeout: .now() + 10) == .success)
+                #expect(store.entries(name)["a"] == "3")
             }
+            engine.onTurnEnd(nil)
             #expect(engine.cancel(call: running.id))
             let error = try #require(throws: MacroError.self) { try future.wait() }
             #expect(error.code == .cancelled, "\(name)")

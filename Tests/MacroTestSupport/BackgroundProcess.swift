@@ -6,19 +6,21 @@ import MacroRPC
 import Glibc
 #endif
 
-/// A built binary running in the background (e.g. `macro progress --watch`) whose stdout is read
-/// line by line; killed when released. Reads fail after 10 s instead of hanging a test.
+/// A built binary running in the background (e.g. `macro progress --watch`) whose stdout (or
+/// stderr) is read line by line; killed when released. Reads fail after 10 s instead of hanging
+/// a test.
 public final class BackgroundProcess {
     private let process = ChildProcess()
     private let output: FileHandle
     private var buffer = Data()
 
-    /// Starts `binary` (from the build directory) with `arguments`.
-    public init(_ binary: String, _ arguments: [String]) throws {
+    /// Starts `binary` (from the build directory) with `arguments`; ``nextLine()`` reads its
+    /// stdout, or its stderr when `readingStandardError`.
+    public init(_ binary: String, _ arguments: [String], readingStandardError: Bool = false) throws {
         process.executableURL = URL(fileURLWithPath: "\(BinaryRunner.binDirectory)/\(binary)")
         process.arguments = arguments
         let pipe = Pipe()
-        process.standardOutput = pipe
+        if readingStandardError { process.standardError = pipe } else { process.standardOutput = pipe }
         output = pipe.fileHandleForReading
         try process.run()
     }
@@ -34,15 +36,10 @@ public final class BackgroundProcess {
         }
     }
 
-    /// Waits (10 s at most, polling every 20 ms) for the process to end and returns its exit
-    /// status; -1 when it is still running then.
+    /// Waits (10 s at most) for the process to end and returns its exit status; -1 when it is
+    /// still running then.
     public func waitForExit() -> Int32 {
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
-            if let status = process.poll()?.status { return status }
-            usleep(20_000)
-        }
-        return -1
+        process.wait(timeout: .seconds(10))?.status ?? -1
     }
 
     /// The next line of stdout; nil at end of output.

@@ -1,6 +1,7 @@
 import Foundation
 import MacroEngineCore
 import MacroRPC
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -20,10 +21,17 @@ public final class DaemonProcess: @unchecked Sendable {
     /// Where the daemon's stderr goes.
     public var logPath: String { dir.url("macrod.log") }
     private let process = ChildProcess()
+    /// macrod's `NOTIFY_SOCKET` (systemd's notify protocol): `READY=1` once it serves, at its
+    /// start and again after each engine restart (a re-exec), and `WATCHDOG=1` heartbeats when
+    /// the environment sets `WATCHDOG_USEC`.
+    public let notifications: NotifySocket
+    /// What macrod sent to ``notifications`` up to its first `READY=1`, that one included.
+    public private(set) var startup: [String] = []
 
     /// Writes `files` into the macros directory and `config` (YAML, optional), starts macrod and
-    /// waits until its socket answers (10 s at most). `environment` adds to or overrides the
-    /// test's; `umask`: the file mode mask macrod starts with (default: the test process's).
+    /// waits for its `READY=1` (10 s at most; it listens then). `environment` adds to or overrides
+    /// the test's, except `NOTIFY_SOCKET` (see ``notifications``); `umask`: the file mode mask
+    /// macrod starts with (default: the test process's).
     public init(
         files: [String: String] = [:], config: String? = nil, extraArguments: [String] = [],
         environment: [String: String] = [:], dir: TemporaryDirectory = TemporaryDirectory(prefix: "macrod"),
@@ -33,7 +41,8 @@ public final class DaemonProcess: @unchecked Sendable {
         socket = dir.url("macrod.sock")
         try FileManager.default.createDirectory(atPath: dir.url("macros"), withIntermediateDirectories: true)
         for (name, source) in files { try dir.write("macros/\(name)", source) }
-        var arguments = ["--socket", socket, "--macros", macros, "--state", state] + extraArguments
+        let logPath = dir.url("macrod.log")
+        var arguments = ["--socket", socket, "--macros", dir.url("macros"), "--state", dir.url("state.json")] + extraArguments
         if let config { arguments += ["--config", try dir.write("config.yaml", config)] }
         let macrod = "\(BinaryRunner.binDirectory)/macrod"
         if let umask {
@@ -53,16 +62,39 @@ public final class DaemonProcess: @unchecked Sendable {
         // SwiftNIO crashes, instead of printing an error, on a task scheduled on a loop that shut down.
         env["SWIFTNIO_STRICT"] = "1"
         env["XDG_CONFIG_HOME"] = dir.url("xdg-config")
+        precondition(environment["NOTIFY_SOCKET"] == nil, "DaemonProcess sets NOTIFY_SOCKET itself: read `notifications`")
         for (key, value) in environment { env[key] = value }
+        // In the abstract namespace: no file in the daemon's directory.
+        notifications = try NotifySocket(path: "@macroengine-test.\(getpid()).\(Self.instances.add(1, ordering: .relaxed).newValue)")
+        env["NOTIFY_SOCKET"] = notifications.path
         process.environment = env
         try process.run()
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
-            if (try? RPCClient(path: socket)) != nil { return }
-            if process.poll()?.status != nil { break }
-            usleep(20_000)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while let message = Self.next(notifications, process: process, until: deadline) {
+            startup.append(message)
+            if message.hasPrefix("READY=1") { return }
         }
         throw DaemonStartError(log: (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "")
+    }
+
+    private static let instances = Atomic<Int>(0)
+
+    /// The next datagram on `socket`; nil once the process ended or `deadline` passed first.
+    private static func next(_ socket: NotifySocket, process: ChildProcess, until deadline: ContinuousClock.Instant) -> String? {
+        while true {
+            if let message = socket.receive() { return message }
+            guard process.poll() == nil, waitForReadable([socket.fd] + process.exitDescriptors, until: deadline) != nil else { return nil }
+        }
+    }
+
+    /// Waits for the next `READY=1` (skipping heartbeats): after an engine restart, the new
+    /// process serves, its connections adopted. False when macrod ended or `timeout` passed first.
+    public func nextReady(timeout: Duration = .seconds(10)) -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while let message = Self.next(notifications, process: process, until: deadline) {
+            if message.hasPrefix("READY=1") { return true }
+        }
+        return false
     }
 
     /// Why the daemon did not come up, with its log.
@@ -88,11 +120,16 @@ public final class DaemonProcess: @unchecked Sendable {
     /// True while it runs.
     public var isRunning: Bool { process.poll()?.status == nil }
 
-    /// Sends `signal` and, for SIGTERM/SIGINT, waits for the exit; returns the exit status.
+    /// Sends `signal` (0: none) and waits for the exit; returns the exit status.
     @discardableResult
     public func stop(signal: Int32 = SIGTERM) -> Int32 {
         if signal != 0 { kill(process.processIdentifier, signal) }
         return process.wait().status
+    }
+
+    /// Waits for the exit (`timeout` at most) and returns its status; nil while it still runs.
+    public func waitForExit(timeout: Duration) -> Int32? {
+        process.wait(timeout: timeout)?.status
     }
 
     /// Sends a signal without waiting.
@@ -114,29 +151,37 @@ public final class DaemonProcess: @unchecked Sendable {
 }
 
 extension RPCClient {
-    /// Waits for the next notification named `method` (skipping others), failing after `seconds`.
-    public func waitFor(_ method: String, seconds: Double = 10) throws -> MacroValue {
+    /// Waits for the next notification named `method` whose params satisfy `condition`
+    /// (skipping others) and returns its params, failing after `seconds`.
+    public func waitFor(_ method: String, seconds: Double = 10, where condition: (MacroValue) -> Bool = { _ in true }) throws -> MacroValue {
         let deadline = Date().addingTimeInterval(seconds)
-        setReceiveTimeout(seconds: seconds)
         defer { setReceiveTimeout(seconds: 0) }
-        while Date() < deadline {
+        while true {
+            let left = deadline.timeIntervalSinceNow
+            guard left > 0 else { break }
+            setReceiveTimeout(seconds: left)
             guard let note = try nextNotification() else { break }
-            if note["method"] == .string(method) { return note["params"] }
+            if note["method"] == .string(method), condition(note["params"]) { return note["params"] }
         }
-        throw RPCError(code: -1, message: "no \(method) notification within \(seconds) s")
+        throw RPCError(code: -1, message: "no \(method) notification as expected within \(seconds) s")
+    }
+
+    /// Waits for a `log` notification (this connection must subscribe to `log`) whose message
+    /// starts with `prefix`; returns the record.
+    @discardableResult
+    public func waitForLog(_ prefix: String, seconds: Double = 10) throws -> MacroValue {
+        try waitFor("log", seconds: seconds) { $0["message"].stringValue?.hasPrefix(prefix) == true }
     }
 }
 
 extension RPCClient {
-    /// The calls `macro.running` lists, polled (every 2 ms, `seconds` at most) until there is
-    /// one: a test that must act while a call runs (a signal, a Ctrl-C) waits for this first.
+    /// The calls `macro.running` lists, asked until there is one (`seconds` at most; ``eventually(timeout:_:)``
+    /// says why this is asked, not announced): a test that must act while a call runs (a signal,
+    /// a Ctrl-C, a cancel) waits for this first.
     public func runningCalls(waitingUpTo seconds: Double = 10) throws -> [MacroValue] {
-        let deadline = Date().addingTimeInterval(seconds)
-        var running: [MacroValue] = []
-        while running.isEmpty, Date() < deadline {
-            running = try call("macro.running").arrayValue ?? []
-            if running.isEmpty { usleep(2_000) }
-        }
-        return running
+        try eventually(timeout: .milliseconds(Int64(seconds * 1000))) {
+            let running = try call("macro.running").arrayValue ?? []
+            return running.isEmpty ? nil : running
+        } ?? []
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import Dispatch
 import Logging
 import MacroEngineCore
 import Synchronization
@@ -6,12 +6,23 @@ import Synchronization
 /// Collects what the engine reports to its exception handler.
 public final class ErrorRecorder: Sendable {
     private let errors = Mutex<[MacroError]>([])
+    private let arrived = DispatchSemaphore(value: 0)
     /// Creates an empty recorder.
     public init() {}
     /// Everything recorded so far.
     public var recorded: [MacroError] { errors.locked { $0 } }
     /// Records one error.
-    public func record(_ error: MacroError) { errors.locked { $0.append(error) } }
+    public func record(_ error: MacroError) {
+        errors.locked { $0.append(error) }
+        arrived.signal()
+    }
+
+    /// Waits until at least `count` errors were recorded (`seconds` at most) and returns them all.
+    public func waitFor(_ count: Int = 1, seconds: Double = 5) -> [MacroError] {
+        let deadline = DispatchTime.now() + seconds
+        while recorded.count < count, arrived.wait(timeout: deadline) == .success {}
+        return recorded
+    }
 }
 
 /// A logger that drops everything (tests assert on values, not on log noise).
@@ -29,13 +40,12 @@ public func makeEngine(
     return (engine, model, recorder)
 }
 
-/// The call of macro `name` once `engine` lists it as running (looking every 5 ms, for at most
-/// `seconds`): a call started on the engine's loop is in the list once its turn began.
-public func runningCall(_ engine: MacroEngine, _ name: String, within seconds: Double = 10) throws -> RunningCall {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if let call = engine.runningCalls.first(where: { $0.macro == name }) { return call }
-        Thread.sleep(forTimeInterval: 0.005)
+/// The call of macro `name` once `engine` lists it as running (within `timeout`): a call started
+/// on the engine's loop is in the list once its turn began. Asked, not announced (see
+/// ``eventually(timeout:_:)``): a call whose source is what a test checks cannot say it runs.
+public func runningCall(_ engine: MacroEngine, _ name: String, timeout: Duration = .seconds(10)) throws -> RunningCall {
+    guard let call = eventually(timeout: timeout, { engine.runningCalls.first { $0.macro == name } }) else {
+        throw MacroError(code: .noSuchMacro, message: "\(name) never showed up as running")
     }
-    throw MacroError(code: .noSuchMacro, message: "\(name) never showed up as running")
+    return call
 }

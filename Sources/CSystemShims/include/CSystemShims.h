@@ -27,4 +27,9 @@ int macroengine_accept_nonblocking(int listener);
 int macroengine_spawn_closefrom(posix_spawn_file_actions_t *actions, int from);
 int macroengine_spawn_chdir(posix_spawn_file_actions_t *actions, const char *path);
 
+/// pidfd_open(2) (Glibc's Swift module does not declare it): a descriptor that becomes readable
+/// when process `pid` ends, so the tests wait for a child's exit in poll(2) instead of polling
+/// waitpid. Returns the descriptor (close-on-exec), or -1 with errno set.
+int macroengine_pidfd_open(int pid);
+
 #endif

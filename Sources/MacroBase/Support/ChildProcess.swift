@@ -15,7 +15,9 @@ import Glibc
 /// (swiftlang/swift-corelibs-foundation#5472, fixed after the 6.3.1 toolchain). A test process
 /// that starts hundreds of children met it about once in a CI run. Here the child closes what it
 /// should not inherit itself (`posix_spawn_file_actions_addclosefrom_np`), and its exit is reaped
-/// with `waitpid` by whoever asks (no manager thread, no SIGCHLD monitor).
+/// with `waitpid` by whoever asks (no manager thread, no SIGCHLD monitor). A wait is one
+/// `poll(2)` on the child's pidfd (`pidfd_open(2)`), which becomes readable when it ends: no
+/// sleep, no polling.
 ///
 /// Set the properties, then ``run()`` once; ``poll()``, ``wait()`` and ``wait(timeout:)`` reap it.
 /// Standard streams take a `FileHandle` (dup'ed into the child), a `Pipe` (the child gets its end,
@@ -49,6 +51,8 @@ public final class ChildProcess: Sendable {
 
     private struct State {
         var pid: pid_t = 0
+        /// Readable once the child has ended (-1: none; then a wait looks every 2 ms).
+        var pidfd: Int32 = -1
         var termination: Termination?
     }
 
@@ -57,6 +61,11 @@ public final class ChildProcess: Sendable {
 
     /// A child yet to be started.
     public init() {}
+
+    deinit {
+        let pidfd = state.withLock { $0.pidfd }
+        if pidfd >= 0 { close(pidfd) }
+    }
 
     /// The program to run.
     public var executableURL: URL? {
@@ -162,7 +171,11 @@ public final class ChildProcess: Sendable {
                 posix_spawn(&pid, path, &actions, &attributes, argv, environ)
             }
         guard spawned == 0 else { throw SpawnError(path: path, code: spawned) }
-        state.withLock { $0.pid = pid }
+        let pidfd = macroengine_pidfd_open(pid)
+        state.withLock {
+            $0.pid = pid
+            $0.pidfd = pidfd
+        }
         for end in childEnds { try? end.close() }
     }
 
@@ -179,15 +192,21 @@ public final class ChildProcess: Sendable {
         }
     }
 
+    /// A descriptor that becomes readable when it ends (its pidfd), to wait in `poll(2)` beside
+    /// others; empty when there is none (then ask ``poll()``).
+    public var exitDescriptors: [Int32] {
+        let pidfd = state.withLock { $0.pidfd }
+        return pidfd >= 0 ? [pidfd] : []
+    }
+
     /// Whether it has started and not ended yet.
     public var isRunning: Bool { processIdentifier > 0 && poll() == nil }
 
-    /// Blocks until it ends (looking every 2 ms) and returns how.
+    /// Blocks until it ends and returns how.
     @discardableResult
     public func wait() -> Termination {
         while true {
-            if let termination = poll() { return termination }
-            usleep(2_000)
+            if let termination = wait(timeout: .seconds(3600)) { return termination }
         }
     }
 
@@ -195,9 +214,18 @@ public final class ChildProcess: Sendable {
     public func wait(timeout: Duration) -> Termination? {
         let clock = ContinuousClock()
         let deadline = clock.now + timeout
+        let pidfd = state.withLock { $0.pidfd }
         while clock.now < deadline {
             if let termination = poll() { return termination }
-            usleep(2_000)
+            guard pidfd >= 0 else {
+                usleep(2_000)
+                continue
+            }
+            // Until the pidfd says it ended (or the time is up).
+            let left = deadline - clock.now
+            let milliseconds = Int32(clamping: max(1, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000))
+            var waiting = pollfd(fd: pidfd, events: Int16(POLLIN), revents: 0)
+            _ = Glibc.poll(&waiting, 1, milliseconds)
         }
         return poll()
     }

@@ -293,7 +293,7 @@ extension DapTests {
         let before = try client.call("engine.status")
         // Stopped for longer than the time limit, the call deadline and the stall grace together
         // (time passing, not a synchronisation).
-        try await Task.sleep(for: .milliseconds(900))
+        try await letTimePass(.milliseconds(900))
         try await s.dap.body("next", ["threadId": 1])
         _ = try await s.dap.event("stopped")
         #expect(s.position(try await s.topFrame()) == "busy.js:3:5")
@@ -332,17 +332,12 @@ extension DapTests {
         _ = try await s.dap.event("stopped")
         let watcher = try RPCClient(path: s.daemon.socket)
         #expect(try watcher.call("debug.list") == [["session": 1, "macro": "main", "stopped": true]])
+        _ = try watcher.call("subscribe", ["events": ["log"]])
         s.dap.kill()
-        // The adapter's connection closed: macrod ends the session (it notices the close on its
-        // own time: looked at until it has, 10 s at most).
+        // The adapter's connection closed: macrod ends the session, and logs so once it is gone.
+        try watcher.waitForLog("debug session 1 ends: its connection closed")
         let client = try RPCClient(path: s.daemon.socket)
-        let deadline = ContinuousClock.now + .seconds(10)
-        var open = try client.call("debug.list")
-        while open != [] && ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(20))
-            open = try client.call("debug.list")
-        }
-        #expect(open == [])
+        #expect(try client.call("debug.list") == [])
         let error = try #require(throws: RPCError.self) { try client.call("debug.run", ["session": 1]) }
         #expect(error.code == -32020)
         #expect(error.data?["kind"] == "noSuchSession")

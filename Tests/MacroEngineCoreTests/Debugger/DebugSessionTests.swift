@@ -274,7 +274,7 @@ struct DebugSessionTests {
         #expect(h.position(try await h.nextStop()) == "busy.js:2:5 entry")
         // Stopped for longer than both limits (time passing, not a synchronisation), then 100 ms
         // of running: within the time limit only if the stop is not counted.
-        try await Task.sleep(for: .milliseconds(700))
+        try await letTimePass(.milliseconds(700))
         try await h.session.request("continue")
         #expect(try await h.outcome().result == "done")
     }
