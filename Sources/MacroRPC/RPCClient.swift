@@ -63,6 +63,13 @@ public final class RPCClient {
         self.fd = fd
     }
 
+    /// Takes `descriptor`, a connected stream socket (one end of a `socketpair(2)`, say), as its
+    /// connection; `name` stands for the socket's path in messages. It closes the descriptor.
+    public init(connectedDescriptor descriptor: Int32, name: String) {
+        path = name
+        fd = descriptor
+    }
+
     deinit { close(fd) }
 
     /// Makes reads give up after `seconds` (0: wait forever); a timed-out read throws.
