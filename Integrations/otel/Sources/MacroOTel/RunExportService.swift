@@ -98,7 +98,9 @@ public struct RunExportService<ExportTracer: Tracer>: Service {
                 control.stop()
                 // The same failure again (macrod still down) is logged at debug level only.
                 let text = error.description
-                if connected { logger.warning("lost macrod: \(text); reconnecting") } else if text != lastFailure {
+                if connected {
+                    logger.warning("lost macrod: \(text); reconnecting")
+                } else if text != lastFailure {
                     logger.error("cannot export from macrod: \(text); retrying")
                 } else {
                     logger.debug("still: \(text)")
