@@ -241,12 +241,17 @@ MACROS = {
     "tick.js": "async function tick(ms) {\n    await sleep(ms);\n    progress.middle += 0.5;\n    await sleep(ms);\n    return 'ticked';\n}\n",
     "chatty.js": "function chatty() {\n    for (let i = 0; i < 300; i++) console.log('line ' + i);\n    return 300;\n}\n",
     "big.js": "function big() {\n    console.log('x'.repeat(10000));\n    return 'y'.repeat(30000);\n}\n",
+    # Keeps the engine busy in promise jobs past its budget: macrod restarts its engine and keeps a
+    # record of the run it stopped, which no run.recorded announces.
+    "wedge.js": "async function wedge() {\n    for (;;) await null;\n}\n",
 }
 
 CONFIG = """\
 runs_kept: 5000
 failed_runs_kept: 2000
 log_level: info
+time_limit_ms: 1000
+stall_grace_ms: 500
 """
 
 
@@ -668,6 +673,42 @@ def main():
         check(f"catch-up: all {len(kept)} runs exported in {took:.1f} s", done and len(kept) == 3000)
         check("catch-up: nothing dropped by the batch processor", "dropped" not in catchup.log(), catchup.log()[-300:])
         no_duplicates(receiver, "after the catch-up")
+        catchup.stop()
+
+        # -- macrod stopped and started again in the middle of a catch-up.
+        print("-- macrod restarted in the middle of a catch-up")
+        rpc = RPC(macrod.socket)
+        first = rpc.call("run.list", {"limit": 1})["result"][-1]["id"]
+        for batch in range(30):
+            ids = [rpc.send("macro.call", {"name": "add", "args": [batch, i, "again"]}) for i in range(50)]
+            for request_id in ids:
+                rpc.reply(request_id)
+        wanted = {r["id"] for r in rpc.call("run.list", {"limit": 5000})["result"] if r["id"] > first}
+        rpc.close()
+        catchup = sidecar("catchup2", args=["--state", state, "--poll-seconds", "2"], env=default_delay)
+        exported = lambda: wanted & {s["attributes"].get("macro.run.id") for s in receiver.snapshot()}
+        partly = wait_for(lambda: len(exported()) >= 300, 30)
+        check(f"{len(exported())} of {len(wanted)} exported when macrod stops", partly and len(exported()) < len(wanted))
+        check("macrod stopped in the middle of the catch-up", macrod.stop() == 0)
+        macrod.start()
+        done = wait_for(lambda: exported() == wanted, 90)
+        check(f"after macrod's restart the catch-up goes on: all {len(wanted)} exported", done, len(wanted) - len(exported()))
+        no_duplicates(receiver, "after the interrupted catch-up")
+
+        # -- The engine restart's record of the run it stopped gets no notification: the poll finds it.
+        print("-- a run stopped by the engine restart (stall)")
+        rpc = RPC(macrod.socket)
+        reply = rpc.call("macro.call", {"name": "wedge"})
+        check("wedge: stopped by the engine restart", reply.get("error", {}).get("code") == -32001, reply)
+        failed = rpc.call("run.list", {"name": "wedge", "failed": True, "limit": 1})["result"]
+        record = rpc.call("run.get", {"id": failed[-1]["id"]})["result"] if failed else None
+        rpc.close()
+        check("the stopped run is recorded", record is not None and "engine restart" in record["error"]["message"], record)
+        if record:
+            check("its span arrives within the poll (--poll-seconds 2)", wait_spans(receiver, [record], 10), catchup.log()[-300:])
+            if spans_of(receiver, record):
+                check_span(spans_of(receiver, record)[0], record, "engine restart")
+        no_duplicates(receiver, "after the engine restart")
         catchup.stop()
 
         # -- The default protocol, http/protobuf, decoded with opentelemetry-proto.

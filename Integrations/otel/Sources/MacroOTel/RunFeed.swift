@@ -20,7 +20,7 @@ public struct RunFeed: Sendable {
         public var credits: Int
 
         /// Settings for the socket at `socket`.
-        public init(socket: String, pollSeconds: Double = 30, replySeconds: Double = 60, credits: Int = 64) {
+        public init(socket: String, pollSeconds: Double = 30, replySeconds: Double = 60, credits: Int = 16) {
             self.socket = socket
             self.pollSeconds = pollSeconds
             self.replySeconds = replySeconds
