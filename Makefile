@@ -9,7 +9,7 @@ ACORN      := /usr/share/nodejs/acorn/dist/acorn.js
 SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 STATE_DIR  := .run
 
-.PHONY: format format-check docs-check deb deb-deps deb-test packaging-test install-user-files all release-check deps test-deps tool-deps browser-deps codemirror-deps web-deps web-check build release run demo test bench bench-ladder bench-deps fuzz sanitize soak completions install-user clean help
+.PHONY: otel otel-test format format-check docs-check deb deb-deps deb-test packaging-test install-user-files all release-check deps test-deps tool-deps browser-deps codemirror-deps web-deps web-check build release run demo test bench bench-ladder bench-deps fuzz sanitize soak completions install-user clean help
 
 all: build
 
@@ -29,6 +29,8 @@ help:
 	@echo "make deb-test      install that package on this machine, run macrod and macro from it, purge it (root)"
 	@echo "make packaging-test  the packaging scripts' checks that need no build (shipped macros, lintian as root)"
 	@echo "make install-user  install macro, macrod, the config and the systemd user unit under ~"
+	@echo "make otel          build macro-otel (Integrations/otel): run records as OpenTelemetry spans; not part of make test"
+	@echo "make otel-test     macro-otel's tests, and end to end against a private macrod and an OTLP/HTTP receiver (MACROD=path: that macrod)"
 	@echo "make deps          install $(APT_PKGS) with apt-get when pkg-config cannot find $(PKG)"
 	@echo "make test-deps     install the PyPI helpers the tests use ($(PY_PKGS)) into $(PY_DEPS)"
 	@echo "make web-check     type-check (tsc) and lint (eslint) the dashboard's scripts in $(WEB_DIR)"
@@ -226,7 +228,7 @@ docs-check:
 
 # swift-format (in the Swift toolchain) with .swift-format: `make format` rewrites the Swift files,
 # `make format-check` (run by `make test`) fails when one is not formatted.
-FORMAT_PATHS := Sources Tests Plugins Package.swift
+FORMAT_PATHS := Sources Tests Plugins Package.swift Integrations/otel/Sources Integrations/otel/Tests Integrations/otel/Package.swift
 format:
 	$(SWIFT) format format --in-place --recursive --parallel $(FORMAT_PATHS)
 
@@ -266,6 +268,34 @@ packaging-test: deb-deps
 # last: its release build is the one `make release-check` uses afterwards in CI.
 deb-test: deb
 	$(SUDO) bash Tests/Package/deb-test.sh
+
+# macro-otel (Integrations/otel; docs/observability.md, "OpenTelemetry spans"): run records as
+# OpenTelemetry spans through swift-otel, in a package of its own so that `make test` and CI never
+# build swift-otel (its first build alone takes minutes). `make otel` builds it (release);
+# `make otel-test` runs its unit tests on that build (--disable-testable-imports: with testable
+# imports every module is compiled again, 10 minutes here), then Integrations/otel/test.py: a private
+# macrod (the root package's debug build, or MACROD=PATH), an OTLP/HTTP receiver in Python
+# (http/json, and http/protobuf decoded with opentelemetry-proto from PyPI, installed into
+# OTEL_PY), macro-otel between them, and the hostile cases.
+OTEL_PKG     := Integrations/otel
+OTEL_FLAGS   := -c release --package-path $(OTEL_PKG)
+OTEL_PY      := $(OTEL_PKG)/.build/python
+OTEL_PY_PKGS := opentelemetry-proto==1.45.2
+MACROD       ?=
+otel:
+	$(SWIFT) build $(OTEL_FLAGS)
+	@echo "built: $$($(SWIFT) build $(OTEL_FLAGS) --show-bin-path)/macro-otel"
+
+otel-test: otel
+	@if ! PYTHONPATH=$(OTEL_PY) python3 -c 'import opentelemetry.proto.trace.v1.trace_pb2' 2>/dev/null; then \
+		echo "==> installing $(OTEL_PY_PKGS) into $(OTEL_PY) (the test's receiver decodes OTLP/HTTP protobuf with it)"; \
+		python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore --target $(OTEL_PY) $(OTEL_PY_PKGS); \
+	fi
+	$(SWIFT) test $(OTEL_FLAGS) --disable-testable-imports
+	@if [ -z "$(MACROD)" ]; then $(MAKE) --no-print-directory deps && $(SWIFT) build --product macrod; fi
+	PYTHONPATH=$(OTEL_PY) python3 $(OTEL_PKG)/test.py \
+		--macrod "$(if $(MACROD),$(MACROD),$$($(SWIFT) build --show-bin-path)/macrod)" \
+		--macro-otel "$$($(SWIFT) build $(OTEL_FLAGS) --show-bin-path)/macro-otel"
 
 # The benchmark table (docs/performance.md): a private macrod and a private redis-server on Unix
 # sockets in a temporary directory. BENCH_ARGS passes options (macro-bench --help).

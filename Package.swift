@@ -12,6 +12,9 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "MacroEngineCore", targets: ["MacroEngineCore"]),
+        // The wire protocol (RPCClient, SocketPath) and MacroValue, its JSON, for packages beside
+        // this one: Integrations/otel's macro-otel builds against them without the engine.
+        .library(name: "MacroRPC", targets: ["MacroRPC", "MacroBase"]),
         .executable(name: "macro", targets: ["macro"]),
         .executable(name: "macro-local", targets: ["macro-local"]),
         .executable(name: "macrod", targets: ["macrod"]),
