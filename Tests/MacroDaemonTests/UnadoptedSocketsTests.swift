@@ -9,18 +9,23 @@ import Testing
 /// sockets of another listener, the claimed ones, descriptors that are not sockets).
 @Suite("Unadopted sockets")
 struct UnadoptedSocketsTests {
-    /// A listening Unix socket at `path`.
-    static func listen(_ path: String) throws -> Int32 {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        try #require(fd >= 0)
+    /// `body` with the Unix socket address of `path`.
+    static func withAddress(_ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Int32) -> Int32 {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &address.sun_path) { bytes in
             for (index, byte) in path.utf8.enumerated() { bytes[index] = byte }
         }
-        let bound = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        return withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
+    }
+
+    /// A listening Unix socket at `path`.
+    static func listen(_ path: String) throws -> Int32 {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        try #require(fd >= 0)
+        let bound = Self.withAddress(path) { bind(fd, $0, $1) }
         try #require(bound == 0)
         try #require(Glibc.listen(fd, 8) == 0)
         return fd
@@ -29,14 +34,7 @@ struct UnadoptedSocketsTests {
     /// A client connected to `path` and the descriptor `listener` accepted for it.
     static func connectAndAccept(_ path: String, _ listener: Int32) throws -> (client: Int32, accepted: Int32) {
         let client = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { bytes in
-            for (index, byte) in path.utf8.enumerated() { bytes[index] = byte }
-        }
-        let connected = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(client, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
+        let connected = Self.withAddress(path) { connect(client, $0, $1) }
         try #require(connected == 0)
         let accepted = accept(listener, nil, nil)
         try #require(accepted >= 0)
