@@ -9,7 +9,7 @@ ACORN      := /usr/share/nodejs/acorn/dist/acorn.js
 SUDO       := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 STATE_DIR  := .run
 
-.PHONY: otel otel-test format format-check docs-check deb deb-deps deb-test packaging-test install-user-files all release-check deps test-deps tool-deps browser-deps codemirror-deps web-deps web-check build release run demo test bench bench-ladder bench-deps fuzz sanitize soak completions install-user clean help
+.PHONY: path-count otel otel-test format format-check docs-check deb deb-deps deb-test packaging-test install-user-files all release-check deps test-deps tool-deps browser-deps codemirror-deps web-deps web-check build release run demo test bench bench-ladder bench-deps fuzz sanitize soak completions install-user clean help
 
 all: build
 
@@ -29,6 +29,7 @@ help:
 	@echo "make deb-test      install that package on this machine, run macrod and macro from it, purge it (root)"
 	@echo "make packaging-test  the packaging scripts' checks that need no build (shipped macros, lintian as root)"
 	@echo "make install-user  install macro, macrod, the config and the systemd user unit under ~"
+	@echo "make path-count    count the functions of ours one macro.call enters, by gdb on a debug macrod (docs/design.md)"
 	@echo "make otel          build macro-otel (Integrations/otel): run records as OpenTelemetry spans; not part of make test"
 	@echo "make otel-test     macro-otel's tests, and end to end against a private macrod and an OTLP/HTTP receiver (MACROD=path: that macrod)"
 	@echo "make deps          install $(APT_PKGS) with apt-get when pkg-config cannot find $(PKG)"
@@ -268,6 +269,13 @@ packaging-test: deb-deps
 # last: its release build is the one `make release-check` uses afterwards in CI.
 deb-test: deb
 	$(SUDO) bash Tests/Package/deb-test.sh
+
+# docs/design.md's count of the functions one macro.call enters (Benchmarks/call_path.py): gdb
+# stops a debug macrod where the path changes hands and prints the stacks.
+path-count: deps
+	@command -v gdb >/dev/null || { echo "==> installing gdb"; $(SUDO) apt-get install -y gdb; }
+	$(SWIFT) build --product macrod
+	python3 Benchmarks/call_path.py --macrod "$$($(SWIFT) build --show-bin-path)/macrod"
 
 # macro-otel (Integrations/otel; docs/observability.md, "OpenTelemetry spans"): run records as
 # OpenTelemetry spans through swift-otel, in a package of its own so that `make test` and CI never
